@@ -1,0 +1,108 @@
+# profil - GNU make build.  `make` builds the libraries and the demo,
+# `make check` runs every test, `make install PREFIX=/usr/local DESTDIR=`.
+
+VERSION    := 1.0.0
+SOVERSION  := 1
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+BUILD      ?= build
+
+CC         ?= cc
+OPT        ?= -O2 -g
+SAN        ?=
+WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+# -fno-delete-null-pointer-checks: see SPEC.md (glibc's nonnull on profil).
+BASEFLAGS  := -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread \
+              -fno-delete-null-pointer-checks $(WARN) $(OPT) $(SAN)
+LIBFLAGS   := $(BASEFLAGS) -fPIC -fvisibility=hidden
+CFLAGS_ALL = $(LIBFLAGS) $(CFLAGS)
+
+LIB_SRC    := $(sort $(wildcard src/*.c))
+LIB_OBJ    := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
+SONAME     := libprofil.so.$(SOVERSION)
+SHLIB      := $(BUILD)/libprofil.so.$(VERSION)
+STLIB      := $(BUILD)/libprofil.a
+
+TEST_SRC   := $(sort $(wildcard test/test-*.c))
+TEST_BIN   := $(BUILD)/test/run-tests
+TEST_HELPERS := $(patsubst test/helpers/%.c,$(BUILD)/test/%,$(wildcard test/helpers/*.c))
+EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+
+LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
+
+.PHONY: all lib check check-handler check-man test demo install uninstall clean \
+        examples bench stress sanitize
+all: lib examples
+
+lib: $(SHLIB) $(BUILD)/libprofil.so $(STLIB)
+
+$(BUILD)/obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/obj
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -o $@ $^ -pthread $(SAN) $(LDFLAGS)
+	ln -sf libprofil.so.$(VERSION) $(BUILD)/$(SONAME)
+
+$(BUILD)/libprofil.so: $(SHLIB)
+	ln -sf libprofil.so.$(VERSION) $@
+
+$(STLIB): $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
+	mkdir -p $@
+
+# Tests: one runner binary; it re-executes itself for each test so every
+# test has a process of its own (signals and timers are process-wide).
+$(TEST_BIN): test/runner.c test/runner.h test/list.h $(TEST_SRC) $(SHLIB) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -rdynamic -o $@ test/runner.c $(TEST_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
+
+$(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
+
+$(BUILD)/examples/%: examples/%.c $(SHLIB) | $(BUILD)/examples
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
+
+$(BUILD)/bench/%: bench/%.c $(SHLIB) | $(BUILD)/bench
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -lm $(LDFLAGS)
+
+examples: $(EXAMPLES)
+bench: $(BENCH)
+	sh bench/run.sh $(BUILD)
+
+test: $(TEST_BIN) $(TEST_HELPERS)
+	$(TEST_BIN) $(TESTS)
+
+# The signal handler's object may reference only the symbols in the
+# allow-list: its contract (src/sample.c) made mechanical.
+check-handler: $(BUILD)/obj/sample.o
+	sh tools/check-handler.sh $< tools/handler-allow.txt
+
+check-man:
+	sh tools/check-man.sh man/*.[0-9]
+
+check: check-handler check-man test
+
+demo: all
+	$(BUILD)/examples/demo
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 include/*.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libprofil.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libprofil.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    profil.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/profil.pc
+	for m in man/*.3; do install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/; done
+	for m in $(wildcard man/*.1); do install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done
+
+clean:
+	rm -rf $(BUILD) build-*

@@ -1,0 +1,153 @@
+/*
+ * engine.c - publishes the range table the signal handler reads, and
+ * retires the old one only when no handler can still be reading it.
+ *
+ * The handshake with sample.c (see its contract): the handler increments
+ * profil_inflight, then loads profil_published; engine_publish() stores
+ * the new pointer, then waits until it sees profil_inflight at zero.  With
+ * sequentially consistent operations on both sides, a handler either
+ * incremented before that zero was seen (and the publisher waited for it)
+ * or loaded the new pointer.  So when engine_publish() returns, no handler
+ * holds the old table, and the caller may free the old buffers at once.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Read by the signal handler.  Changed only by engine_publish() under the
+ * engine lock (atomic store), and by the handler itself, which may replace
+ * a table whose buffer faulted by NULL (atomic compare-and-swap).
+ */
+_Atomic(struct ptable *) profil_published;
+/* Number of handlers between their increment and decrement: atomic. */
+_Atomic unsigned int profil_inflight;
+/* Atomic counters, reset (under the engine lock) when profiling starts. */
+struct pstats profil_pstats;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under the lock: the table we own (published, or withdrawn after a fault)
+ * and the last histogram table that was replaced, kept for gmon output. */
+static struct ptable *current;
+static struct ptable *last_hist;
+
+void engine_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+int engine_trylock(void)
+{
+	return pthread_mutex_trylock(&lock);
+}
+
+void engine_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+/* Wait until no handler is between its increment and decrement. */
+static void drain(void)
+{
+	while (atomic_load(&profil_inflight) != 0)
+		sched_yield();
+}
+
+static void reset_stats(void)
+{
+	atomic_store(&profil_pstats.signals, 0);
+	atomic_store(&profil_pstats.ticks, 0);
+	atomic_store(&profil_pstats.in_range, 0);
+	atomic_store(&profil_pstats.out_of_range, 0);
+	atomic_store(&profil_pstats.saturated, 0);
+	atomic_store(&profil_pstats.overruns, 0);
+	atomic_store(&profil_pstats.faults, 0);
+	atomic_store(&profil_pstats.stopped, PROFIL_STOP_NONE);
+}
+
+/* Keep a replaced histogram table for profil_write_gmon(); free others. */
+static void retire(struct ptable *old)
+{
+	if (!old)
+		return;
+	if (old->mode == PTABLE_HIST) {
+		ptable_free(last_hist);
+		last_hist = old;
+	} else {
+		ptable_free(old);
+	}
+}
+
+static int start_timers(void)
+{
+	int sig = signal_choose();
+	if (sig < 0)
+		return -1;
+	if (signal_install(sig) != 0)
+		return -1;
+	if (timers_start(sig, hz_current()) != 0) {
+		int e = errno;
+		signal_restore();
+		errno = e;
+		return -1;
+	}
+	sweeper_start(); /* best effort: the hooks cover most threads */
+	return 0;
+}
+
+static void stop_timers(void)
+{
+	sweeper_stop();
+	timers_stop();
+	signal_restore();
+}
+
+int engine_publish(struct ptable *t)
+{
+	engine_lock();
+	int running = timers_signal() != 0;
+	if (t && !running && start_timers() != 0) {
+		int e = errno;
+		engine_unlock();
+		ptable_free(t);
+		errno = e;
+		return -1;
+	}
+	if (t)
+		reset_stats();
+	atomic_store(&profil_published, t);
+	drain();
+	if (!t && running)
+		stop_timers();
+	retire(current);
+	current = t;
+	engine_unlock();
+	return 0;
+}
+
+int engine_active(void)
+{
+	return atomic_load(&profil_published) != NULL;
+}
+
+struct ptable *engine_last_hist_copy(void)
+{
+	engine_lock();
+	const struct ptable *src = current && current->mode == PTABLE_HIST ? current : last_hist;
+	struct ptable *copy = NULL;
+	if (src && (copy = ptable_new(src->nranges)) != NULL) {
+		copy->mode = src->mode;
+		copy->form = src->form;
+		copy->overflow = src->overflow;
+		copy->overflow_width = src->overflow_width;
+		memcpy(copy->ranges, src->ranges, src->nranges * sizeof src->ranges[0]);
+	} else if (!src) {
+		errno = ENOENT;
+	}
+	engine_unlock();
+	return copy;
+}

@@ -1,0 +1,185 @@
+/*
+ * internal.h - the range table every interface form compiles to, and the
+ * engine calls that publish it.  Nothing here is exported: the library is
+ * built with -fvisibility=hidden and only PROFIL_API names leave it.
+ *
+ * The shape of the library:
+ *
+ *   profil.c, forms_*.c, sprofil.c, pcsample.c, monitor.c
+ *       validate a caller's arguments and build a struct ptable
+ *   engine.c
+ *       publishes a table atomically, retires the old one (waiting for
+ *       handlers still reading it), and starts/stops the timers
+ *   timers.c, threads.c, signals.c
+ *       one CPU-time timer per thread; thread creation interposed; the
+ *       sampling signal chosen and installed
+ *   sample.c
+ *       the signal handler: reads the published table, bumps one counter
+ */
+#ifndef PROFIL_INTERNAL_H
+#define PROFIL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profil.h"
+
+#define HIDDEN __attribute__((visibility("hidden")))
+
+/* How a range turns a pc into a counter. */
+enum prange_kind {
+	PRANGE_HIST = 0, /* counter index from the bin formula */
+	PRANGE_TICK = 1  /* every sample counts in counter 0 (scale 2) */
+};
+
+/*
+ * One histogram: samples with lowpc <= pc < highpc count in
+ *   buf[floor(floor((pc - offset) >> shift) * scale / 65536)]
+ * when that index is below nbins.  shift is 1 for 16-bit forms (2 bytes of
+ * text per counter at scale 0x10000) and 2 for Tru64's 32-bit counters.
+ * width is the counter size in bytes: 2 or 4.  buf is aligned to width.
+ */
+struct prange {
+	uintptr_t lowpc;
+	uintptr_t highpc;
+	uintptr_t offset;
+	void *buf;
+	size_t nbins;
+	uint32_t scale;
+	uint8_t shift;
+	uint8_t width;
+	uint8_t kind;
+};
+
+enum ptable_mode {
+	PTABLE_HIST = 0,    /* ranges[] histograms */
+	PTABLE_PCSAMPLE = 1 /* raw pcs into pcbuf (Solaris pcsample) */
+};
+
+/* Which public form built the table; kept for profil_write_gmon(). */
+enum ptable_form {
+	PFORM_CLASSIC = 0,
+	PFORM_TRU64,
+	PFORM_AIX,
+	PFORM_SPROFIL,
+	PFORM_PCSAMPLE,
+	PFORM_MONITOR
+};
+
+/*
+ * The configuration the signal handler reads.  Built by a caller, then
+ * published by engine_publish(); from then on IMMUTABLE except the fields
+ * marked atomic, until engine_publish() of a successor has returned, after
+ * which no handler can still be reading it and it is freed.
+ *
+ * ranges[] is sorted by ascending lowpc and does not overlap, so the
+ * handler finds a pc's range by binary search.  overflow, when set, points
+ * at a counter that receives samples outside every range (sprofil's
+ * overflow bin).
+ */
+struct ptable {
+	enum ptable_mode mode;
+	enum ptable_form form;
+	void *overflow;      /* NULL, or a counter of overflow_width bytes */
+	uint8_t overflow_width;
+
+	uintptr_t *pcbuf;    /* PTABLE_PCSAMPLE: caller's array */
+	size_t pccap;        /* its length */
+	_Atomic size_t pcnext; /* atomic: next free slot (may pass pccap) */
+
+	size_t nranges;
+	struct prange ranges[];
+};
+
+/* Largest number of ranges one table may hold (documented in profil(3)). */
+#define PTABLE_MAX_RANGES (1u << 20)
+
+/* ptable.c */
+HIDDEN struct ptable *ptable_new(size_t nranges);
+HIDDEN void ptable_free(struct ptable *t);
+/* Sort ranges by lowpc; EINVAL if two overlap or one is empty. */
+HIDDEN int ptable_sort_check(struct ptable *t);
+/* Highest pc + 1 that bin arithmetic can map below nbins (for HIST). */
+HIDDEN uintptr_t prange_end(const struct prange *r);
+
+/*
+ * engine.c.  engine_publish() replaces the published table with t (NULL
+ * stops profiling).  On success the engine owns t; on failure t is freed,
+ * errno is set and the previous configuration is still in force.  When it
+ * returns, no signal handler will ever touch the previous table's buffers.
+ * Every buffer in t must have been checked with probe_writable() first.
+ */
+HIDDEN int engine_publish(struct ptable *t);
+/* Called with the engine lock held to read the last published HIST table
+ * (current or last stopped) for gmon output; returns a copy or NULL. */
+HIDDEN struct ptable *engine_last_hist_copy(void);
+/* Nonzero while a table is published. */
+HIDDEN int engine_active(void);
+
+/* probe.c: 0 if [p, p+len) is entirely mapped writable, else -1 EFAULT.
+ * Reads /proc/self/maps; touches no byte of the range. */
+HIDDEN int probe_writable(const void *p, size_t len);
+
+/* hz.c */
+HIDDEN unsigned int hz_current(void);
+
+/*
+ * Published state read by the signal handler (sample.c).  Defined in
+ * engine.c, documented there.
+ */
+extern _Atomic(struct ptable *) profil_published HIDDEN;
+extern _Atomic unsigned int profil_inflight HIDDEN;
+
+/* Statistics: relaxed atomic counters, reset when profiling starts. */
+struct pstats {
+	_Atomic unsigned long long signals;
+	_Atomic unsigned long long ticks;
+	_Atomic unsigned long long in_range;
+	_Atomic unsigned long long out_of_range;
+	_Atomic unsigned long long saturated;
+	_Atomic unsigned long long overruns;
+	_Atomic unsigned long long faults;
+	_Atomic int stopped;
+};
+extern struct pstats profil_pstats HIDDEN;
+
+/*
+ * engine lock: serialises every configuration change.  Never taken in
+ * signal context.  Held across fork by the atfork handlers.
+ */
+HIDDEN void engine_lock(void);
+HIDDEN void engine_unlock(void);
+HIDDEN int engine_trylock(void);     /* 0 when taken */
+
+/* timers.c (engine lock held for all of these) */
+HIDDEN int timers_start(int sig, unsigned int hz); /* all threads; -1 errno */
+HIDDEN void timers_stop(void);                      /* delete every timer */
+HIDDEN int timers_set_hz(unsigned int hz);
+HIDDEN int timers_rescan(void);        /* cover new threads, drop dead ones */
+HIDDEN int timers_add_self(void);      /* calling thread, if not covered */
+HIDDEN void timers_remove_self(void);
+HIDDEN unsigned int timers_count(void);
+HIDDEN int timers_signal(void);        /* signal in use, 0 when stopped */
+HIDDEN void timers_forget_all(void);   /* after fork in the child: the
+                                          parent's timers do not exist */
+HIDDEN void timers_exclude(pid_t tid); /* never sample this thread */
+HIDDEN unsigned int timers_hz(void);
+
+/* signals.c (engine lock held) */
+HIDDEN int signal_choose(void);        /* signal number, or -1 errno */
+HIDDEN int signal_install(int sig);    /* saves the old disposition */
+HIDDEN void signal_restore(void);      /* discards pending, restores */
+
+/* sweeper.c: the fallback thread that covers threads no hook saw. */
+HIDDEN int sweeper_start(void);
+HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
+HIDDEN void sweeper_forget(void);
+
+/* threads.c: libc's pthread_create, for threads that must not be hooked. */
+HIDDEN int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
+                              void *(*fn)(void *), void *arg);      /* after fork in the child */
+
+#endif /* PROFIL_INTERNAL_H */

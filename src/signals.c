@@ -1,0 +1,115 @@
+/*
+ * signals.c - which signal carries samples, and its disposition.
+ *
+ * SIGPROF by default.  If the program already owns SIGPROF (a handler, or
+ * SIG_IGN, or an armed ITIMER_PROF), we take the highest real-time signal
+ * whose disposition is SIG_DFL instead, and leave the program's SIGPROF
+ * and ITIMER_PROF alone.  PROFIL_SIGNAL (a number, "PROF", "SIGPROF",
+ * "RTMIN+n" or "RTMAX-n") overrides the choice.
+ *
+ * All functions run with the engine lock held.
+ */
+#include "sampling.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+
+static struct sigaction saved;  /* engine lock: disposition we replaced */
+static int installed;           /* engine lock: signal we installed, or 0 */
+
+static int is_default(int sig)
+{
+	struct sigaction sa;
+	return sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+	       sa.sa_handler == SIG_DFL;
+}
+
+static int prof_timer_armed(void)
+{
+	struct itimerval it;
+	return getitimer(ITIMER_PROF, &it) == 0 &&
+	       (it.it_value.tv_sec != 0 || it.it_value.tv_usec != 0);
+}
+
+/* Parses PROFIL_SIGNAL; returns the signal or -1. */
+static int parse_signal(const char *s)
+{
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	char *end;
+	long n;
+	if (strcasecmp(s, "PROF") == 0)
+		return SIGPROF;
+	if (strncasecmp(s, "RTMIN", 5) == 0) {
+		n = s[5] ? strtol(s + 5, &end, 10) : 0;
+		if (s[5] && *end)
+			return -1;
+		n += SIGRTMIN;
+	} else if (strncasecmp(s, "RTMAX", 5) == 0) {
+		n = s[5] ? strtol(s + 5, &end, 10) : 0;
+		if (s[5] && *end)
+			return -1;
+		n += SIGRTMAX;
+	} else {
+		n = strtol(s, &end, 10);
+		if (*s == '\0' || *end)
+			return -1;
+	}
+	if (n != SIGPROF && (n < SIGRTMIN || n > SIGRTMAX))
+		return -1;
+	return (int)n;
+}
+
+int signal_choose(void)
+{
+	const char *env = getenv("PROFIL_SIGNAL");
+	if (env && *env) {
+		int sig = parse_signal(env);
+		if (sig > 0)
+			return sig;
+		/* An unusable override is ignored rather than failing profil():
+		 * the default choice below is always safe. */
+	}
+	if (is_default(SIGPROF) && !prof_timer_armed())
+		return SIGPROF;
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--)
+		if (is_default(sig))
+			return sig;
+	errno = EAGAIN;
+	return -1;
+}
+
+int signal_install(int sig)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = sample_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, &saved) != 0)
+		return -1;
+	installed = sig;
+	return 0;
+}
+
+/*
+ * Called after every timer is deleted, so nothing generates the signal any
+ * more; but an expiry may still be pending on some thread.  Setting the
+ * disposition to SIG_IGN discards pending instances in every thread
+ * (POSIX), so restoring a SIG_DFL that would kill the process is safe.
+ */
+void signal_restore(void)
+{
+	if (!installed)
+		return;
+	struct sigaction ign;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(installed, &ign, NULL);
+	sigaction(installed, &saved, NULL);
+	installed = 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * stats.c - profil_get_stats(): a snapshot of the engine's counters.
+ */
+#include "internal.h"
+
+#include <errno.h>
+
+#define LOAD(f) atomic_load_explicit(&profil_pstats.f, memory_order_relaxed)
+
+int profil_get_stats(struct profil_stats *st)
+{
+	if (!st) {
+		errno = EINVAL;
+		return -1;
+	}
+	engine_lock();
+	st->signals = LOAD(signals);
+	st->ticks = LOAD(ticks);
+	st->in_range = LOAD(in_range);
+	st->out_of_range = LOAD(out_of_range);
+	st->saturated = LOAD(saturated);
+	st->overruns = LOAD(overruns);
+	st->faults = LOAD(faults);
+	st->stopped = (enum profil_stop_reason)LOAD(stopped);
+	st->hz = hz_current();
+	st->signal = timers_signal();
+	st->engine = st->signal ? PROFIL_ENGINE_THREAD_TIMERS : PROFIL_ENGINE_OFF;
+	st->threads = timers_count();
+	engine_unlock();
+	return 0;
+}
+
+const char *profil_engine_name(enum profil_engine e)
+{
+	switch (e) {
+	case PROFIL_ENGINE_OFF:
+		return "off";
+	case PROFIL_ENGINE_THREAD_TIMERS:
+		return "thread-cputime-timers";
+	}
+	return "unknown";
+}

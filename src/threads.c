@@ -1,0 +1,83 @@
+/*
+ * threads.c - every thread the program creates after profiling started is
+ * sampled from its first instruction to its last.
+ *
+ * pthread_create is interposed (our definition comes before libc's in
+ * symbol lookup, whether linked with -lprofil or preloaded).  The new
+ * thread runs a trampoline that gives it a timer before the program's
+ * start routine and deletes it when the thread exits (return,
+ * pthread_exit or cancellation), so exited threads leak no timer.
+ * Threads created another way are found by the sweeper (sweeper.c).
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static create_fn *real_create(void)
+{
+	static create_fn *_Atomic real;
+	create_fn *f = atomic_load_explicit(&real, memory_order_acquire);
+	if (!f) {
+		f = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+		atomic_store_explicit(&real, f, memory_order_release);
+	}
+	return f;
+}
+
+/* Used by our own helper thread, which must not be sampled. */
+int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
+                       void *(*fn)(void *), void *arg)
+{
+	create_fn *create = real_create();
+	return create ? create(th, attr, fn, arg) : EAGAIN;
+}
+
+static void thread_end(void *unused)
+{
+	(void)unused;
+	engine_lock();
+	timers_remove_self();
+	engine_unlock();
+}
+
+static void *trampoline(void *p)
+{
+	struct start s = *(struct start *)p;
+	free(p);
+	engine_lock();
+	timers_add_self(); /* failure leaves the thread to the sweeper */
+	engine_unlock();
+	void *ret;
+	pthread_cleanup_push(thread_end, NULL);
+	ret = s.fn(s.arg);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+__attribute__((visibility("default")))
+int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                   void *(*fn)(void *), void *arg)
+{
+	create_fn *create = real_create();
+	if (!create)
+		return EAGAIN;
+	struct start *s = malloc(sizeof *s);
+	if (!s) /* no trampoline: still create the thread, uncovered */
+		return create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	int rc = create(th, attr, trampoline, s);
+	if (rc != 0)
+		free(s);
+	return rc;
+}

@@ -1,0 +1,144 @@
+/*
+ * runner.c - runs every test in a process of its own.
+ *
+ *   run-tests            all tests, one line each, then "N passed, N failed"
+ *   run-tests NAME...    only those
+ *   run-tests --one NAME run NAME in this process (what the runner execs)
+ *
+ * Each test is a fresh exec of this binary, so signal dispositions, timers
+ * and threads never leak from one test into the next.  A test that does
+ * not finish within TEST_TIMEOUT seconds is killed and fails.
+ */
+#include "runner.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TEST_TIMEOUT 120
+
+#define TEST(name) int run_test_##name(void);
+#include "list.h"
+#undef TEST
+
+struct test {
+	const char *name;
+	int (*fn)(void);
+};
+
+static const struct test tests[] = {
+#define TEST(name) {#name, run_test_##name},
+#include "list.h"
+#undef TEST
+};
+#define NTESTS (sizeof tests / sizeof tests[0])
+
+int function_range(void *fn, unsigned long *lo, unsigned long *hi)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	if (!dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_size == 0)
+		return -1;
+	*lo = (unsigned long)info.dli_saddr;
+	*hi = *lo + sym->st_size;
+	return 0;
+}
+
+SPIN_FN(calibrate_spin, 1)
+
+unsigned long iters_for(double seconds)
+{
+	static double per_iter;
+	if (per_iter == 0) {
+		unsigned long n = 1000000;
+		double t0, t;
+		for (;;) {
+			t0 = cpu_thread();
+			calibrate_spin(n);
+			t = cpu_thread() - t0;
+			if (t > 0.05)
+				break;
+			n *= 4;
+		}
+		per_iter = t / (double)n;
+	}
+	return (unsigned long)(seconds / per_iter);
+}
+
+static const struct test *lookup(const char *name)
+{
+	for (size_t i = 0; i < NTESTS; i++)
+		if (strcmp(tests[i].name, name) == 0)
+			return &tests[i];
+	return NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs one test in a child process; returns 1 if it passed. */
+static int run_isolated(const char *self, const struct test *t)
+{
+	double t0 = now();
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return 0;
+	}
+	if (pid == 0) {
+		alarm(TEST_TIMEOUT);
+		execl(self, self, "--one", t->name, (char *)NULL);
+		perror("exec");
+		_exit(127);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	double secs = now() - t0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		printf("ok   %-40s %6.2fs\n", t->name, secs);
+		return 1;
+	}
+	if (WIFSIGNALED(status))
+		printf("FAIL %-40s killed by signal %d (%s)\n", t->name, WTERMSIG(status),
+		       WTERMSIG(status) == SIGALRM ? "timeout" : strsignal(WTERMSIG(status)));
+	else
+		printf("FAIL %-40s exit status %d\n", t->name, WEXITSTATUS(status));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--one") == 0) {
+		const struct test *t = lookup(argv[2]);
+		if (!t) {
+			fprintf(stderr, "no test named %s\n", argv[2]);
+			return 2;
+		}
+		return t->fn();
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	int passed = 0, failed = 0;
+	if (argc > 1) {
+		for (int i = 1; i < argc; i++) {
+			const struct test *t = lookup(argv[i]);
+			if (!t) {
+				printf("FAIL %-40s no such test\n", argv[i]);
+				failed++;
+				continue;
+			}
+			run_isolated("/proc/self/exe", t) ? passed++ : failed++;
+		}
+	} else {
+		for (size_t i = 0; i < NTESTS; i++)
+			run_isolated("/proc/self/exe", &tests[i]) ? passed++ : failed++;
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
