@@ -58,8 +58,12 @@ $(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
 
 # Tests: one runner binary; it re-executes itself for each test so every
 # test has a process of its own (signals and timers are process-wide).
-$(TEST_BIN): test/runner.c test/runner.h test/list.h $(TEST_SRC) $(SHLIB) | $(BUILD)/test
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -rdynamic -o $@ test/runner.c $(TEST_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
+# The list of tests is every TEST_IMPL(name) in test/test-*.c, in file order.
+$(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
+	sed -n 's/^TEST_IMPL(\([a-z0-9_]*\)).*/TEST(\1)/p' $(TEST_SRC) > $@.tmp && mv $@.tmp $@
+
+$(TEST_BIN): test/runner.c test/runner.h $(BUILD)/test/list.h $(TEST_SRC) $(SHLIB) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
 $(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
