@@ -33,7 +33,7 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
-.PHONY: all lib check check-handler check-man test demo install uninstall clean \
+.PHONY: deps check-install all lib check check-handler check-man test demo install uninstall clean \
         examples bench stress sanitize
 all: lib examples
 
@@ -62,14 +62,14 @@ $(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
 $(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
 	sed -n 's/^TEST_IMPL(\([a-z0-9_]*\)).*/TEST(\1)/p' $(TEST_SRC) > $@.tmp && mv $@.tmp $@
 
-$(TEST_BIN): test/runner.c test/runner.h $(BUILD)/test/list.h $(TEST_SRC) $(SHLIB) | $(BUILD)/test
+$(TEST_BIN): test/runner.c test/runner.h $(BUILD)/test/list.h $(TEST_SRC) $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
 $(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
 
 $(BUILD)/examples/%: examples/%.c $(SHLIB) | $(BUILD)/examples
-	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $< $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
 $(BUILD)/bench/%: bench/%.c $(SHLIB) | $(BUILD)/bench
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -lm $(LDFLAGS)
@@ -89,9 +89,17 @@ check-handler: $(BUILD)/obj/sample.o
 check-man:
 	sh tools/check-man.sh man/*.[0-9]
 
-check: check-handler check-man test
+deps:
+	@sh tools/deps.sh
 
-demo: all
+# Install into a scratch DESTDIR and build a user program with nothing but
+# `pkg-config --cflags --libs profil`.
+check-install: lib
+	sh tools/check-install.sh
+
+check: deps check-handler check-man test check-install
+
+demo: deps all
 	$(BUILD)/examples/demo
 
 install: lib

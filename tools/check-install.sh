@@ -1,0 +1,31 @@
+#!/bin/sh
+# check-install.sh: `make install` into a scratch prefix, then build and run
+# a user program using only `pkg-config --cflags --libs profil`.
+set -eu
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+make -s install PREFIX="$tmp/usr" >/dev/null
+export PKG_CONFIG_PATH="$tmp/usr/lib/pkgconfig"
+cat > "$tmp/user.c" <<'C'
+#include <unistd.h>
+#include <profil.h>
+#include <stdio.h>
+int main(void)
+{
+	static unsigned short buf[2];
+	volatile unsigned long x = 0;
+	if (profil(buf, sizeof buf, 0, 2) != 0)
+		return 1;
+	while (buf[0] < 20)
+		x++;
+	unsigned short *none = 0;
+	profil(none, 0, 0, 0);
+	printf("user program: %u samples at %u Hz\n", buf[0], profil_hz());
+	return 0;
+}
+C
+# shellcheck disable=SC2046
+cc -Wall -Werror -o "$tmp/user" "$tmp/user.c" $(pkg-config --cflags --libs profil)
+"$tmp/user"
+test -f "$tmp/usr/share/man/man3/profil.3"
+echo "check-install: installed copy builds and runs a user program via pkg-config"

@@ -1,0 +1,22 @@
+#!/bin/sh
+# deps.sh: make sure the tools the build and tests use are present.
+# As root on Debian/Ubuntu, installs what is missing with apt-get; otherwise
+# stops with the exact command to run.  The library itself needs only libc.
+set -eu
+need=""
+command -v cc >/dev/null 2>&1 || need="$need gcc"
+command -v make >/dev/null 2>&1 || need="$need make"
+command -v gprof >/dev/null 2>&1 || need="$need binutils"   # gmon.out tests
+command -v mandoc >/dev/null 2>&1 || need="$need mandoc"    # man page lint
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+[ -n "$need" ] || exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "deps: installing$need"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	# shellcheck disable=SC2086
+	apt-get install -y -qq $need >/dev/null
+else
+	echo "deps: missing$need; run:  sudo apt-get install -y$need" >&2
+	exit 1
+fi
