@@ -88,7 +88,20 @@ int signal_install(int sig)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = sample_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	/*
+	 * Nothing may interrupt the handler: a program handler that ran on
+	 * top of it and siglongjmp'd away would leave profil_inflight raised
+	 * for ever, and the next engine_publish() would wait for ever.  The
+	 * synchronous fault signals stay unblocked: the kernel kills a
+	 * process whose fault signal is blocked, and fault.c must catch a
+	 * write into a buffer that went bad.
+	 */
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigdelset(&sa.sa_mask, SIGILL);
+	sigdelset(&sa.sa_mask, SIGFPE);
+	sigdelset(&sa.sa_mask, SIGTRAP);
 	if (sigaction(sig, &sa, &saved) != 0)
 		return -1;
 	installed = sig;
