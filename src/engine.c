@@ -34,6 +34,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
  * and the last histogram table that was replaced, kept for gmon output. */
 static struct ptable *current;
 static struct ptable *last_hist;
+/* Under the lock: samples stored by the pcsample table retired last, kept
+ * until pcsample() takes it (its return value is the previous call's count;
+ * the table may have been replaced by any form in between). */
+static size_t pc_stored;
 
 void engine_lock(void)
 {
@@ -69,7 +73,9 @@ static void reset_stats(void)
 	atomic_store(&profil_pstats.stopped, PROFIL_STOP_NONE);
 }
 
-/* Keep a replaced histogram table for profil_write_gmon(); free others. */
+/* Keep a replaced histogram table for profil_write_gmon(); free others,
+ * noting a pcsample table's final count.  Called after drain(), so pcnext
+ * can no longer move. */
 static void retire(struct ptable *old)
 {
 	if (!old)
@@ -78,6 +84,8 @@ static void retire(struct ptable *old)
 		ptable_free(last_hist);
 		last_hist = old;
 	} else {
+		size_t n = atomic_load(&old->pcnext);
+		pc_stored = n < old->pccap ? n : old->pccap;
 		ptable_free(old);
 	}
 }
@@ -108,6 +116,11 @@ static void stop_timers(void)
 
 int engine_publish(struct ptable *t)
 {
+	return engine_publish_take(t, NULL);
+}
+
+int engine_publish_take(struct ptable *t, size_t *pcsample_stored)
+{
 	engine_lock();
 	int running = timers_signal() != 0;
 	if (t && !running && start_timers() != 0) {
@@ -125,6 +138,10 @@ int engine_publish(struct ptable *t)
 		stop_timers();
 	retire(current);
 	current = t;
+	if (pcsample_stored) {
+		*pcsample_stored = pc_stored;
+		pc_stored = 0;
+	}
 	engine_unlock();
 	return 0;
 }

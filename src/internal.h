@@ -113,6 +113,11 @@ HIDDEN uintptr_t prange_end(const struct prange *r);
  * Every buffer in t must have been checked with probe_writable() first.
  */
 HIDDEN int engine_publish(struct ptable *t);
+/* engine_publish(), and under the same lock hold (so no other publish can
+ * slip in between) take the final count of the pcsample table retired
+ * most recently, 0 if none since the last take.  On failure nothing is
+ * taken. */
+HIDDEN int engine_publish_take(struct ptable *t, size_t *pcsample_stored);
 /* Called with the engine lock held to read the last published HIST table
  * (current or last stopped) for gmon output; returns a copy or NULL. */
 HIDDEN struct ptable *engine_last_hist_copy(void);
