@@ -49,6 +49,17 @@ struct profil_args {
 	unsigned int scale;
 };
 
+/* Most ranges one call of any multi-range form may give (Tru64's limit
+ * was 64).  The same limit bounds sprofil()'s profcnt and the search for
+ * the terminator of an AIX array. */
+#define PROFIL_MAX_RANGES (1u << 20)
+
+/*
+ * sprofil() is glibc's, with glibc's ABI: include <sys/profil.h> for its
+ * declaration and struct prof.  It is not declared here because AIX's
+ * struct prof (<profil_aix.h>) has the same tag.  See sprofil(3).
+ */
+
 /* Samples per CPU second of each thread; the unit of every count. */
 PROFIL_API unsigned int profil_hz(void);
 

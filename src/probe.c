@@ -5,11 +5,17 @@
  *
  * The answer can go stale the moment it is given (another thread may
  * unmap the buffer); the sampling path's fault recovery covers that.
+ *
+ * probe_writable() checks one buffer without allocating; the probe_map
+ * functions take one snapshot for checking many (the multi-range forms
+ * may carry up to PTABLE_MAX_RANGES buffers, and reading the maps file
+ * once per buffer would take minutes).
  */
-#include "internal.h"
+#include "forms.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 /* Streaming parser state: we need only "start-end perms" of each line. */
@@ -93,4 +99,88 @@ int probe_writable(const void *p, size_t len)
 fault:
 	errno = EFAULT;
 	return -1;
+}
+
+/* Appends [lo, hi) to m, merging with the last span when they touch
+ * (maps lines are ascending, so the spans stay sorted and disjoint). */
+static int map_add(struct probe_map *m, uintptr_t lo, uintptr_t hi)
+{
+	if (m->n > 0 && m->spans[m->n - 1].hi == lo) {
+		m->spans[m->n - 1].hi = hi;
+		return 0;
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct probe_span *s = realloc(m->spans, cap * sizeof *s);
+		if (!s)
+			return -1;
+		m->spans = s;
+		m->cap = cap;
+	}
+	m->spans[m->n++] = (struct probe_span){lo, hi};
+	return 0;
+}
+
+/* Permission letter positions in a maps line: "rwxp". */
+static int perm_index(char perm)
+{
+	return perm == 'w' ? 1 : perm == 'x' ? 2 : 0;
+}
+
+int probe_map_load(struct probe_map *m, char perm)
+{
+	*m = (struct probe_map){0};
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		m->everything = 1;
+		return 0;
+	}
+	int k = perm_index(perm), err = 0;
+	char buf[4096];
+	struct maps_line l;
+	line_reset(&l);
+	ssize_t n;
+	while (!err && (n = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < n && !err; i++) {
+			if (buf[i] == '\n')
+				line_reset(&l);
+			else if (line_feed(&l, buf[i]) && l.perms[k] == perm)
+				err = map_add(m, l.start, l.end);
+		}
+	}
+	close(fd);
+	if (err) {
+		probe_map_free(m);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+size_t probe_map_prefix(const struct probe_map *m, const void *p, size_t len)
+{
+	uintptr_t lo = (uintptr_t)p, hi;
+	if (m->everything)
+		return len;
+	if (__builtin_add_overflow(lo, len, &hi))
+		hi = UINTPTR_MAX;
+	/* The last span starting at or below lo. */
+	size_t a = 0, b = m->n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (m->spans[mid].lo <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == 0 || m->spans[a - 1].hi <= lo)
+		return 0;
+	uintptr_t end = m->spans[a - 1].hi; /* merged: no span continues it */
+	return end >= hi ? (size_t)(hi - lo) : (size_t)(end - lo);
+}
+
+void probe_map_free(struct probe_map *m)
+{
+	free(m->spans);
+	*m = (struct probe_map){0};
 }

@@ -1,0 +1,77 @@
+/*
+ * forms.h - what the multi-range forms (forms_tru64.c, forms_aix.c,
+ * sprofil.c) share: copying a caller's array in without faulting, checking
+ * many buffers against one snapshot of the address space, and the common
+ * tail of every call (check the table, publish it).
+ *
+ * Every form follows one recipe, so that an invalid call changes nothing:
+ *   1. copy the caller's array into memory we own (copyin_prefix): an
+ *      unreadable array is EFAULT, never a crash, and another thread
+ *      rewriting it cannot make us check one value and use another;
+ *   2. validate every entry (EINVAL) and every buffer (EFAULT) before
+ *      touching the engine;
+ *   3. forms_publish(): sort, reject overlaps, publish.
+ */
+#ifndef PROFIL_FORMS_H
+#define PROFIL_FORMS_H
+
+#include "internal.h"
+
+/* copyin.c: copies up to len bytes from src (our own address space) into
+ * dst and returns how many leading bytes were readable and copied.  Never
+ * faults: an unmapped or unreadable byte ends the copy. */
+HIDDEN size_t copyin_prefix(void *dst, const void *src, size_t len);
+
+/*
+ * probe.c: a snapshot of the mappings that have one permission ('r' or
+ * 'w'), merged into ascending disjoint spans.  Loading reads
+ * /proc/self/maps once, so checking n buffers costs O(n log m), not n
+ * reads of the maps file.  Without /proc every range counts as covered
+ * (like probe_writable(): faults are still caught at sampling time).
+ */
+struct probe_map {
+	struct probe_span {
+		uintptr_t lo, hi;
+	} *spans;
+	size_t n, cap;
+	int everything; /* no /proc: trust the caller */
+};
+HIDDEN int probe_map_load(struct probe_map *m, char perm); /* -1 ENOMEM */
+/* How many bytes from p on are covered (at most len). */
+HIDDEN size_t probe_map_prefix(const struct probe_map *m, const void *p, size_t len);
+HIDDEN void probe_map_free(struct probe_map *m);
+
+/* The forms themselves, dispatched from profil() (profil.c). */
+HIDDEN int forms_tru64(const struct profil_args *args, size_t n, unsigned int flags);
+HIDDEN int forms_aix(const void *profs);
+
+/* forms_common.c */
+
+/*
+ * Points r at a caller's buffer of bytes bytes holding counters of width
+ * bytes (2 or 4): sets r->buf, r->nbins, r->width.  EINVAL for NULL,
+ * misaligned, or too small for one counter.  Writability is checked later,
+ * for all buffers at once, by forms_publish().
+ */
+HIDDEN int forms_set_buffer(struct prange *r, void *buf, size_t bytes, unsigned width);
+
+/*
+ * The tail of every form, in the order that keeps errors predictable:
+ * a table with no range and no overflow counter stops profiling; then
+ * sort and reject empty or overlapping ranges (EINVAL, nothing changed);
+ * then every buffer must be writable (EFAULT, profiling off); then
+ * publish.  Consumes t; returns the public call's return value.
+ */
+HIDDEN int forms_publish(struct ptable *t);
+
+/* The error return of a form: a buffer or array that was not accessible
+ * turns profiling off (4.4BSD: "profiling is terminated"), as in the
+ * classic form; any other error leaves the configuration alone. */
+HIDDEN int forms_fail(int err);
+
+/* A malloc'd copy of the caller's array of n entries of size bytes, or
+ * NULL with errno EFAULT (not all readable), ENOMEM or EINVAL (n * size
+ * overflows).  The caller frees it. */
+HIDDEN void *forms_copy_array(const void *src, size_t n, size_t size);
+
+#endif /* PROFIL_FORMS_H */
