@@ -28,6 +28,9 @@ STLIB      := $(BUILD)/libprofil.a
 TEST_SRC   := $(sort $(wildcard test/test-*.c))
 TEST_BIN   := $(BUILD)/test/run-tests
 TEST_HELPERS := $(patsubst test/helpers/%.c,$(BUILD)/test/%,$(wildcard test/helpers/*.c))
+# Shared libraries tests dlopen() from the runner's directory (code in a
+# mapping of its own, e.g. for multi-range attribution).
+TEST_LIBS  := $(patsubst test/lib/%.c,$(BUILD)/test/lib%.so,$(wildcard test/lib/*.c))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
@@ -68,6 +71,9 @@ $(TEST_BIN): test/runner.c test/runner.h $(BUILD)/test/list.h $(TEST_SRC) $(SHLI
 $(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
 
+$(BUILD)/test/lib%.so: test/lib/%.c | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -fPIC -shared -o $@ $< $(LDFLAGS)
+
 $(BUILD)/examples/%: examples/%.c $(SHLIB) | $(BUILD)/examples
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $< $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
@@ -78,7 +84,7 @@ examples: $(EXAMPLES)
 bench: $(BENCH)
 	sh bench/run.sh $(BUILD)
 
-test: $(TEST_BIN) $(TEST_HELPERS)
+test: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	$(TEST_BIN) $(TESTS)
 
 # The signal handler's object may reference only the symbols in the

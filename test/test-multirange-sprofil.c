@@ -1,0 +1,257 @@
+/*
+ * test-multirange-sprofil.c - glibc's sprofil(): attribution across two
+ * mappings with 16- and 32-bit counters, the overflow bin, the period in
+ * *tvp, errors, the range limit, and the three glibc 2.36 bugs ours must
+ * not have.  Its own file: glibc's struct prof clashes with AIX's.
+ */
+#include "multirange.h"
+
+#include <sys/mman.h>
+#include <sys/profil.h>
+
+_Static_assert(MR_PROF_UINT == PROF_UINT, "multirange.h mirrors glibc's flag");
+
+SPIN_FN(sp_spin_exe, 70)
+
+int mr_start_sprofil(const struct region *rs, size_t n, void *overflow, unsigned flags)
+{
+	struct prof *p = calloc(n + 1, sizeof *p);
+	ASSERT(p);
+	size_t k = 0;
+	if (overflow)
+		p[k++] = (struct prof){overflow, 4, 0, 2};
+	for (size_t i = 0; i < n; i++) {
+		const struct region *r = &rs[n > 1 ? (i * 7919 + 3) % n : 0]; /* any order */
+		p[k++] = (struct prof){r->buf, r->nbins * r->width, r->lo, 0x10000};
+	}
+	ASSERT(n % 7919 != 0 || n <= 1); /* the scramble is a permutation */
+	struct timeval tv;
+	int rc = sprofil(p, (int)k, &tv, flags);
+	free(p);
+	return rc;
+}
+
+static int sp_on(void)
+{
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	return st.engine != PROFIL_ENGINE_OFF;
+}
+
+/* The executable's text and libspin.so's, ascending. */
+static void sp_two(struct region rs[2], spin_fn lib, unsigned width)
+{
+	uintptr_t elo, ehi, llo, lhi;
+	text_of((void *)sp_spin_exe, &elo, &ehi);
+	text_of((void *)lib, &llo, &lhi);
+	region_init(&rs[0], elo < llo ? elo : llo, elo < llo ? ehi : lhi, width);
+	region_init(&rs[1], elo < llo ? llo : elo, elo < llo ? lhi : ehi, width);
+}
+
+static void attribution(unsigned flags, unsigned width)
+{
+	spin_fn lib = lib_spin("spinlib_spin");
+	struct region rs[2];
+	sp_two(rs, lib, width);
+	unsigned overflow = 0;
+	ASSERT_OK(mr_start_sprofil(rs, 2, &overflow, flags));
+	struct split s = run_split(sp_spin_exe, 0.4, lib, 0.6, 30);
+	ASSERT_OK(sprofil(NULL, 0, NULL, 0));
+	check_split(regions_sum_fn(rs, 2, (void *)sp_spin_exe),
+	            regions_sum_fn(rs, 2, (void *)lib), s);
+	regions_free(rs, 2);
+}
+
+TEST_IMPL(multirange_sprofil_attribution_ushort)
+{
+	attribution(PROF_USHORT, 2);
+	return 0;
+}
+
+/* PROF_UINT: 32-bit counters, and 4 bytes of text per counter at scale
+ * 0x10000 (glibc divides by sizeof(int)); counting with the wrong shift
+ * would put half the samples outside the functions' counters. */
+TEST_IMPL(multirange_sprofil_attribution_uint)
+{
+	attribution(PROF_UINT | PROF_FAST, 4);
+	return 0;
+}
+
+/*
+ * glibc bug 1: its one-entry cache credits the first sample after a move
+ * to another region with the overflow region's offset and scale, so with
+ * the two functions alternating every few samples a large share ends in
+ * the overflow bin.  Here only pcs outside both text segments may.
+ */
+TEST_IMPL(multirange_sprofil_glibc_region_switch)
+{
+	spin_fn lib = lib_spin("spinlib_spin");
+	struct region rs[2];
+	sp_two(rs, lib, 2);
+	unsigned overflow = 0; /* used as 16-bit: the low half on x86 */
+	ASSERT_OK(mr_start_sprofil(rs, 2, &overflow, PROF_USHORT));
+	struct split s = run_split(sp_spin_exe, 0.5, lib, 0.5, 300); /* 1.7 ms each */
+	ASSERT_OK(sprofil(NULL, 0, NULL, 0));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	unsigned short of;
+	memcpy(&of, &overflow, sizeof of);
+	printf("overflow bin %u of %llu samples (out_of_range %llu)\n", of, st.ticks,
+	       st.out_of_range);
+	ASSERT_EQ(of, st.out_of_range);
+	ASSERT(of <= 0.01 * (double)st.ticks + 5);
+	check_split(regions_sum_fn(rs, 2, (void *)sp_spin_exe),
+	            regions_sum_fn(rs, 2, (void *)lib), s);
+	regions_free(rs, 2);
+	return 0;
+}
+
+/*
+ * glibc bug 2: a pc below every region makes glibc's binary search
+ * underflow and read far outside its table (a crash unless some region
+ * starts at 0).  Profile only the higher of the two mappings and spin in
+ * the lower one: the samples are out of range, or in the overflow bin.
+ */
+TEST_IMPL(multirange_sprofil_glibc_pc_below_all)
+{
+	spin_fn lib = lib_spin("spinlib_spin");
+	uintptr_t elo, ehi, llo, lhi;
+	text_of((void *)sp_spin_exe, &elo, &ehi);
+	text_of((void *)lib, &llo, &lhi);
+	int exe_low = elo < llo;
+	spin_fn low = exe_low ? sp_spin_exe : lib;
+	struct region r;
+	region_init(&r, exe_low ? llo : elo, exe_low ? lhi : ehi, 2);
+	for (int with_overflow = 0; with_overflow < 2; with_overflow++) {
+		unsigned overflow = 0;
+		ASSERT_OK(mr_start_sprofil(&r, 1, with_overflow ? &overflow : NULL, PROF_UINT * 0));
+		low(iters_for(0.3));
+		ASSERT_OK(sprofil(NULL, 0, NULL, 0));
+		struct profil_stats st;
+		ASSERT_OK(profil_get_stats(&st));
+		unsigned short of;
+		memcpy(&of, &overflow, sizeof of);
+		printf("below every region: %llu samples, %llu out of range, overflow %u\n", st.ticks,
+		       st.out_of_range, of);
+		ASSERT(st.ticks >= 0.85 * 0.3 * profil_hz());
+		ASSERT(st.out_of_range >= st.ticks - 5);
+		ASSERT_EQ(of, with_overflow ? st.out_of_range : 0);
+	}
+	regions_free(&r, 1);
+	return 0;
+}
+
+/* glibc bug 3: a second stop frees glibc's table twice ("double free")
+ * and profiling can never start again.  Ours stops any number of times. */
+TEST_IMPL(multirange_sprofil_glibc_double_stop)
+{
+	ASSERT_OK(sprofil(NULL, 0, NULL, 0)); /* never started */
+	unsigned short tick = 0;
+	struct prof only_overflow = {&tick, sizeof tick, 0, 2};
+	for (int round = 0; round < 3; round++) {
+		tick = 0;
+		ASSERT_OK(sprofil(&only_overflow, 1, NULL, 0));
+		ASSERT(sp_on());
+		sp_spin_exe(iters_for(0.05));
+		ASSERT_OK(sprofil(NULL, 0, NULL, 0));
+		ASSERT_OK(sprofil(NULL, 0, NULL, 0));
+		ASSERT_OK(sprofil(&only_overflow, 0, NULL, 0));
+		ASSERT(!sp_on());
+		struct profil_stats st;
+		ASSERT_OK(profil_get_stats(&st));
+		ASSERT(tick > 0);
+		ASSERT_EQ(tick, st.ticks); /* only an overflow bin: a tick counter */
+	}
+	return 0;
+}
+
+TEST_IMPL(multirange_sprofil_period)
+{
+	struct timeval tv = {-1, -1};
+	ASSERT_OK(sprofil(NULL, 0, &tv, 0));
+	ASSERT_EQ(tv.tv_sec, 0);
+	ASSERT_EQ(tv.tv_usec, (1000000 + profil_hz() / 2) / profil_hz());
+	ASSERT_OK(profil_set_hz(1024));
+	ASSERT_OK(sprofil(NULL, 0, &tv, 0));
+	ASSERT_EQ(tv.tv_usec, 977); /* 976.5625 us, to the nearest */
+	ASSERT_OK(profil_set_hz(1));
+	ASSERT_OK(sprofil(NULL, 0, &tv, 0));
+	ASSERT_EQ(tv.tv_sec, 1);
+	ASSERT_EQ(tv.tv_usec, 0);
+	return 0;
+}
+
+TEST_IMPL(multirange_sprofil_errors)
+{
+	unsigned short *b = calloc(64, 2), tick[2];
+	ASSERT(b);
+	const struct prof ok[3] = {{b, 64, 0x2000, 0x10000},
+	                           {b + 32, 64, 0x1000, 0x10000},
+	                           {tick, 2, 0, 2}};
+	struct prof p[3];
+	ASSERT_OK(profil(tick, sizeof tick, 0, 2));
+#define BAD(edit, err) do { memcpy(p, ok, sizeof p); edit; \
+		ASSERT_ERR(sprofil(p, 3, NULL, 0), err); ASSERT(sp_on()); } while (0)
+	BAD(p[1].pr_off = 0x1fc2, EINVAL);             /* overlaps the first */
+	BAD(p[1] = p[0], EINVAL);                       /* the same region twice */
+	BAD(p[1] = p[2], EINVAL);                       /* two overflow bins */
+	BAD(p[0].pr_scale = 0x100000000ul, EINVAL);     /* scale beyond 32 bits */
+	BAD(p[0].pr_base = NULL, EINVAL);
+	BAD(p[0].pr_base = (char *)b + 1, EINVAL);
+	BAD(p[0].pr_size = 0, EINVAL);
+	BAD(p[2].pr_size = 1, EINVAL);
+	BAD(p[0].pr_off = ~(size_t)0, EINVAL);          /* ends past the address space */
+	ASSERT_ERR(sprofil(p, -1, NULL, 0), EINVAL);
+	ASSERT_ERR(sprofil(p, PROFIL_MAX_RANGES + 1, NULL, 0), EINVAL);
+	ASSERT_ERR(sprofil(p, 3, NULL, 4), EINVAL);    /* unknown flag */
+	ASSERT(sp_on());
+	/* 32-bit counters need 4-byte alignment */
+	memcpy(p, ok, sizeof p);
+	p[0].pr_base = b + 1;
+	ASSERT_ERR(sprofil(p, 2, NULL, PROF_UINT), EINVAL);
+	ASSERT(sp_on());
+	/* unreadable array, unwritable buffer, unwritable *tvp: EFAULT, off */
+	char *page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT(page != MAP_FAILED);
+	ASSERT_ERR(sprofil(p, 2, (struct timeval *)(void *)page, 0), EFAULT);
+	ASSERT(!sp_on());
+	ASSERT_OK(sprofil((struct prof *)(void *)ok, 3, NULL, 0));
+	memcpy(p, ok, sizeof p);
+	p[1].pr_base = page;
+	ASSERT_ERR(sprofil(p, 3, NULL, 0), EFAULT);
+	ASSERT(!sp_on());
+	ASSERT_OK(sprofil((struct prof *)(void *)ok, 3, NULL, 0));
+	ASSERT_OK(mprotect(page, 4096, PROT_NONE));
+	ASSERT_ERR(sprofil((struct prof *)(void *)page, 1, NULL, 0), EFAULT);
+	ASSERT(!sp_on());
+	/* scale 0 and 1 entries are ignored, as glibc ignores them */
+	memcpy(p, ok, sizeof p);
+	p[0].pr_scale = 0, p[1].pr_scale = 1;
+	ASSERT_OK(sprofil(p, 2, NULL, 0));
+	ASSERT(!sp_on());
+	munmap(page, 4096);
+	free(b);
+	return 0;
+}
+
+/* Exactly PROFIL_MAX_RANGES entries are accepted; one more is EINVAL. */
+TEST_IMPL(multirange_sprofil_limit)
+{
+	size_t max = PROFIL_MAX_RANGES;
+	struct prof *p = calloc(max, sizeof *p);
+	unsigned short *bufs = calloc(max, sizeof *bufs);
+	ASSERT(p && bufs);
+	for (size_t i = 0; i < max; i++) /* descending, to exercise the sort */
+		p[i] = (struct prof){&bufs[i], 2, 0x10000000 + (max - i) * 16, 0x2000};
+	ASSERT_ERR(sprofil(p, (int)max + 1, NULL, 0), EINVAL);
+	ASSERT_OK(sprofil(p, (int)max, NULL, 0));
+	ASSERT(sp_on());
+	sp_spin_exe(iters_for(0.05));
+	ASSERT_OK(sprofil(NULL, 0, NULL, 0));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT(st.ticks > 0);
+	ASSERT_EQ(st.out_of_range, st.ticks);
+	free(p), free(bufs);
+	return 0;
+}
