@@ -75,7 +75,11 @@ bench_threads()
 {
 	threads_secs=${BENCH_SECONDS:-2}
 	# Absolute: LD_PRELOAD must not depend on the directory we run in.
-	threads_ours=$(cd "$BUILD" 2>/dev/null && pwd)/libprofil.so
+	# The soname link is the fallback: `make bench` builds the versioned
+	# library and its soname link, not always the libprofil.so link.
+	threads_lib=libprofil.so
+	[ -f "$BUILD/$threads_lib" ] || threads_lib=libprofil.so.1
+	threads_ours=$(cd "$BUILD" 2>/dev/null && pwd)/$threads_lib
 	threads_tmp=$(mktemp -d)
 	threads_out=$threads_tmp/out
 	: >"$threads_out"
@@ -89,8 +93,8 @@ bench_threads()
 	else
 		threads_gperf_note="gperftools: skipped, libprofiler.so.0 not found (Debian: apt-get install libgoogle-perftools-dev, or set GPERFTOOLS_LIB)"
 	fi
-	if [ ! -x "$BIN/threads" ] || [ ! -f "$BUILD/libprofil.so" ]; then
-		echo "threads: $BIN/threads or $BUILD/libprofil.so missing; run 'make BUILD=$BUILD bench'" >&2
+	if [ ! -x "$BIN/threads" ] || [ ! -f "$BUILD/$threads_lib" ]; then
+		echo "threads: $BIN/threads or $BUILD/$threads_lib missing; run 'make BUILD=$BUILD bench'" >&2
 		rm -rf "$threads_tmp"
 		status=1
 		return
