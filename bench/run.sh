@@ -199,6 +199,21 @@ bench_threads()
 	echo "   samples per CPU second, 1 = every thread sampled in proportion to its CPU time"
 }
 
+# ---------------------------------------------------------------------------
+# lookup (issue 4): ns per sample in the handler's per-sample path with 1,
+# 10 and 1,000 ranges.  bench/lookup.c compiles src/sample.c itself; see
+# its header for what is and is not timed.
+# ---------------------------------------------------------------------------
+bench_lookup()
+{
+	echo "== lookup"
+	if ! "$BIN/lookup"; then
+		echo "lookup: FAILED" >&2
+		status=1
+	fi
+}
+
 bench_threads
+bench_lookup
 
 exit $status
