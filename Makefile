@@ -71,13 +71,18 @@ $(TEST_BIN): test/runner.c test/runner.h $(BUILD)/test/list.h $(TEST_SRC) $(SHLI
 $(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
 
+# Non-PIE builds of helpers: gprof must read absolute addresses right too.
+TEST_HELPERS += $(BUILD)/test/gmon-hot-nopie
+$(BUILD)/test/%-nopie: test/helpers/%.c $(SHLIB) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fno-pie -no-pie -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
+
 $(BUILD)/test/lib%.so: test/lib/%.c | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -fPIC -shared -o $@ $< $(LDFLAGS)
 
 $(BUILD)/examples/%: examples/%.c $(SHLIB) | $(BUILD)/examples
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $< $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
-$(BUILD)/bench/%: bench/%.c $(SHLIB) | $(BUILD)/bench
+$(BUILD)/bench/%: bench/%.c $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/bench
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -lm $(LDFLAGS)
 
 examples: $(EXAMPLES)
