@@ -6,6 +6,7 @@
 #include "runner.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -273,6 +274,36 @@ TEST_IMPL(gmon_unwritable_directory)
 	ASSERT(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 0);
 	ASSERT_EQ(count_entries(sub), 0);
+	clean_dir(dir);
+	free(h);
+	return 0;
+}
+
+/* A range in a shared library goes to a file of its own, with addresses
+ * relative to the library's load address. */
+TEST_IMPL(gmon_shared_object_file)
+{
+	unsigned long lo, hi;
+	ASSERT_OK(function_range((void *)profil_get_stats, &lo, &hi));
+	Dl_info info;
+	ASSERT(dladdr((void *)profil_get_stats, &info) && info.dli_fname);
+	size_t nbins = (hi - lo) / 2 + 1;
+	unsigned short *h = calloc(nbins, sizeof *h);
+	ASSERT(h);
+	ASSERT_OK(profil(h, nbins * sizeof *h, lo & ~1ul, 0x10000));
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	memset(h, 0, nbins * sizeof *h);
+	h[nbins / 2] = 1234;
+	char *dir = make_dir(), path[512], lib[1024], first[512];
+	snprintf(path, sizeof path, "%s/gmon.out", dir);
+	ASSERT_OK(profil_write_gmon(path));
+	const char *base = strrchr(info.dli_fname, '/');
+	snprintf(lib, sizeof lib, "%s.%s", path, base ? base + 1 : info.dli_fname);
+	ASSERT_EQ(access(lib, R_OK), 0);
+	ASSERT_EQ(count_entries(dir), 2); /* gmon.out (empty) and the library's */
+	double rate = 0, self = gprof_self(info.dli_fname, lib, "profil_get_stats", first, &rate);
+	CHECK(strcmp(first, "profil_get_stats") == 0);
+	CHECK_NEAR(self, 1234.0 / profil_hz(), 0.0051);
 	clean_dir(dir);
 	free(h);
 	return 0;
