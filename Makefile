@@ -76,11 +76,6 @@ TEST_HELPERS += $(BUILD)/test/gmon-hot-nopie
 $(BUILD)/test/%-nopie: test/helpers/%.c $(SHLIB) | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -fno-pie -no-pie -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
 
-# Non-PIE builds of helpers: gprof must read absolute addresses right too.
-TEST_HELPERS += $(BUILD)/test/gmon-hot-nopie
-$(BUILD)/test/%-nopie: test/helpers/%.c $(SHLIB) | $(BUILD)/test
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fno-pie -no-pie -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
-
 $(BUILD)/test/lib%.so: test/lib/%.c | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -fPIC -shared -o $@ $< $(LDFLAGS)
 
