@@ -125,6 +125,9 @@ install: lib
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    profil.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/profil.pc
 	for m in man/*.3; do install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/; done
+	# every function named in a page's NAME section gets a link to it
+	for n in profil_hz profil_set_hz profil_get_stats profil_engine_name; do \
+	    ln -sf profil.3 $(DESTDIR)$(MANDIR)/man3/$$n.3; done
 	for m in $(wildcard man/*.1); do install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done
 
 clean:
