@@ -11,6 +11,7 @@
  * holds the old table, and the caller may free the old buffers at once.
  */
 #include "internal.h"
+#include "fault.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -39,19 +40,33 @@ static struct ptable *last_hist;
  * the table may have been replaced by any form in between). */
 static size_t pc_stored;
 
+/* Nonzero while this thread holds the lock: exec.c, called from a signal
+ * handler, must not wait for a lock its own thread holds. */
+static __thread int held_here __attribute__((tls_model("initial-exec")));
+
 void engine_lock(void)
 {
 	pthread_mutex_lock(&lock);
+	held_here = 1;
 }
 
 int engine_trylock(void)
 {
-	return pthread_mutex_trylock(&lock);
+	int rc = pthread_mutex_trylock(&lock);
+	if (rc == 0)
+		held_here = 1;
+	return rc;
 }
 
 void engine_unlock(void)
 {
+	held_here = 0;
 	pthread_mutex_unlock(&lock);
+}
+
+int engine_held_here(void)
+{
+	return held_here;
 }
 
 /* Wait until no handler is between its increment and decrement. */
@@ -95,11 +110,16 @@ static int start_timers(void)
 	int sig = signal_choose();
 	if (sig < 0)
 		return -1;
-	if (signal_install(sig) != 0)
+	if (fault_install() != 0)
 		return -1;
+	if (signal_install(sig) != 0) {
+		fault_uninstall();
+		return -1;
+	}
 	if (timers_start(sig, hz_current()) != 0) {
 		int e = errno;
 		signal_restore();
+		fault_uninstall();
 		errno = e;
 		return -1;
 	}
@@ -112,6 +132,23 @@ static void stop_timers(void)
 	sweeper_stop();
 	timers_stop();
 	signal_restore();
+	fault_uninstall(); /* last: pending samples may still write */
+}
+
+/*
+ * Called by the sweeper with the lock held.  After a fault the handler
+ * withdrew the table (sample.c) but cannot make system calls; the timers,
+ * the sampling signal and the fault handler are released here, so
+ * profiling is off within one sweep.  The sweeper itself idles until the
+ * next publish joins it.
+ */
+void engine_reap(void)
+{
+	if (timers_signal() && current && !atomic_load(&profil_published)) {
+		timers_stop();
+		signal_restore();
+		fault_uninstall();
+	}
 }
 
 int engine_publish(struct ptable *t)
@@ -134,8 +171,8 @@ int engine_publish_take(struct ptable *t, size_t *pcsample_stored)
 		reset_stats();
 	atomic_store(&profil_published, t);
 	drain();
-	if (!t && running)
-		stop_timers();
+	if (!t)
+		stop_timers(); /* also joins a sweeper left idle by engine_reap() */
 	retire(current);
 	current = t;
 	if (pcsample_stored) {

@@ -158,6 +158,10 @@ extern struct pstats profil_pstats HIDDEN;
 HIDDEN void engine_lock(void);
 HIDDEN void engine_unlock(void);
 HIDDEN int engine_trylock(void);     /* 0 when taken */
+HIDDEN int engine_held_here(void);   /* this thread holds it */
+/* Sweeper, lock held: stop timers left running after a fault withdrew
+ * the published table. */
+HIDDEN void engine_reap(void);
 
 /* timers.c (engine lock held for all of these) */
 HIDDEN int timers_start(int sig, unsigned int hz); /* all threads; -1 errno */
@@ -172,6 +176,8 @@ HIDDEN void timers_forget_all(void);   /* after fork in the child: the
                                           parent's timers do not exist */
 HIDDEN void timers_exclude(pid_t tid); /* never sample this thread */
 HIDDEN unsigned int timers_hz(void);
+HIDDEN pid_t timers_owner(void);       /* process the timers belong to;
+                                          atomic, readable without lock */
 
 /* signals.c (engine lock held) */
 HIDDEN int signal_choose(void);        /* signal number, or -1 errno */

@@ -43,6 +43,7 @@ static void *sweep(void *unused)
 			break;
 		pthread_mutex_unlock(&mu);
 		if (engine_trylock() == 0) {
+			engine_reap();
 			timers_rescan();
 			engine_unlock();
 		}
@@ -98,6 +99,9 @@ void sweeper_stop(void)
 /* In a forked child the helper thread does not exist. */
 void sweeper_forget(void)
 {
+	/* The parent's sweeper may be a waiter of cv: pthread_cond_destroy()
+	 * in sweeper_start() would wait for it for ever.  Start afresh. */
+	cv = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	pthread_mutex_init(&mu, NULL);
 	running = 0;
 	quit = 0;

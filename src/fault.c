@@ -1,0 +1,215 @@
+/*
+ * fault.c - a buffer that stops being writable while it is published.
+ *
+ * A caller may unmap or mprotect a buffer that profiling writes into.  The
+ * next sample's write then raises SIGSEGV (or SIGBUS, for a truncated file
+ * mapping) inside sample.c's handler.  While profiling is on we own both
+ * signals: the handler below recognises a fault raised while this thread
+ * has sample_writing set, and __builtin_longjmp's back to the recovery
+ * point sample.c armed around the write; sample.c then withdraws the
+ * table, and the sweeper stops the timers (engine_reap()).  Any other
+ * fault belongs to the program and is passed on exactly as the kernel
+ * would have delivered it (chain()).
+ *
+ * Why jumping out of a signal handler is safe here:
+ *   - Only our own code is left: the fault happened between setjmp and
+ *     the end of record() in sample.c, which holds no lock and has no
+ *     state a jump could tear (the counters are single atomic words).
+ *   - The signal mask: our handler has SA_NODEFER, so entering it did not
+ *     block SIGSEGV/SIGBUS; __builtin_longjmp does not touch the mask, so
+ *     after the jump it is still the sampling handler's mask (which leaves
+ *     the synchronous fault signals deliverable, signals.c), and the
+ *     sampling handler's own return (rt_sigreturn) restores the program's
+ *     mask exactly.  A later fault is therefore never blocked (the kernel
+ *     kills a process whose blocked SIGSEGV is forced).
+ *   - The stack: the jump target is a frame below us on the same stack,
+ *     or, with SA_ONSTACK and a sigaltstack, on the stack we were called
+ *     from; the kernel decides whether the alternate stack is in use from
+ *     the stack pointer, so abandoning our frame there frees it.
+ *   - Cost: nothing on the sampling path but sample.c's inline setjmp.
+ *
+ * The program's own handlers: its disposition of SIGSEGV/SIGBUS at the
+ * moment profiling started is saved in prev[], and sigwrap.c routes the
+ * program's later sigaction()/signal() calls for these two signals here,
+ * so ours stays installed, theirs is recorded, and they read back what
+ * they set.  All of that state is guarded by a spin lock taken with every
+ * signal blocked (fault_lock), because sigaction() is async-signal-safe
+ * and may be called from any handler on any thread.
+ */
+#include "sampling.h"
+#include "fault.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#define NSIG_OWNED 2
+static const int owned[NSIG_OWNED] = {SIGSEGV, SIGBUS};
+
+/* All fields below: guarded by `spin` (fault_lock).  prev[i] is the
+ * program's disposition of owned[i]; on[i] is nonzero while our handler
+ * is the one installed in the kernel for owned[i]. */
+static atomic_flag spin = ATOMIC_FLAG_INIT;
+static struct sigaction prev[NSIG_OWNED];
+static int on[NSIG_OWNED];
+
+static int slot_of(int sig)
+{
+	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
+}
+
+/* Block every signal on this thread, then take the spin lock: no handler
+ * can interrupt the holder, so the holder is never waiting on itself. */
+static void fault_lock(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+	while (atomic_flag_test_and_set_explicit(&spin, memory_order_acquire))
+		sched_yield();
+}
+
+static void fault_unlock(const sigset_t *old)
+{
+	atomic_flag_clear_explicit(&spin, memory_order_release);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+static void handler(int sig, siginfo_t *info, void *uc);
+
+/* Our disposition for slot i, with the program's choice of stack and of
+ * restarting system calls (what a chained handler would have had). */
+static int install_ours(int i)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | (prev[i].sa_flags & (SA_ONSTACK | SA_RESTART));
+	sigemptyset(&sa.sa_mask);
+	return fault_real_sigaction(owned[i], &sa, NULL);
+}
+
+/* Called by a program handler's fault: deliver it as the kernel would
+ * have with the program's disposition.  Returns after a handler ran, or
+ * after restoring SIG_DFL/SIG_IGN so that the faulting instruction, run
+ * again, takes the program's default action (core dump) itself. */
+static void chain(int sig, siginfo_t *info, void *uc)
+{
+	int i = slot_of(sig);
+	sigset_t old;
+	fault_lock(&old);
+	struct sigaction p = prev[i];
+	int direct = p.sa_handler == SIG_DFL || p.sa_handler == SIG_IGN;
+	if (direct) {
+		fault_real_sigaction(sig, &p, NULL);
+		on[i] = 0;
+	} else if (p.sa_flags & SA_RESETHAND) {
+		prev[i].sa_handler = SIG_DFL; /* one-shot, as the kernel does */
+		prev[i].sa_flags &= ~SA_SIGINFO;
+	}
+	fault_unlock(&old);
+	if (direct) {
+		/* A sent (not raised-by-fault) signal does not come back by
+		 * itself: send it again now that the disposition is theirs. */
+		if (info->si_code <= 0 && p.sa_handler == SIG_DFL)
+			raise(sig);
+		return;
+	}
+	/* The mask their handler would have run with; our return
+	 * (rt_sigreturn) restores the program's mask afterwards. */
+	sigset_t mask = p.sa_mask;
+	if (!(p.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	if (p.sa_flags & SA_SIGINFO)
+		p.sa_sigaction(sig, info, uc);
+	else
+		p.sa_handler(sig);
+}
+
+static void handler(int sig, siginfo_t *info, void *uc)
+{
+	/* si_code > 0: raised by the kernel for this instruction, not sent. */
+	if (sample_writing && info->si_code > 0)
+		__builtin_longjmp(sample_recover, 1);
+	chain(sig, info, uc);
+}
+
+/* Held across fork (fork.c), so the child never inherits a half-written
+ * prev[].  fork_mask: the forking thread's mask, under the lock. */
+static sigset_t fork_mask;
+
+void fault_atfork_prepare(void)
+{
+	fault_lock(&fork_mask);
+}
+
+void fault_atfork_release(void)
+{
+	fault_unlock(&fork_mask);
+}
+
+int fault_install(void)
+{
+	sigset_t old;
+	int rc = 0;
+	fault_lock(&old);
+	for (int i = 0; i < NSIG_OWNED && rc == 0; i++) {
+		if (on[i])
+			continue;
+		if (fault_real_sigaction(owned[i], NULL, &prev[i]) != 0 || install_ours(i) != 0)
+			rc = -1;
+		else
+			on[i] = 1;
+	}
+	int e = errno;
+	fault_unlock(&old);
+	if (rc != 0)
+		fault_uninstall();
+	errno = e;
+	return rc;
+}
+
+void fault_uninstall(void)
+{
+	sigset_t old;
+	int e = errno;
+	fault_lock(&old);
+	for (int i = 0; i < NSIG_OWNED; i++) {
+		if (on[i])
+			fault_real_sigaction(owned[i], &prev[i], NULL);
+		on[i] = 0;
+	}
+	fault_unlock(&old);
+	errno = e;
+}
+
+int fault_user_sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	int i = slot_of(sig);
+	if (i < 0)
+		return fault_real_sigaction(sig, act, oact);
+	/* The caller's memory is read and written outside the lock: a bad
+	 * pointer then faults as it would in libc, not with signals blocked. */
+	struct sigaction in, out;
+	if (act)
+		in = *act;
+	sigset_t old;
+	int rc = 0;
+	fault_lock(&old);
+	if (!on[i]) {
+		rc = fault_real_sigaction(sig, act ? &in : NULL, &out);
+	} else {
+		out = prev[i];
+		if (act) {
+			prev[i] = in;
+			rc = install_ours(i); /* follows their SA_ONSTACK */
+		}
+	}
+	int e = errno;
+	fault_unlock(&old);
+	if (rc == 0 && oact)
+		*oact = out;
+	errno = e;
+	return rc;
+}

@@ -1,0 +1,30 @@
+/*
+ * fault.h - fault recovery (fault.c) and the program's view of SIGSEGV and
+ * SIGBUS while we own them (sigwrap.c).
+ */
+#ifndef PROFIL_FAULT_H
+#define PROFIL_FAULT_H
+
+#include <signal.h>
+
+#include "internal.h"
+
+/* Install our SIGSEGV/SIGBUS handler, saving the program's (engine lock
+ * held, when profiling starts).  -1 with errno on failure, nothing kept. */
+HIDDEN int fault_install(void);
+/* Give the program back its dispositions (engine lock held).  Preserves
+ * errno. */
+HIDDEN void fault_uninstall(void);
+/* sigaction() as the program sees it: for SIGSEGV/SIGBUS while ours is
+ * installed, reads and writes the saved disposition instead of the
+ * kernel's.  Async-signal-safe. */
+HIDDEN int fault_user_sigaction(int sig, const struct sigaction *act,
+                                struct sigaction *oact);
+/* fork.c: hold the state lock across fork (every signal blocked). */
+HIDDEN void fault_atfork_prepare(void);
+HIDDEN void fault_atfork_release(void);  /* in the parent and the child */
+/* libc's sigaction, bypassing our interposer (sigwrap.c). */
+HIDDEN int fault_real_sigaction(int sig, const struct sigaction *act,
+                                struct sigaction *oact);
+
+#endif
