@@ -1,28 +1,46 @@
 /*
  * fork.c - profiling continues in a forked child, into the child's copies
- * of the buffers (every seed).
+ * of the buffers (every seed), at the same rate and signal, for the
+ * child's thread and every thread it creates.
  *
  * POSIX timers are not inherited by fork, so the child starts with none:
- * it forgets the parent's registry, gives its one thread a timer at the
- * same rate and signal, and restarts the sweeper.  The engine lock is
- * held across fork so the child never inherits a half-made change.
+ * it forgets the parent's registry, gives its one thread a timer, and
+ * restarts the sweeper (whose condition variable it must not destroy: the
+ * parent's sweeper may be one of its waiters, see sweeper_forget()).  The
+ * engine lock and fault.c's lock are held across fork so the child never
+ * inherits a half-made change; pending signals are not inherited either.
+ *
+ * No fork livelock: the kernel restarts a fork interrupted by a signal
+ * sent to the whole process (so an ITIMER_PROF at a high rate can starve a
+ * large process's fork for ever), but since Linux 5.0 a signal sent to one
+ * thread, like our per-thread timers' (SIGEV_THREAD_ID), is delivered
+ * after the fork completes instead.  Nothing is lost: the parent's sample
+ * is taken when fork returns.
+ *
+ * Not covered: _Fork() and raw clone() run no atfork handler; their child
+ * has no timer and is not profiled (its getpid() differs from the timers'
+ * owner, so threads.c and exec.c leave it alone).
  */
 #include "internal.h"
+#include "fault.h"
 
 #include <pthread.h>
 
 static void prepare(void)
 {
 	engine_lock();
+	fault_atfork_prepare();
 }
 
 static void parent(void)
 {
+	fault_atfork_release();
 	engine_unlock();
 }
 
 static void child(void)
 {
+	fault_atfork_release();
 	/* Handlers that were running on other threads at the fork do not
 	 * exist in the child; their increments must not make drain() wait. */
 	atomic_store(&profil_inflight, 0);

@@ -41,7 +41,9 @@ static struct entry *reg;    /* engine lock */
 static size_t nreg, capreg;  /* engine lock */
 static int cur_sig;          /* engine lock; 0 when stopped */
 static unsigned int cur_hz;  /* engine lock */
-static pid_t owner_pid;      /* engine lock: process the timers belong to */
+/* Process the timers belong to: written under the engine lock, read
+ * without it by exec.c (a vfork child shares this memory, not the timers). */
+static _Atomic pid_t owner_pid;
 
 static pid_t my_tid(void)
 {
@@ -117,14 +119,17 @@ static void drop(size_t i)
 	reg[i] = reg[--nreg];
 }
 
-/* A timer whose thread has exited reads as disarmed: the kernel no longer
- * has a task to charge it to.  Ours are always armed while running. */
-static int timer_dead(timer_t id)
+/*
+ * Whether the thread a timer samples has exited.  Not "the timer reads
+ * disarmed": a periodic CPU timer also reads disarmed from its expiry
+ * until its signal is delivered (the kernel rearms it then), which lasts
+ * as long as the thread waits for a CPU or blocks the signal; dropping
+ * such a timer lost samples under load.  A tid reused by a new thread
+ * before this sweep is handled by timers_add_self().
+ */
+static int thread_gone(pid_t tid)
 {
-	struct itimerspec its;
-	if (timer_gettime(id, &its) != 0)
-		return 1;
-	return its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0;
+	return syscall(SYS_tgkill, (pid_t)getpid(), tid, 0) != 0 && errno == ESRCH;
 }
 
 /* Calls fn(tid) for each thread of the process; -1 if /proc is missing. */
@@ -206,7 +211,7 @@ int timers_rescan(void)
 	if (!cur_sig)
 		return 0;
 	for (size_t i = nreg; i-- > 0;)
-		if (timer_dead(reg[i].timer))
+		if (thread_gone(reg[i].tid))
 			drop(i);
 	return each_thread(cover, NULL);
 }
@@ -216,7 +221,10 @@ int timers_add_self(void)
 	if (!cur_sig || getpid() != owner_pid)
 		return 0;
 	pid_t tid = my_tid();
-	return find(tid) >= 0 ? 0 : add(tid);
+	int i = find(tid);
+	if (i >= 0) /* a thread starts once: an entry is an exited thread's */
+		drop((size_t)i);
+	return add(tid);
 }
 
 void timers_remove_self(void)
@@ -241,6 +249,11 @@ int timers_signal(void)
 unsigned int timers_hz(void)
 {
 	return cur_hz;
+}
+
+pid_t timers_owner(void)
+{
+	return atomic_load(&owner_pid);
 }
 
 void timers_forget_all(void)

@@ -1,0 +1,207 @@
+/*
+ * test-safety-procs.c - issue 3, items 3 and 4: fork and exec while
+ * profiled.
+ */
+#include "safety.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+/* Waits for pid up to `secs`, killing it after; returns its status. */
+static int wait_bounded(pid_t pid, double secs)
+{
+	double end = mono_now() + secs;
+	int status;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		ASSERT(r >= 0);
+		if (r == pid)
+			return status;
+		if (mono_now() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL_AT("child %d hung (killed)", (int)pid);
+		}
+		usleep(2000);
+	}
+}
+
+/* The child: its counts, from its copy of buf, match its CPU time. */
+static int child_checks(unsigned short *buf, unsigned int hz)
+{
+	if (profil_hz() != hz)
+		return 10;
+	struct profil_stats st;
+	if (profil_get_stats(&st) != 0 || st.engine != PROFIL_ENGINE_THREAD_TIMERS ||
+	    st.threads < 1)
+		return 11;
+	unsigned short c0 = buf[0];
+	double t0 = cpu_process();
+	struct spinners sp;
+	spinners_start(&sp, 2); /* threads the child creates are sampled */
+	burn(0.15);
+	spinners_stop(&sp);
+	double cpu = cpu_process() - t0;
+	double ratio = (buf[0] - c0) / (cpu * hz);
+	fprintf(stderr, "child %d: %.3f CPU s, %u samples, ratio %.3f\n", (int)getpid(), cpu, (unsigned)(buf[0] - c0), ratio);
+	/* competing with the parent's spinners on two cores, each thread's
+	 * last pending expiries (a 4 ms tick's worth) weigh more: 15% */
+	return fabs(ratio - 1.0) < 0.15 ? 0 : 12;
+}
+
+/* Item 3: fork from a 256 MiB process while four threads are sampled. */
+TEST_IMPL(safety_fork)
+{
+	size_t heap = (size_t)256 << 20;
+	char *big = malloc(heap);
+	ASSERT(big);
+	memset(big, 1, heap);
+	const unsigned int hz = 1500;
+	ASSERT_OK(profil_set_hz(hz));
+	static unsigned short buf[2]; /* ~15000 samples: far from 65535 */
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	struct spinners sp;
+	spinners_start(&sp, 3);
+	double t0 = cpu_process();
+	double worst = 0;
+	for (int i = 0; i < 3; i++) {
+		burn(0.05);
+		double f0 = mono_now();
+		pid_t pid = fork();
+		ASSERT(pid >= 0);
+		if (pid == 0)
+			_exit(child_checks(buf, hz));
+		double took = mono_now() - f0;
+		worst = took > worst ? took : worst;
+		int status = wait_bounded(pid, 20);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			FAIL_AT("child status %#x", status);
+	}
+	spinners_stop(&sp);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	double cpu = cpu_process() - t0;
+	double ratio = buf[0] / (cpu * hz);
+	printf("parent: %.3f CPU s, ratio %.3f, slowest fork %.1f ms\n", cpu, ratio, worst * 1e3);
+	ASSERT_NEAR(ratio, 1.0, 0.1);
+	ASSERT(worst < 2.0); /* no livelock */
+	free(big);
+	return 0;
+}
+
+/* One way of running /bin/true in the child, by iteration number. */
+static void exec_true(int how)
+{
+	static char *const argv[] = {"true", NULL};
+	switch (how % 8) {
+	case 0: execl("/bin/true", "true", (char *)NULL); break;
+	case 1: execv("/bin/true", argv); break;
+	case 2: execvp("true", argv); break;
+	case 3: execlp("true", "true", (char *)NULL); break;
+	case 4: execle("/bin/true", "true", (char *)NULL, environ); break;
+	case 5: execve("/bin/true", argv, environ); break;
+	case 6: {
+		int fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+		fexecve(fd, argv, environ);
+		break;
+	}
+	default: execvpe("true", argv, environ); break;
+	}
+	_exit(127);
+}
+
+/* A child that spins with the signal blocked until one is pending, then
+ * execs grep to check that the new program has nothing pending. */
+static void exec_with_pending(int sig)
+{
+	sigset_t one, pend;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	double end = mono_now() + 1.0;
+	do {
+		burn(0.0005);
+		sigpending(&pend);
+	} while (!sigismember(&pend, sig) && mono_now() < end);
+	if (!sigismember(&pend, sig))
+		_exit(20);
+	execl("/bin/grep", "grep", "-q", "^SigPnd:[[:space:]]*0*$", "/proc/self/status",
+	      (char *)NULL);
+	_exit(127);
+}
+
+/* A child whose program ignores SIGSEGV: the new program must find it
+ * ignored (exec keeps SIG_IGN), not reset by the fault handler we held. */
+static void exec_with_segv_ignored(void)
+{
+	static unsigned short b[2];
+	signal(SIGSEGV, SIG_IGN);
+	if (profil(b, sizeof b, 0, 2) != 0) /* installs ours over SIG_IGN */
+		_exit(21);
+	burn(0.001);
+	/* The new program is sh, which keeps what it finds ignored; grep,
+	 * its child, reads sh's status (grep itself catches SIGSEGV).
+	 * SIGSEGV is bit 10: the third hex digit from the right has 4 set. */
+	execl("/bin/sh", "sh", "-c",
+	      "grep -Eq '^SigIgn:[[:space:]]*[0-9a-f]*[4567cdef][0-9a-f]{2}$' /proc/$$/status",
+	      (char *)NULL);
+	_exit(127);
+}
+
+/* Item 4: hundreds of execs at the highest rate; none is killed, none
+ * starts with a profiling signal pending. */
+TEST_IMPL(safety_exec)
+{
+	if (skip_under("valgrind", "valgrind does not follow 400 execs quickly"))
+		return 0;
+	ASSERT_OK(profil_set_hz(PROFIL_HZ_MAX));
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	int sig = st.signal;
+	struct spinners sp;
+	spinners_start(&sp, 2);
+	int killed = 0, bad = 0, n = 400;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = i % 10 == 9 ? vfork() : fork();
+		ASSERT(pid >= 0);
+		if (pid == 0) {
+			if (i % 10 == 9)
+				execl("/bin/true", "true", (char *)NULL), _exit(127);
+			if (i % 5 == 0)
+				exec_with_pending(sig);
+			if (i % 5 == 1)
+				exec_with_segv_ignored();
+			burn(0.0003 * (i % 7));
+			exec_true(i);
+		}
+		int status = wait_bounded(pid, 10);
+		if (WIFSIGNALED(status)) {
+			killed++;
+			printf("child %d killed by signal %d\n", i, WTERMSIG(status));
+		} else if (WEXITSTATUS(status) != 0) {
+			bad++;
+			printf("child %d (%s) exit status %d\n", i,
+			       i % 5 == 0 ? "pending check" : i % 5 == 1 ? "SIG_IGN check" : "true",
+			       WEXITSTATUS(status));
+		}
+	}
+	/* a failed exec leaves profiling running */
+	ASSERT_OK(profil_get_stats(&st));
+	unsigned long long t0 = st.ticks;
+	ASSERT_ERR(execl("/nonexistent/program", "x", (char *)NULL), ENOENT);
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_THREAD_TIMERS);
+	ASSERT_EQ(st.signal, sig);
+	ASSERT(st.threads >= 3);
+	burn(0.05);
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT(st.ticks > t0 + 1000);
+	spinners_stop(&sp);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	printf("%d execs: %d killed by a signal, %d failed\n", n, killed, bad);
+	ASSERT_EQ(killed, 0);
+	ASSERT_EQ(bad, 0);
+	return 0;
+}
