@@ -37,7 +37,7 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
 .PHONY: deps check-install all lib check check-handler check-man test demo install uninstall clean \
-        examples bench stress sanitize
+        examples bench stress sanitize tsan valgrind
 all: lib examples
 
 lib: $(SHLIB) $(BUILD)/libprofil.so $(STLIB)
@@ -109,6 +109,30 @@ check-install: lib
 	sh tools/check-install.sh
 
 check: deps check-handler check-man test check-install
+
+# Safety stress (issue 3): minutes, not part of `make check`.
+STRESS_SECONDS ?= 180
+stress: $(TEST_BIN)
+	PROFIL_STRESS=$(STRESS_SECONDS) $(TEST_BIN) safety_stress_mix
+	for i in 1 2 3 4 5; do $(TEST_BIN) safety_concurrent_callers safety_exec \
+	    safety_fork safety_buffer_unmapped_later safety_stop_hygiene || exit 1; done
+
+# The suite under tools, each in its own build directory.
+# PROFIL_TEST_TOOL lets a test that cannot run under a tool skip itself,
+# saying why (test/safety.h, skip_under()).  ASan must let our SIGSEGV
+# handler be installed (it chains to ASan's for faults not ours).
+sanitize:
+	ASAN_OPTIONS=allow_user_segv_handler=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	PROFIL_TEST_TOOL=asan $(MAKE) BUILD=$(BUILD)-asan OPT="-O1 -g" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize=nonnull-attribute \
+	    -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+tsan:
+	TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 PROFIL_TEST_TOOL=tsan \
+	    $(MAKE) BUILD=$(BUILD)-tsan OPT="-O1 -g" SAN="-fsanitize=thread" test
+valgrind: $(TEST_BIN)
+	PROFIL_TEST_TOOL=valgrind valgrind -q --trace-children=yes \
+	    --trace-children-skip='/bin/*,/usr/bin/*' --error-exitcode=99 \
+	    --leak-check=full --errors-for-leak-kinds=definite $(TEST_BIN) $(TESTS)
 
 demo: deps all
 	$(BUILD)/examples/demo

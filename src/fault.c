@@ -53,14 +53,14 @@ static atomic_flag spin = ATOMIC_FLAG_INIT;
 static struct sigaction prev[NSIG_OWNED];
 static int on[NSIG_OWNED];
 
-static int slot_of(int sig)
+NO_TSAN static int slot_of(int sig)
 {
 	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
 }
 
 /* Block every signal on this thread, then take the spin lock: no handler
  * can interrupt the holder, so the holder is never waiting on itself. */
-static void fault_lock(sigset_t *old)
+NO_TSAN static void fault_lock(sigset_t *old)
 {
 	sigset_t all;
 	sigfillset(&all);
@@ -69,17 +69,17 @@ static void fault_lock(sigset_t *old)
 		sched_yield();
 }
 
-static void fault_unlock(const sigset_t *old)
+NO_TSAN static void fault_unlock(const sigset_t *old)
 {
 	atomic_flag_clear_explicit(&spin, memory_order_release);
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-static void handler(int sig, siginfo_t *info, void *uc);
+NO_TSAN static void handler(int sig, siginfo_t *info, void *uc);
 
 /* Our disposition for slot i, with the program's choice of stack and of
  * restarting system calls (what a chained handler would have had). */
-static int install_ours(int i)
+NO_TSAN static int install_ours(int i)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -93,7 +93,7 @@ static int install_ours(int i)
  * have with the program's disposition.  Returns after a handler ran, or
  * after restoring SIG_DFL/SIG_IGN so that the faulting instruction, run
  * again, takes the program's default action (core dump) itself. */
-static void chain(int sig, siginfo_t *info, void *uc)
+NO_TSAN static void chain(int sig, siginfo_t *info, void *uc)
 {
 	int i = slot_of(sig);
 	sigset_t old;
@@ -127,7 +127,7 @@ static void chain(int sig, siginfo_t *info, void *uc)
 		p.sa_handler(sig);
 }
 
-static void handler(int sig, siginfo_t *info, void *uc)
+NO_TSAN static void handler(int sig, siginfo_t *info, void *uc)
 {
 	/* si_code > 0: raised by the kernel for this instruction, not sent. */
 	if (sample_writing && info->si_code > 0)

@@ -9,22 +9,27 @@
 
 #include "internal.h"
 
+/* Code reachable from sigaction(): a sanitizer runtime calls sigaction()
+ * while it initialises, before instrumented code may run (TSan crashed
+ * in __tsan_func_entry).  Exempt it from ThreadSanitizer. */
+#define NO_TSAN __attribute__((no_sanitize("thread")))
+
 /* Install our SIGSEGV/SIGBUS handler, saving the program's (engine lock
  * held, when profiling starts).  -1 with errno on failure, nothing kept. */
-HIDDEN int fault_install(void);
+HIDDEN NO_TSAN int fault_install(void);
 /* Give the program back its dispositions (engine lock held).  Preserves
  * errno. */
-HIDDEN void fault_uninstall(void);
+HIDDEN NO_TSAN void fault_uninstall(void);
 /* sigaction() as the program sees it: for SIGSEGV/SIGBUS while ours is
  * installed, reads and writes the saved disposition instead of the
  * kernel's.  Async-signal-safe. */
-HIDDEN int fault_user_sigaction(int sig, const struct sigaction *act,
+HIDDEN NO_TSAN int fault_user_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
 /* fork.c: hold the state lock across fork (every signal blocked). */
-HIDDEN void fault_atfork_prepare(void);
-HIDDEN void fault_atfork_release(void);  /* in the parent and the child */
+HIDDEN NO_TSAN void fault_atfork_prepare(void);
+HIDDEN NO_TSAN void fault_atfork_release(void);  /* in the parent and the child */
 /* libc's sigaction, bypassing our interposer (sigwrap.c). */
-HIDDEN int fault_real_sigaction(int sig, const struct sigaction *act,
+HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
 
 #endif

@@ -27,7 +27,7 @@
 
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
 
-#define API __attribute__((visibility("default")))
+#define API __attribute__((visibility("default"))) NO_TSAN
 
 int fault_real_sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 {
@@ -40,7 +40,7 @@ API int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 }
 
 /* signal() with the given flags and mask-self rule, as glibc builds it. */
-static sighandler_t set_handler(int sig, sighandler_t fn, int flags, int mask_self)
+NO_TSAN static sighandler_t set_handler(int sig, sighandler_t fn, int flags, int mask_self)
 {
 	if (fn == SIG_ERR || sig < 1 || sig >= NSIG) {
 		errno = EINVAL;

@@ -16,6 +16,22 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+/*
+ * Under ThreadSanitizer the program's pthread_create is TSan's, which
+ * calls ours, whose trampoline would run in the new thread before TSan
+ * has set the thread up (it crashed there).  A TSan build therefore does
+ * not interpose: the sweeper covers new threads within SWEEP_MS.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PROFIL_NO_HOOK 1
+#endif
+#endif
+#ifdef __SANITIZE_THREAD__
+#define PROFIL_NO_HOOK 1
+#endif
+
+
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 struct start {
@@ -23,7 +39,7 @@ struct start {
 	void *arg;
 };
 
-static create_fn *real_create(void)
+static __attribute__((unused)) create_fn *real_create(void)
 {
 	static create_fn *_Atomic real;
 	create_fn *f = atomic_load_explicit(&real, memory_order_acquire);
@@ -38,9 +54,15 @@ static create_fn *real_create(void)
 int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
                        void *(*fn)(void *), void *arg)
 {
+#ifdef PROFIL_NO_HOOK
+	return pthread_create(th, attr, fn, arg); /* TSan's, which knows it */
+#else
 	create_fn *create = real_create();
 	return create ? create(th, attr, fn, arg) : EAGAIN;
+#endif
 }
+
+#ifndef PROFIL_NO_HOOK
 
 static void thread_end(void *unused)
 {
@@ -81,3 +103,4 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		free(s);
 	return rc;
 }
+#endif

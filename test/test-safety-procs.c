@@ -53,6 +53,8 @@ static int child_checks(unsigned short *buf, unsigned int hz)
 /* Item 3: fork from a 256 MiB process while four threads are sampled. */
 TEST_IMPL(safety_fork)
 {
+	if (skip_under("tsan", "TSan does not support threads after a multi-threaded fork"))
+		return 0;
 	size_t heap = (size_t)256 << 20;
 	char *big = malloc(heap);
 	ASSERT(big);
@@ -152,7 +154,8 @@ static void exec_with_segv_ignored(void)
  * starts with a profiling signal pending. */
 TEST_IMPL(safety_exec)
 {
-	if (skip_under("valgrind", "valgrind does not follow 400 execs quickly"))
+	if (skip_under("valgrind", "valgrind does not follow 400 execs quickly") ||
+	    skip_under("tsan", "TSan's runtime in a multi-threaded fork child fails the exec checks"))
 		return 0;
 	ASSERT_OK(profil_set_hz(PROFIL_HZ_MAX));
 	static unsigned short buf[2];

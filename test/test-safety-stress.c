@@ -134,8 +134,10 @@ static void run_callers(int ncallers, int iters)
 TEST_IMPL(safety_concurrent_callers)
 {
 	int iters = getenv("PROFIL_TEST_TOOL") ? 300 : 1500;
+	int ntask = count_dir("/proc/self/task"); /* 2 under TSan */
 	run_callers(4, iters);
-	ASSERT_EQ(count_dir("/proc/self/task"), 1); /* no thread left behind */
+	if (!skip_under("tsan", "its background thread starts late; thread count not checked"))
+		ASSERT_EQ(count_dir("/proc/self/task"), ntask); /* none left behind */
 	return 0;
 }
 
@@ -143,6 +145,8 @@ TEST_IMPL(safety_concurrent_callers)
  * while published. */
 TEST_IMPL(safety_stress_mix)
 {
+	if (skip_under("tsan", "TSan does not support threads after a multi-threaded fork"))
+		return 0;
 	double end = mono_now() + stress_seconds(1.0);
 	int rounds = 0;
 	while (mono_now() < end) {
