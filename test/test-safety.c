@@ -108,7 +108,8 @@ enum spoil { SPOIL_UNMAP, SPOIL_PROTECT, SPOIL_TRUNCATE };
 static void bad_later(enum spoil how, int handler_after_start)
 {
 	if (skip_under("tsan", "TSan runs signal handlers from its own frames; "
-	               "sample.c's longjmp out of a fault cannot cross them"))
+	               "sample.c's longjmp out of a fault cannot cross them") ||
+	    skip_under("valgrind", "its deliberate faults are errors to valgrind"))
 		return;
 	int fd = -1;
 	unsigned short *buf;
@@ -200,6 +201,8 @@ static int child_fault_status(void (*disp)(int))
 
 TEST_IMPL(safety_program_fault_default)
 {
+	if (skip_under("valgrind", "its deliberate faults are errors to valgrind"))
+		return 0;
 	int st = child_fault_status(SIG_DFL);
 	ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
 	st = child_fault_status(SIG_IGN);
