@@ -65,7 +65,7 @@ $(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
 $(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
 	sed -n 's/^TEST_IMPL(\([a-z0-9_]*\)).*/TEST(\1)/p' $(TEST_SRC) > $@.tmp && mv $@.tmp $@
 
-$(TEST_BIN): test/runner.c test/runner.h $(BUILD)/test/list.h $(TEST_SRC) $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
+$(TEST_BIN): test/runner.c $(wildcard test/*.h) $(BUILD)/test/list.h $(TEST_SRC) $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
 $(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test

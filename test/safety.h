@@ -81,13 +81,21 @@ static inline void spinners_stop(struct spinners *s)
 	s->n = 0;
 }
 
+/*
+ * Burn about `seconds` of CPU on this thread.  The work is a calibrated
+ * number of iterations (iters_for()), not a loop that reads the thread's
+ * CPU clock: on Linux 6.18 a thread that reads its own CPU clock thousands
+ * of times a second while it competes for a CPU can go hundreds of
+ * milliseconds without its CPU timer being fired (the expiries are then
+ * delivered at once as an overrun), which would make the totals at the
+ * end of a short test depend on that kernel behaviour rather than on ours.
+ */
 static inline void burn(double seconds)
 {
-	double end = cpu_thread() + seconds;
 	volatile unsigned long x = 0;
-	while (cpu_thread() < end)
-		for (int i = 0; i < 1000; i++)
-			x = x * 31 + (unsigned long)i;
+	unsigned long n = iters_for(seconds);
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 31 + i;
 }
 
 /* Entries in a /proc/self directory (fd, task). */
