@@ -50,7 +50,9 @@ SPIN_FN(calibrate_spin, 1)
 
 unsigned long iters_for(double seconds)
 {
-	static double per_iter;
+	/* atomic: threads of one test may calibrate at once; any of their
+	 * results will do */
+	static _Atomic double per_iter;
 	if (per_iter == 0) {
 		unsigned long n = 1000000;
 		double t0, t;

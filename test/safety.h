@@ -19,21 +19,6 @@
 #define SA_RESTORER 0x04000000 /* set by libc, not by the program */
 #endif
 
-/*
- * PROFIL_TEST_TOOL names the tool the suite runs under (set by `make
- * sanitize`, `make tsan`, `make valgrind`).  A test that cannot run
- * under one says why and passes.
- */
-static inline int skip_under(const char *tool, const char *why)
-{
-	const char *t = getenv("PROFIL_TEST_TOOL");
-	if (t && strcmp(t, tool) == 0) {
-		printf("skipped under %s: %s\n", tool, why);
-		return 1;
-	}
-	return 0;
-}
-
 /* Seconds of stress from PROFIL_STRESS (make stress), else dflt. */
 static inline double stress_seconds(double dflt)
 {

@@ -37,6 +37,7 @@ static int aix_on(void)
 
 TEST_IMPL(multirange_aix_attribution)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	spin_fn lib = lib_spin("spinlib_spin");
 	uintptr_t elo, ehi, llo, lhi;
 	text_of((void *)aix_spin_exe, &elo, &ehi);
@@ -60,6 +61,7 @@ TEST_IMPL(multirange_aix_attribution)
  */
 TEST_IMPL(multirange_aix_computed_scale)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	unsigned long lo, hi;
 	ASSERT_OK(function_range((void *)aix_spin_exe, &lo, &hi));
 	size_t len = hi - lo, bytes = (len / 8 + 2) & ~(size_t)1;

@@ -64,6 +64,7 @@ static void attribution(unsigned flags, unsigned width)
 
 TEST_IMPL(multirange_sprofil_attribution_ushort)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	attribution(PROF_USHORT, 2);
 	return 0;
 }
@@ -73,6 +74,7 @@ TEST_IMPL(multirange_sprofil_attribution_ushort)
  * would put half the samples outside the functions' counters. */
 TEST_IMPL(multirange_sprofil_attribution_uint)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	attribution(PROF_UINT | PROF_FAST, 4);
 	return 0;
 }
@@ -114,6 +116,7 @@ TEST_IMPL(multirange_sprofil_glibc_region_switch)
  */
 TEST_IMPL(multirange_sprofil_glibc_pc_below_all)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	spin_fn lib = lib_spin("spinlib_spin");
 	uintptr_t elo, ehi, llo, lhi;
 	text_of((void *)sp_spin_exe, &elo, &ehi);

@@ -35,6 +35,7 @@ static void two_mappings(struct region rs[2], spin_fn lib, unsigned width)
 
 TEST_IMPL(multirange_tru64_attribution)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	spin_fn lib = lib_spin("spinlib_spin");
 	struct region rs[2];
 	two_mappings(rs, lib, 4);
@@ -90,6 +91,7 @@ static int start_sprofil_uint(const struct region *rs, size_t n)
 
 TEST_IMPL(multirange_1000_ranges)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	check_thousand(start_tru64, 4, "tru64");
 	check_thousand(mr_start_aix, 2, "aix");
 	check_thousand(start_sprofil_uint, 4, "sprofil");

@@ -51,6 +51,7 @@ static size_t in_fn(const uintptr_t *b, size_t n, void *fn)
 
 TEST_IMPL(pcsample_counts_and_pcs)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	size_t cap = 100000;
 	uintptr_t *b = sample_buf(cap), dummy = 0;
 	unsigned long iters = iters_for(0.4); /* calibrated before sampling */
@@ -75,6 +76,7 @@ TEST_IMPL(pcsample_counts_and_pcs)
 
 TEST_IMPL(pcsample_fills_up_and_stops)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	size_t cap = 50, guard = 1000;
 	uintptr_t *b = sample_buf(cap + guard), dummy = 0;
 	ASSERT_EQ(pcsample(b, (long)cap), 0);
@@ -93,6 +95,7 @@ TEST_IMPL(pcsample_fills_up_and_stops)
 /* Each call reports the previous one, across restarts and a profil(). */
 TEST_IMPL(pcsample_restart_and_profil)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	size_t cap = 20000;
 	uintptr_t *a = sample_buf(cap), *b = sample_buf(cap), dummy = 0;
 	ASSERT_EQ(pcsample(a, (long)cap), 0);
@@ -156,6 +159,7 @@ static void *worker(void *fn)
 /* Every thread is sampled, each in proportion to its CPU time. */
 TEST_IMPL(pcsample_threads)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	size_t cap = 100000;
 	uintptr_t *b = sample_buf(cap), dummy = 0;
 	void *fns[3] = {(void *)spin_pt0, (void *)spin_pt1, (void *)spin_pt2};
