@@ -26,16 +26,24 @@ static double cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Seconds of CPU per loop iteration, measured before profiling starts.
+ * The functions below run a computed number of iterations and read the
+ * clock only at their ends: on Linux 6.18 a thread that reads a CPU clock
+ * thousands of times a second while competing for a CPU can have its CPU
+ * timer held back for hundreds of milliseconds, which would move samples
+ * from one function to the next. */
+static double per_iter;
+
 /* Spin for about `seconds` of CPU; distinct code so gprof can tell the
- * two apart. */
+ * two apart.  Returns the CPU seconds taken. */
 __attribute__((noinline)) double hot_function(double seconds);
 __attribute__((noinline)) double hot_function(double seconds)
 {
 	volatile unsigned long acc = 1;
+	unsigned long n = (unsigned long)(seconds / per_iter);
 	double t0 = cpu();
-	while (cpu() - t0 < seconds)
-		for (int i = 0; i < 100000; i++)
-			acc = acc * 6364136223846793005ul + 1442695040888963407ul;
+	for (unsigned long i = 0; i < n; i++)
+		acc = acc * 6364136223846793005ul + 1442695040888963407ul;
 	return cpu() - t0;
 }
 
@@ -43,11 +51,26 @@ __attribute__((noinline)) double cold_function(double seconds);
 __attribute__((noinline)) double cold_function(double seconds)
 {
 	volatile unsigned long acc = 7;
+	unsigned long n = (unsigned long)(seconds / per_iter);
 	double t0 = cpu();
-	while (cpu() - t0 < seconds)
-		for (int i = 0; i < 100000; i++)
-			acc = acc * 2862933555777941757ul + 3037000493ul;
+	for (unsigned long i = 0; i < n; i++)
+		acc = acc * 2862933555777941757ul + 3037000493ul;
 	return cpu() - t0;
+}
+
+static void calibrate(void)
+{
+	for (unsigned long n = 1ul << 20;; n *= 4) {
+		volatile unsigned long acc = 3;
+		double t0 = cpu();
+		for (unsigned long i = 0; i < n; i++)
+			acc = acc * 6364136223846793005ul + 1442695040888963407ul;
+		double t = cpu() - t0;
+		if (t > 0.02) {
+			per_iter = t / (double)n;
+			return;
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -60,6 +83,7 @@ int main(int argc, char **argv)
 	unsigned short *buf = calloc(words, sizeof *buf);
 	if (!buf)
 		return 2;
+	calibrate();
 	monitor((int (*)(void))(void *)__executable_start, (int (*)(void))(void *)etext, buf, words,
 	        0);
 	double hot = 0, cold = 0;
