@@ -186,7 +186,7 @@ TEST_IMPL(multirange_sprofil_period)
 
 TEST_IMPL(multirange_sprofil_errors)
 {
-	unsigned short *b = calloc(64, 2), tick[2];
+	unsigned short *b = calloc(64, 2), tick[2] = {0, 0};
 	ASSERT(b);
 	const struct prof ok[3] = {{b, 64, 0x2000, 0x10000},
 	                           {b + 32, 64, 0x1000, 0x10000},
