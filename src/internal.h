@@ -167,6 +167,7 @@ HIDDEN void engine_reap(void);
 HIDDEN int timers_start(int sig, unsigned int hz); /* all threads; -1 errno */
 HIDDEN void timers_stop(void);                      /* delete every timer */
 HIDDEN int timers_set_hz(unsigned int hz);
+HIDDEN int timers_resignal(int sig);      /* all timers to sig, all or nothing */
 HIDDEN int timers_rescan(void);        /* cover new threads, drop dead ones */
 HIDDEN int timers_add_self(void);      /* calling thread, if not covered */
 HIDDEN void timers_remove_self(void);
@@ -183,6 +184,14 @@ HIDDEN pid_t timers_owner(void);       /* process the timers belong to;
 HIDDEN int signal_choose(void);        /* signal number, or -1 errno */
 HIDDEN int signal_install(int sig);    /* saves the old disposition */
 HIDDEN void signal_restore(void);      /* discards pending, restores */
+struct sigaction;
+/* Sampling signal, or 0: atomic, read without the lock by sigwrap.c. */
+HIDDEN int signal_sampling(void);
+/* The program sets a disposition for the signal we sample with (from
+ * sigwrap.c, engine lock NOT held): move sampling to another free signal
+ * and give the program this one.  0, or -1 if that could not be done
+ * (the caller then passes the call to libc as it is). */
+HIDDEN int signal_hand_over(int sig, const struct sigaction *act, struct sigaction *oact);
 
 /* sweeper.c: the fallback thread that covers threads no hook saw. */
 HIDDEN int sweeper_start(void);

@@ -7,9 +7,14 @@
  * and ITIMER_PROF alone.  PROFIL_SIGNAL (a number, "PROF", "SIGPROF",
  * "RTMIN+n" or "RTMAX-n") overrides the choice.
  *
- * All functions run with the engine lock held.
+ * All functions run with the engine lock held.  They call sigaction()
+ * through its public symbol, so that whoever interposes it (a sanitizer
+ * runtime, which must see every handler) sees ours; our own interposer
+ * (sigwrap.c) passes them straight to libc, because this thread holds
+ * the engine lock (engine_held_here()).
  */
 #include "sampling.h"
+#include "fault.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +24,15 @@
 
 static struct sigaction saved;  /* engine lock: disposition we replaced */
 static int installed;           /* engine lock: signal we installed, or 0 */
+/* The same signal, for sigwrap.c to read without the lock: atomic. */
+static _Atomic int sampling;
+
+/* Reached from sigaction(), which a sanitizer runtime calls before
+ * instrumented code may run: not instrumented for TSan (see fault.h). */
+NO_TSAN int signal_sampling(void)
+{
+	return atomic_load(&sampling);
+}
 
 static int is_default(int sig)
 {
@@ -63,6 +77,16 @@ static int parse_signal(const char *s)
 	return (int)n;
 }
 
+/* A real-time signal other than `not` whose disposition is SIG_DFL. */
+static int free_rt_signal(int not)
+{
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--)
+		if (sig != not && is_default(sig))
+			return sig;
+	errno = EAGAIN;
+	return -1;
+}
+
 int signal_choose(void)
 {
 	const char *env = getenv("PROFIL_SIGNAL");
@@ -75,14 +99,23 @@ int signal_choose(void)
 	}
 	if (is_default(SIGPROF) && !prof_timer_armed())
 		return SIGPROF;
-	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--)
-		if (is_default(sig))
-			return sig;
-	errno = EAGAIN;
-	return -1;
+	return free_rt_signal(0);
 }
 
+static void our_action(struct sigaction *sa);
+
 int signal_install(int sig)
+{
+	struct sigaction sa;
+	our_action(&sa);
+	if (sigaction(sig, &sa, &saved) != 0)
+		return -1;
+	installed = sig;
+	atomic_store(&sampling, sig);
+	return 0;
+}
+
+static void our_action(struct sigaction *out)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -102,10 +135,7 @@ int signal_install(int sig)
 	sigdelset(&sa.sa_mask, SIGILL);
 	sigdelset(&sa.sa_mask, SIGFPE);
 	sigdelset(&sa.sa_mask, SIGTRAP);
-	if (sigaction(sig, &sa, &saved) != 0)
-		return -1;
-	installed = sig;
-	return 0;
+	*out = sa;
 }
 
 /*
@@ -125,4 +155,50 @@ void signal_restore(void)
 	sigaction(installed, &ign, NULL);
 	sigaction(installed, &saved, NULL);
 	installed = 0;
+	atomic_store(&sampling, 0);
+}
+
+/* Engine lock held: samples move to another signal, old goes to act. */
+static int move_sampling(int old, const struct sigaction *act, struct sigaction *oact)
+{
+	int sig = free_rt_signal(old);
+	struct sigaction ours, prev, ign;
+	our_action(&ours);
+	if (sig < 0 || sigaction(sig, &ours, &prev) != 0)
+		return -1;
+	if (timers_resignal(sig) != 0) {
+		sigaction(sig, &prev, NULL);
+		return -1;
+	}
+	if (oact)
+		*oact = saved; /* what the program had before we came */
+	/* An expiry of a deleted timer may still be queued for old (older
+	 * kernels keep it): discard it rather than hand it to the program. */
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(old, &ign, NULL);
+	sigaction(old, act, NULL);
+	saved = prev;
+	installed = sig;
+	atomic_store(&sampling, sig);
+	return 0;
+}
+
+/*
+ * A program that installs its own handler for SIGPROF after profiling
+ * started on it (profiling often starts first: LD_PRELOAD, a constructor)
+ * keeps its handler and its ITIMER_PROF working: samples move to a free
+ * real-time signal, all timers at once, and the program gets SIGPROF.
+ * Not from a signal handler that interrupted our own configuration code
+ * on this thread (the lock is ours), nor when no signal is free: then the
+ * call goes to libc unchanged and the program's handler sees our samples.
+ */
+int signal_hand_over(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	if (engine_held_here())
+		return -1;
+	engine_lock();
+	int rc = installed == sig ? move_sampling(sig, act, oact) : -1;
+	engine_unlock();
+	return rc;
 }

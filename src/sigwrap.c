@@ -12,6 +12,10 @@
  * chains to it for every fault that is not ours) and returns the one it
  * set; every other signal goes straight to libc.
  *
+ * The signal we sample with is handed over the same way: a program that
+ * sets a disposition for it gets it, and sampling moves to another free
+ * signal (signals.c, signal_hand_over()).
+ *
  * Limits (documented in profil(3)): a raw rt_sigaction system call, and
  * sigset()/sigvec(), bypass this; their handler would then replace ours
  * until profiling restarts, and a later bad buffer would reach it.
@@ -34,9 +38,18 @@ int fault_real_sigaction(int sig, const struct sigaction *act, struct sigaction 
 	return __sigaction(sig, act, oact);
 }
 
+/* Every disposition change the program makes comes through here. */
+NO_TSAN static int program_sigaction(int sig, const struct sigaction *act,
+                                     struct sigaction *oact)
+{
+	if (act && sig == signal_sampling() && signal_hand_over(sig, act, oact) == 0)
+		return 0;
+	return fault_user_sigaction(sig, act, oact);
+}
+
 API int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 {
-	return fault_user_sigaction(sig, act, oact);
+	return program_sigaction(sig, act, oact);
 }
 
 /* signal() with the given flags and mask-self rule, as glibc builds it. */
@@ -53,7 +66,7 @@ NO_TSAN static sighandler_t set_handler(int sig, sighandler_t fn, int flags, int
 	if (mask_self)
 		sigaddset(&act.sa_mask, sig);
 	act.sa_flags = flags;
-	if (fault_user_sigaction(sig, &act, &old) != 0)
+	if (program_sigaction(sig, &act, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }

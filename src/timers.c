@@ -80,17 +80,9 @@ static int find(pid_t tid)
 	return -1;
 }
 
-static int add(pid_t tid)
+/* An armed timer on tid's CPU clock that sends cur_sig to tid. */
+static int make_timer(pid_t tid, timer_t *out)
 {
-	if (nreg == capreg) {
-		size_t cap = capreg ? capreg * 2 : 16;
-		struct entry *n = realloc(reg, cap * sizeof *n);
-		if (!n) {
-			errno = ENOMEM;
-			return -1;
-		}
-		reg = n, capreg = cap;
-	}
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -107,6 +99,24 @@ static int add(pid_t tid)
 		errno = e;
 		return -1;
 	}
+	*out = id;
+	return 0;
+}
+
+static int add(pid_t tid)
+{
+	if (nreg == capreg) {
+		size_t cap = capreg ? capreg * 2 : 16;
+		struct entry *n = realloc(reg, cap * sizeof *n);
+		if (!n) {
+			errno = ENOMEM;
+			return -1;
+		}
+		reg = n, capreg = cap;
+	}
+	timer_t id;
+	if (make_timer(tid, &id) != 0)
+		return -1;
 	reg[nreg].tid = tid;
 	reg[nreg].timer = id;
 	nreg++;
@@ -195,6 +205,48 @@ void timers_stop(void)
 	while (nreg > 0)
 		drop(nreg - 1);
 	cur_sig = 0;
+}
+
+/*
+ * Move every timer to signal sig, all or nothing: the new timers are made
+ * first, and only when all exist are the old ones deleted.  A thread that
+ * exited meanwhile (EINVAL) simply loses its entry.
+ */
+int timers_resignal(int sig)
+{
+	timer_t *fresh = malloc((nreg ? nreg : 1) * sizeof *fresh);
+	if (!fresh) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int old = cur_sig;
+	cur_sig = sig;
+	unsigned char *gone = calloc(nreg ? nreg : 1, 1);
+	size_t i;
+	for (i = 0; gone && i < nreg; i++)
+		if (make_timer(reg[i].tid, &fresh[i]) != 0 && !(gone[i] = errno == EINVAL))
+			break;
+	if (!gone || i < nreg) {
+		int e = gone ? errno : ENOMEM;
+		while (i-- > 0)
+			if (!gone[i])
+				timer_delete(fresh[i]);
+		cur_sig = old;
+		free(gone);
+		free(fresh);
+		errno = e;
+		return -1;
+	}
+	for (i = nreg; i-- > 0;) {
+		timer_delete(reg[i].timer);
+		if (gone[i]) /* entries above i are done: move the last one here */
+			reg[i] = reg[--nreg];
+		else
+			reg[i].timer = fresh[i];
+	}
+	free(gone);
+	free(fresh);
+	return 0;
 }
 
 int timers_set_hz(unsigned int hz)

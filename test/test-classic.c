@@ -426,6 +426,44 @@ TEST_IMPL(classic_program_owns_sigprof)
 	return 0;
 }
 
+/* A program that takes SIGPROF after profiling started on it gets it:
+ * its handler and ITIMER_PROF work at their rate, and sampling carries on
+ * at ours on another signal. */
+TEST_IMPL(classic_program_takes_sigprof_later)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	unsigned short buf[2] = {0};
+	double c0 = cpu_process();
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT_EQ(st.signal, SIGPROF);
+	spin_main(iters_for(0.3));
+	struct sigaction sa, before;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = own_prof_handler;
+	sa.sa_flags = SA_RESTART;
+	ASSERT_OK(sigaction(SIGPROF, &sa, &before));
+	ASSERT(before.sa_handler == SIG_DFL); /* what it had before us */
+	struct itimerval it = {{0, 10000}, {0, 10000}}; /* 100 Hz */
+	ASSERT_OK(setitimer(ITIMER_PROF, &it, NULL));
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT(st.signal != SIGPROF && st.signal >= SIGRTMIN);
+	double c1 = cpu_process();
+	spin_main(iters_for(1.5));
+	double c2 = cpu_process();
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	double cpu = cpu_process() - c0;
+	int own = atomic_load(&own_prof_signals);
+	printf("program's SIGPROF: %d in %.3f CPU s; ours: %u in %.3f\n", own, c2 - c1, buf[0], cpu);
+	ASSERT_NEAR(own / ((c2 - c1) * 100), 1.0, 0.15);
+	ASSERT_NEAR(buf[0] / (cpu * profil_hz()), 1.0, 0.05);
+	struct sigaction now;
+	ASSERT_OK(sigaction(SIGPROF, NULL, &now));
+	ASSERT(now.sa_handler == own_prof_handler);
+	return 0;
+}
+
 /* 16-bit counters stop at 65535 and never wrap; the excess is counted. */
 TEST_IMPL(classic_saturation)
 {

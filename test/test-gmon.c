@@ -134,12 +134,14 @@ static void monitor_with_gprof(const char *helper, int fraction)
 
 TEST_IMPL(gmon_monitor_gprof_pie)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	monitor_with_gprof("gmon-hot", 1);
 	return 0;
 }
 
 TEST_IMPL(gmon_monitor_gprof_nopie)
 {
+	SKIP_IF_SAMPLES_DEFERRED();
 	/* a quarter-size buffer: scale about 0x4000, bins of ~8 bytes */
 	monitor_with_gprof("gmon-hot-nopie", 4);
 	return 0;
