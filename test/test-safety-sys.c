@@ -257,7 +257,8 @@ static void *nothing(void *p)
  * the program's own pthread_create fails as it would, leaking nothing. */
 TEST_IMPL(safety_limit_threads)
 {
-	if (skip_under("tsan", "TSan's pthread_create ignores the default stack size"))
+	if (skip_under("tsan", "TSan's pthread_create ignores the default stack size") ||
+	    skip_under("valgrind", "valgrind's threads ignore the default stack size"))
 		return 0;
 	static unsigned short buf[2];
 	pthread_attr_t huge, normal;
