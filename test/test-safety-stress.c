@@ -134,6 +134,12 @@ static void run_callers(int ncallers, int iters)
 /* Item 6: four callers, 6000 calls, threads churning. */
 TEST_IMPL(safety_concurrent_callers)
 {
+	/* Seen only under valgrind, which queues signals itself: a sample
+	 * taken just before a stop was delivered after the default
+	 * disposition came back, killing the test (never in thousands of
+	 * stops on the real kernel, where SIG_IGN discards it). */
+	if (skip_under("valgrind", "valgrind delivers a signal it queued before SIG_IGN"))
+		return 0;
 	int iters = getenv("PROFIL_TEST_TOOL") ? 300 : 1500;
 	int ntask = count_dir("/proc/self/task"); /* 2 under TSan */
 	run_callers(4, iters);
