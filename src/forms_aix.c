@@ -107,8 +107,10 @@ static uint32_t auto_scale(const struct prof *p)
 	return s < 2 ? 0 : (uint32_t)s;
 }
 
-static int fill(struct ptable *t, const struct prof *p, size_t n)
+static int fill(struct ptable *t, const void *copy, size_t n, const void *unused)
 {
+	const struct prof *p = copy;
+	(void)unused;
 	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (check_entry(p, i) != 0)
@@ -141,15 +143,5 @@ int forms_aix(const void *profs)
 	struct prof *p = copy_profs(profs, &n);
 	if (!p)
 		return forms_fail(errno);
-	struct ptable *t = ptable_new(n);
-	if (!t || fill(t, p, n) != 0) {
-		int e = errno;
-		free(p);
-		ptable_free(t);
-		return forms_fail(e);
-	}
-	free(p);
-	t->mode = PTABLE_HIST;
-	t->form = PFORM_AIX;
-	return forms_publish(t);
+	return forms_build(p, n, PFORM_AIX, fill, NULL);
 }

@@ -60,6 +60,22 @@ int forms_publish(struct ptable *t)
 	return engine_publish(t);
 }
 
+int forms_build(void *copy, size_t n, enum ptable_form form, forms_fill_fn *fill,
+                const void *ctx)
+{
+	struct ptable *t = ptable_new(n);
+	int rc = t ? fill(t, copy, n, ctx) : -1;
+	int e = errno;
+	free(copy);
+	if (rc != 0) {
+		ptable_free(t);
+		return forms_fail(e);
+	}
+	t->mode = PTABLE_HIST;
+	t->form = form;
+	return forms_publish(t);
+}
+
 int forms_fail(int err)
 {
 	if (err == EFAULT)

@@ -49,8 +49,10 @@ static size_t entry_nbins(const struct profil_args *a)
 }
 
 /* Fills t's ranges from the checked copy a[n]; skips "off" entries. */
-static int fill(struct ptable *t, const struct profil_args *a, size_t n)
+static int fill(struct ptable *t, const void *copy, size_t n, const void *unused)
 {
+	const struct profil_args *a = copy;
+	(void)unused;
 	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (check_entry(a, i) != 0)
@@ -86,15 +88,5 @@ int forms_tru64(const struct profil_args *args, size_t n, unsigned int flags)
 	struct profil_args *a = forms_copy_array(args, n, sizeof *a);
 	if (!a)
 		return forms_fail(errno);
-	struct ptable *t = ptable_new(n);
-	if (!t || fill(t, a, n) != 0) {
-		int e = errno;
-		free(a);
-		ptable_free(t);
-		return forms_fail(e);
-	}
-	free(a);
-	t->mode = PTABLE_HIST;
-	t->form = PFORM_TRU64;
-	return forms_publish(t);
+	return forms_build(a, n, PFORM_TRU64, fill, NULL);
 }

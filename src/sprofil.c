@@ -72,8 +72,10 @@ static int set_region(struct prange *r, const struct prof *p, struct layout l)
 	return 0;
 }
 
-static int fill(struct ptable *t, const struct prof *p, size_t n, struct layout l)
+static int fill(struct ptable *t, const void *copy, size_t n, const void *layout)
 {
+	const struct prof *p = copy;
+	struct layout l = *(const struct layout *)layout;
 	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (is_overflow_entry(&p[i])) {
@@ -103,17 +105,7 @@ static int start(const struct prof *profp, size_t n, unsigned int flags)
 	struct prof *p = forms_copy_array(profp, n, sizeof *p);
 	if (!p)
 		return forms_fail(errno);
-	struct ptable *t = ptable_new(n);
-	if (!t || fill(t, p, n, l) != 0) {
-		int e = errno;
-		free(p);
-		ptable_free(t);
-		return forms_fail(e);
-	}
-	free(p);
-	t->mode = PTABLE_HIST;
-	t->form = PFORM_SPROFIL;
-	return forms_publish(t);
+	return forms_build(p, n, PFORM_SPROFIL, fill, &l);
 }
 
 int sprofil(struct prof *profp, int profcnt, struct timeval *tvp, unsigned int flags)
