@@ -65,13 +65,15 @@ __attribute__((noinline)) long sort_numbers(int n)
 	return mid;
 }
 
+/* Results go here so that no work can be optimised away. */
+static volatile double sink;
+
 void *worker(void *arg)
 {
 	long id = (long)arg;
-	volatile double r = 0;
 	for (int i = 0; i < 10; i++) {
-		r += integrate(30000000 + i); /* distinct arguments: no call is folded */
-		r += (double)hash_bytes(200000 + 100000 * id + i);
+		sink = integrate(30000000 + i); /* distinct arguments: no call is folded */
+		sink = (double)hash_bytes(200000 + 100000 * id + i);
 	}
 	return NULL;
 }
@@ -127,9 +129,8 @@ int main(void)
 	pthread_t th[3];
 	for (long i = 0; i < 3; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
-	volatile long m = 0;
 	for (int i = 0; i < 8; i++)
-		m += sort_numbers(1000000);
+		sink = (double)sort_numbers(1000000);
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
 	struct profil_stats running;
