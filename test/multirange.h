@@ -181,4 +181,25 @@ int mr_start_aix(const struct region *rs, size_t n);
  * counter, used as 2 bytes without PROF_UINT) may be NULL. */
 int mr_start_sprofil(const struct region *rs, size_t n, void *overflow, unsigned flags);
 
+/* Whether any form of profiling is on. */
+static inline int profiling_on(void)
+{
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	return st.engine != PROFIL_ENGINE_OFF;
+}
+
+/* Regions over the whole text of the executable (holding exe_fn) and of
+ * the library holding lib_fn, in ascending order. */
+static inline void text_regions(struct region rs[2], void *exe_fn, void *lib_fn, unsigned width)
+{
+	uintptr_t elo, ehi, llo, lhi;
+	text_of(exe_fn, &elo, &ehi);
+	text_of(lib_fn, &llo, &lhi);
+	ASSERT(ehi <= llo || lhi <= elo); /* different mappings */
+	int exe_first = elo < llo;
+	region_init(&rs[exe_first ? 0 : 1], elo, ehi, width);
+	region_init(&rs[exe_first ? 1 : 0], llo, lhi, width);
+}
+
 #endif /* PROFIL_TEST_MULTIRANGE_H */

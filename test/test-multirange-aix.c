@@ -28,13 +28,6 @@ int mr_start_aix(const struct region *rs, size_t n)
 	return rc;
 }
 
-static int aix_on(void)
-{
-	struct profil_stats st;
-	ASSERT_OK(profil_get_stats(&st));
-	return st.engine != PROFIL_ENGINE_OFF;
-}
-
 TEST_IMPL(multirange_aix_attribution)
 {
 	SKIP_IF_SAMPLES_DEFERRED();
@@ -102,7 +95,7 @@ TEST_IMPL(multirange_aix_errors)
 	unsigned short tick[2];
 	ASSERT_OK(profil(tick, sizeof tick, 0, 2));
 #define BAD(edit, err) do { memcpy(p, ok, sizeof p); edit; \
-		ASSERT_ERR(AIX(p), err); ASSERT(aix_on()); } while (0)
+		ASSERT_ERR(AIX(p), err); ASSERT(profiling_on()); } while (0)
 	BAD((p[0] = ok[1], p[1] = ok[0]), EINVAL);           /* p_high descending */
 	BAD(p[1].p_low = (void *)0x1040, EINVAL);            /* overlap */
 	BAD(p[0].p_high = (void *)0x1000, EINVAL);           /* p_low == p_high */
@@ -118,23 +111,23 @@ TEST_IMPL(multirange_aix_errors)
 	struct prof *edge = (struct prof *)(void *)(pages + 4096 - 2 * sizeof *edge);
 	memcpy(edge, ok, 2 * sizeof *edge);
 	ASSERT_ERR(AIX(edge), EFAULT);
-	ASSERT(!aix_on());
+	ASSERT(!profiling_on());
 	/* the same two entries with the terminator just before the page end */
 	edge = (struct prof *)(void *)(pages + 4096 - 3 * sizeof *edge);
 	memcpy(edge, ok, sizeof ok);
 	ASSERT_OK(AIX(edge));
-	ASSERT(aix_on());
+	ASSERT(profiling_on());
 	ASSERT_ERR(AIX(pages + 4096), EFAULT);
-	ASSERT(!aix_on());
+	ASSERT(!profiling_on());
 	/* only a terminator, or only "off" entries: profiling stops */
 	ASSERT_OK(AIX(ok));
 	ASSERT_OK(AIX(&ok[2]));
-	ASSERT(!aix_on());
+	ASSERT(!profiling_on());
 	memcpy(p, ok, sizeof p);
 	p[0].p_scale = 0, p[1].p_scale = 1;
 	ASSERT_OK(AIX(ok));
 	ASSERT_OK(AIX(p));
-	ASSERT(!aix_on());
+	ASSERT(!profiling_on());
 	/* a read-only counter buffer */
 	ASSERT_OK(mprotect(pages, 4096, PROT_READ));
 	memcpy(p, ok, sizeof p);
@@ -157,10 +150,10 @@ TEST_IMPL(multirange_aix_terminator_limit)
 		p[i] = (struct prof){(void *)(base + i * 16), (void *)(base + i * 16 + 16), &bufs[i],
 		                     2, 0x2000};
 	ASSERT_ERR(AIX(p), EINVAL); /* max + 1 entries, then the terminator */
-	ASSERT(!aix_on());
+	ASSERT(!profiling_on());
 	p[max] = (struct prof){0};
 	ASSERT_OK(AIX(p)); /* exactly max entries */
-	ASSERT(aix_on());
+	ASSERT(profiling_on());
 	aix_spin_exe(iters_for(0.05));
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	struct profil_stats st;

@@ -31,28 +31,11 @@ int mr_start_sprofil(const struct region *rs, size_t n, void *overflow, unsigned
 	return rc;
 }
 
-static int sp_on(void)
-{
-	struct profil_stats st;
-	ASSERT_OK(profil_get_stats(&st));
-	return st.engine != PROFIL_ENGINE_OFF;
-}
-
-/* The executable's text and libspin.so's, ascending. */
-static void sp_two(struct region rs[2], spin_fn lib, unsigned width)
-{
-	uintptr_t elo, ehi, llo, lhi;
-	text_of((void *)sp_spin_exe, &elo, &ehi);
-	text_of((void *)lib, &llo, &lhi);
-	region_init(&rs[0], elo < llo ? elo : llo, elo < llo ? ehi : lhi, width);
-	region_init(&rs[1], elo < llo ? llo : elo, elo < llo ? lhi : ehi, width);
-}
-
 static void attribution(unsigned flags, unsigned width)
 {
 	spin_fn lib = lib_spin("spinlib_spin");
 	struct region rs[2];
-	sp_two(rs, lib, width);
+	text_regions(rs, (void *)sp_spin_exe, (void *)lib, width);
 	unsigned overflow = 0;
 	ASSERT_OK(mr_start_sprofil(rs, 2, &overflow, flags));
 	struct split s = run_split(sp_spin_exe, 0.4, lib, 0.6, 30);
@@ -89,7 +72,7 @@ TEST_IMPL(multirange_sprofil_glibc_region_switch)
 {
 	spin_fn lib = lib_spin("spinlib_spin");
 	struct region rs[2];
-	sp_two(rs, lib, 2);
+	text_regions(rs, (void *)sp_spin_exe, (void *)lib, 2);
 	unsigned overflow = 0; /* used as 16-bit: the low half on x86 */
 	ASSERT_OK(mr_start_sprofil(rs, 2, &overflow, PROF_USHORT));
 	struct split s = run_split(sp_spin_exe, 0.5, lib, 0.5, 300); /* 1.7 ms each */
@@ -154,12 +137,12 @@ TEST_IMPL(multirange_sprofil_glibc_double_stop)
 	for (int round = 0; round < 3; round++) {
 		tick = 0;
 		ASSERT_OK(sprofil(&only_overflow, 1, NULL, 0));
-		ASSERT(sp_on());
+		ASSERT(profiling_on());
 		sp_spin_exe(iters_for(0.05));
 		ASSERT_OK(sprofil(NULL, 0, NULL, 0));
 		ASSERT_OK(sprofil(NULL, 0, NULL, 0));
 		ASSERT_OK(sprofil(&only_overflow, 0, NULL, 0));
-		ASSERT(!sp_on());
+		ASSERT(!profiling_on());
 		struct profil_stats st;
 		ASSERT_OK(profil_get_stats(&st));
 		ASSERT(tick > 0);
@@ -194,7 +177,7 @@ TEST_IMPL(multirange_sprofil_errors)
 	struct prof p[3];
 	ASSERT_OK(profil(tick, sizeof tick, 0, 2));
 #define BAD(edit, err) do { memcpy(p, ok, sizeof p); edit; \
-		ASSERT_ERR(sprofil(p, 3, NULL, 0), err); ASSERT(sp_on()); } while (0)
+		ASSERT_ERR(sprofil(p, 3, NULL, 0), err); ASSERT(profiling_on()); } while (0)
 	BAD(p[1].pr_off = 0x1fc2, EINVAL);             /* overlaps the first */
 	BAD(p[1] = p[0], EINVAL);                       /* the same region twice */
 	BAD(p[1] = p[2], EINVAL);                       /* two overflow bins */
@@ -207,31 +190,31 @@ TEST_IMPL(multirange_sprofil_errors)
 	ASSERT_ERR(sprofil(p, -1, NULL, 0), EINVAL);
 	ASSERT_ERR(sprofil(p, PROFIL_MAX_RANGES + 1, NULL, 0), EINVAL);
 	ASSERT_ERR(sprofil(p, 3, NULL, 4), EINVAL);    /* unknown flag */
-	ASSERT(sp_on());
+	ASSERT(profiling_on());
 	/* 32-bit counters need 4-byte alignment */
 	memcpy(p, ok, sizeof p);
 	p[0].pr_base = b + 1;
 	ASSERT_ERR(sprofil(p, 2, NULL, PROF_UINT), EINVAL);
-	ASSERT(sp_on());
+	ASSERT(profiling_on());
 	/* unreadable array, unwritable buffer, unwritable *tvp: EFAULT, off */
 	char *page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT(page != MAP_FAILED);
 	ASSERT_ERR(sprofil(p, 2, (struct timeval *)(void *)page, 0), EFAULT);
-	ASSERT(!sp_on());
+	ASSERT(!profiling_on());
 	ASSERT_OK(sprofil((struct prof *)(void *)ok, 3, NULL, 0));
 	memcpy(p, ok, sizeof p);
 	p[1].pr_base = page;
 	ASSERT_ERR(sprofil(p, 3, NULL, 0), EFAULT);
-	ASSERT(!sp_on());
+	ASSERT(!profiling_on());
 	ASSERT_OK(sprofil((struct prof *)(void *)ok, 3, NULL, 0));
 	ASSERT_OK(mprotect(page, 4096, PROT_NONE));
 	ASSERT_ERR(sprofil((struct prof *)(void *)page, 1, NULL, 0), EFAULT);
-	ASSERT(!sp_on());
+	ASSERT(!profiling_on());
 	/* scale 0 and 1 entries are ignored, as glibc ignores them */
 	memcpy(p, ok, sizeof p);
 	p[0].pr_scale = 0, p[1].pr_scale = 1;
 	ASSERT_OK(sprofil(p, 2, NULL, 0));
-	ASSERT(!sp_on());
+	ASSERT(!profiling_on());
 	munmap(page, 4096);
 	free(b);
 	return 0;
@@ -248,7 +231,7 @@ TEST_IMPL(multirange_sprofil_limit)
 		p[i] = (struct prof){&bufs[i], 2, 0x10000000 + (max - i) * 16, 0x2000};
 	ASSERT_ERR(sprofil(p, (int)max + 1, NULL, 0), EINVAL);
 	ASSERT_OK(sprofil(p, (int)max, NULL, 0));
-	ASSERT(sp_on());
+	ASSERT(profiling_on());
 	sp_spin_exe(iters_for(0.05));
 	ASSERT_OK(sprofil(NULL, 0, NULL, 0));
 	struct profil_stats st;

@@ -14,31 +14,12 @@
 SPIN_FN(mr_spin_exe, 50)
 SPIN_FN(mr_spin_load, 51)
 
-static int stats_on(void)
-{
-	struct profil_stats st;
-	ASSERT_OK(profil_get_stats(&st));
-	return st.engine != PROFIL_ENGINE_OFF;
-}
-
-/* Regions over the whole text of the executable and of libspin.so. */
-static void two_mappings(struct region rs[2], spin_fn lib, unsigned width)
-{
-	uintptr_t elo, ehi, llo, lhi;
-	text_of((void *)mr_spin_exe, &elo, &ehi);
-	text_of((void *)lib, &llo, &lhi);
-	ASSERT(ehi <= llo || lhi <= elo); /* different mappings */
-	int exe_first = elo < llo;
-	region_init(&rs[exe_first ? 0 : 1], elo, ehi, width);
-	region_init(&rs[exe_first ? 1 : 0], llo, lhi, width);
-}
-
 TEST_IMPL(multirange_tru64_attribution)
 {
 	SKIP_IF_SAMPLES_DEFERRED();
 	spin_fn lib = lib_spin("spinlib_spin");
 	struct region rs[2];
-	two_mappings(rs, lib, 4);
+	text_regions(rs, (void *)mr_spin_exe, (void *)lib, 4);
 	ASSERT_OK(start_tru64(rs, 2));
 	struct split s = run_split(mr_spin_exe, 0.4, lib, 0.8, 30);
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
@@ -132,7 +113,7 @@ static void start_config(struct config *c, int form, spin_fn lib)
 {
 	static const char *names[] = {"classic", "tru64", "aix", "sprofil"};
 	c->name = names[form];
-	two_mappings(c->rs, lib, form == 1 || form == 3 ? 4 : 2);
+	text_regions(c->rs, (void *)mr_spin_exe, (void *)lib, form == 1 || form == 3 ? 4 : 2);
 	if (form == 0) {
 		/* one range only: the lower mapping's; rs[1] stays at zero */
 		ASSERT_OK(profil(c->rs[0].buf, c->rs[0].nbins * 2, c->rs[0].lo, 0x10000));
@@ -162,7 +143,7 @@ TEST_IMPL(multirange_switch_forms_under_load)
 	}
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	cfg[ROUNDS * FORMS - 1].after = regions_total(cfg[ROUNDS * FORMS - 1].rs, 2);
-	ASSERT(!stats_on());
+	ASSERT(!profiling_on());
 	wait_cpu(0.06); /* the threads keep running: nothing may count */
 	atomic_store(&load_on, 0);
 	for (int i = 0; i < 3; i++)
@@ -228,24 +209,24 @@ TEST_IMPL(multirange_tru64_errors)
 	void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT(page != MAP_FAILED);
 	ASSERT_ERR(TRU64(page, 1, 0), EFAULT);
-	ASSERT(!stats_on());
+	ASSERT(!profiling_on());
 	/* a read-only buffer: EFAULT, profiling off */
 	ASSERT_OK(profil(tick, sizeof tick, 0, 2));
 	ASSERT_OK(mprotect(page, 4096, PROT_READ));
 	memcpy(a, ok, sizeof a);
 	a[0].buffer = page;
 	ASSERT_ERR(TRU64(a, 2, 0), EFAULT);
-	ASSERT(!stats_on());
+	ASSERT(!profiling_on());
 	/* n == 0 profiles nothing; scale 0/1 entries are left out */
 	ASSERT_OK(profil(tick, sizeof tick, 0, 2));
 	ASSERT_OK(TRU64(ok, 0, 0));
-	ASSERT(!stats_on());
+	ASSERT(!profiling_on());
 	memcpy(a, ok, sizeof a);
 	a[0].scale = 1, a[1].scale = 0;
 	ASSERT_OK(TRU64(a, 2, 0));
-	ASSERT(!stats_on());
+	ASSERT(!profiling_on());
 	ASSERT_OK(TRU64(ok, 2, 0));
-	ASSERT(stats_on());
+	ASSERT(profiling_on());
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	munmap(page, 4096);
 	free(b1), free(b2);
@@ -266,7 +247,7 @@ TEST_IMPL(multirange_tru64_limit)
 		                            0x4000}; /* 16 bytes, one counter */
 	}
 	ASSERT_ERR(TRU64(a, max + 1, 0), EINVAL);
-	ASSERT(!stats_on());
+	ASSERT(!profiling_on());
 	ASSERT_OK(TRU64(a + 1, max, 0));
 	mr_spin_exe(iters_for(0.05));
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
