@@ -183,11 +183,6 @@ int engine_publish_take(struct ptable *t, size_t *pcsample_stored)
 	return 0;
 }
 
-int engine_active(void)
-{
-	return atomic_load(&profil_published) != NULL;
-}
-
 struct ptable *engine_last_hist_copy(void)
 {
 	engine_lock();

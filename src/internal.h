@@ -121,8 +121,6 @@ HIDDEN int engine_publish_take(struct ptable *t, size_t *pcsample_stored);
 /* Called with the engine lock held to read the last published HIST table
  * (current or last stopped) for gmon output; returns a copy or NULL. */
 HIDDEN struct ptable *engine_last_hist_copy(void);
-/* Nonzero while a table is published. */
-HIDDEN int engine_active(void);
 
 /* probe.c: 0 if [p, p+len) is entirely mapped writable, else -1 EFAULT.
  * Reads /proc/self/maps; touches no byte of the range. */
