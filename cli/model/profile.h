@@ -1,0 +1,111 @@
+/*
+ * profile.h - the one in-memory profile every reader produces and every
+ * writer consumes (record -> model -> pprof; pprof -> model -> text, csv,
+ * gmon, ...).  It mirrors pprof's profile.proto so that reading and
+ * writing pprof loses nothing, and adds nothing a report could not get
+ * back from a pprof file.
+ *
+ * Identity rules (as in pprof):
+ *   - ids are 1-based indices: mappings[id-1], functions[id-1],
+ *     locations[id-1].  0 means "none".
+ *   - a mapping belongs to one process image (pid + exec generation):
+ *     two processes mapping the same library have two mappings, so an
+ *     address is meaningful only together with its mapping.
+ *   - a location is one (mapping, address) pair; its lines[] are the
+ *     inline chain at that address, innermost function first.  A location
+ *     not yet symbolized has nlines == 0.
+ *   - a sample's locs[] is its call stack, leaf first; for a caller frame
+ *     the address is the return address minus one.
+ *
+ * Ownership: every string and array is owned by the profile and freed by
+ * prof_free().  Strings are NUL-terminated UTF-8 (or raw bytes as found).
+ */
+#ifndef PROFIL_CLI_PROFILE_H
+#define PROFIL_CLI_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct prof_mapping {
+	uint64_t start, limit;   /* [start, limit) in the process */
+	uint64_t file_offset;    /* file offset mapped at start */
+	char *path;              /* "" when unknown; "[vdso]" for the vDSO */
+	char *build_id;          /* lowercase hex, "" when unknown */
+	uint32_t pid;            /* process image it belongs to */
+	uint8_t has_functions, has_lines; /* symbolization found them */
+};
+
+struct prof_function {
+	char *name;              /* demangled; "module+0xoffset" when unknown */
+	char *system_name;       /* mangled (linker) name, or same as name */
+	char *filename;          /* source file, "" when unknown */
+	int64_t start_line;
+};
+
+struct prof_line {
+	uint64_t function_id;
+	int64_t line;            /* 0 when unknown */
+};
+
+struct prof_location {
+	uint64_t mapping_id;     /* 0: in no known mapping */
+	uint64_t address;        /* absolute address in the process */
+	size_t nlines;
+	struct prof_line *lines; /* innermost first */
+};
+
+struct prof_sample {
+	size_t nlocs;
+	uint64_t *locs;          /* location ids, leaf first */
+	int64_t count;           /* samples */
+	int64_t cpu_ns;          /* count * period_ns */
+	uint32_t pid, tid;       /* 0 when unknown */
+	char *thread;            /* thread name, "" when unknown */
+	char *comm;              /* process command name, "" when unknown */
+};
+
+/* A process recorded (from pprof: derived from comments, see pprof.c). */
+struct prof_process {
+	uint32_t pid, ppid;
+	char *cmdline;           /* arguments joined by spaces */
+};
+
+struct profile {
+	struct prof_mapping *mappings;   size_t nmappings;
+	struct prof_function *functions; size_t nfunctions;
+	struct prof_location *locations; size_t nlocations;
+	struct prof_sample *samples;     size_t nsamples;
+	struct prof_process *processes;  size_t nprocesses;
+	int64_t period_ns;       /* CPU time one sample stands for */
+	int64_t time_ns;         /* start, ns since the Unix epoch */
+	int64_t duration_ns;     /* wall time of the recording */
+	char *command;           /* the recorded command line */
+	char *engine;            /* e.g. "thread-cputime-timers" */
+	uint64_t lost;           /* samples lost (ring full, ...) */
+	char **comments;         size_t ncomments; /* other free text */
+};
+
+/* Allocation failure in any of these prints one line and exits(1): the
+ * command has no way to carry on without memory. */
+struct profile *prof_new(void);
+void prof_free(struct profile *p);
+
+/* Builders: each returns the new (or existing, for the intern calls) id. */
+uint64_t prof_add_mapping(struct profile *p, const struct prof_mapping *m); /* copies strings */
+uint64_t prof_intern_function(struct profile *p, const char *name, const char *system_name,
+                              const char *filename, int64_t start_line);
+uint64_t prof_intern_location(struct profile *p, uint64_t mapping_id, uint64_t address);
+/* Adds count to the sample with the same stack, pid, tid (merging); the
+ * thread and comm strings are copied. */
+void prof_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs, int64_t count,
+                     uint32_t pid, uint32_t tid, const char *thread, const char *comm);
+/* Sets a location's inline chain (innermost first); replaces any before. */
+void prof_set_lines(struct profile *p, uint64_t location_id, const struct prof_line *lines,
+                    size_t n);
+/* Keeps strings: copies them. */
+void prof_add_process(struct profile *p, uint32_t pid, uint32_t ppid, const char *cmdline);
+void prof_add_comment(struct profile *p, const char *text);
+/* Sum of all samples' count. */
+int64_t prof_total(const struct profile *p);
+
+#endif
