@@ -99,9 +99,11 @@ static void retire(struct ptable *old)
 		ptable_free(last_hist);
 		last_hist = old;
 	} else {
-		size_t n = atomic_load(&old->pcnext);
-		pc_stored = n < old->pccap ? n : old->pccap;
-		ptable_free(old);
+		if (old->mode == PTABLE_PCSAMPLE) {
+			size_t n = atomic_load(&old->pcnext);
+			pc_stored = n < old->pccap ? n : old->pccap;
+		}
+		ptable_free(old); /* a ring's memory is its creator's */
 	}
 }
 

@@ -65,7 +65,7 @@ static void drain_pending(int sig)
 	siginfo_t keep[REQUEUE_MAX], si;
 	int nkeep = 0;
 	while (sigtimedwait(&one, &si, &zero) == sig) {
-		int ours = si.si_code == SI_TIMER && si.si_value.sival_ptr == &profil_timer_tag;
+		int ours = timer_tag_ours(&si);
 		if (!ours && nkeep < REQUEUE_MAX)
 			keep[nkeep++] = si;
 	}

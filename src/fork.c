@@ -51,7 +51,15 @@ static void child(void)
 		sweeper_start();
 	}
 	engine_unlock();
+	void (*hook)(void) = atomic_load(&fork_child_hook);
+	if (hook)
+		hook();
 }
+
+/* Set once by the profil agent (agent/): called in a forked child after
+ * the engine is consistent again, to give the child a sample ring of its
+ * own.  Atomic: written once, before any fork it matters for. */
+void (*_Atomic fork_child_hook)(void);
 
 __attribute__((constructor)) static void fork_hooks(void)
 {

@@ -27,6 +27,8 @@
 
 #include "profil.h"
 
+struct ring_file;
+
 #define HIDDEN __attribute__((visibility("hidden")))
 
 /* How a range turns a pc into a counter. */
@@ -56,7 +58,8 @@ struct prange {
 
 enum ptable_mode {
 	PTABLE_HIST = 0,    /* ranges[] histograms */
-	PTABLE_PCSAMPLE = 1 /* raw pcs into pcbuf (Solaris pcsample) */
+	PTABLE_PCSAMPLE = 1, /* raw pcs into pcbuf (Solaris pcsample) */
+	PTABLE_RING = 2      /* records into a shared sample ring (ring.h) */
 };
 
 /* Which public form built the table; kept for profil_write_gmon(). */
@@ -66,7 +69,8 @@ enum ptable_form {
 	PFORM_AIX,
 	PFORM_SPROFIL,
 	PFORM_PCSAMPLE,
-	PFORM_MONITOR
+	PFORM_MONITOR,
+	PFORM_RING
 };
 
 /*
@@ -89,6 +93,9 @@ struct ptable {
 	uintptr_t *pcbuf;    /* PTABLE_PCSAMPLE: caller's array */
 	size_t pccap;        /* its length */
 	_Atomic size_t pcnext; /* atomic: next free slot (may pass pccap) */
+
+	struct ring_file *ring; /* PTABLE_RING: control block (ring.h) */
+	unsigned char *ring_data; /* its record area, ring->data_size bytes */
 
 	size_t nranges;
 	struct prange ranges[];
@@ -195,6 +202,9 @@ HIDDEN int signal_hand_over(int sig, const struct sigaction *act, struct sigacti
 HIDDEN int sweeper_start(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
 HIDDEN void sweeper_forget(void);
+
+/* fork.c: called last in a forked child, engine lock not held (agent/). */
+extern void (*_Atomic fork_child_hook)(void) HIDDEN;
 
 /* threads.c: libc's pthread_create, for threads that must not be hooked. */
 HIDDEN int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,

@@ -12,9 +12,11 @@
  *   Reads:     profil_published, a pointer to an IMMUTABLE struct ptable
  *              that engine_publish() swaps atomically (its atomic pcnext
  *              aside); profil_pstats (atomic counters).
- *   Writes:    the caller's counters (atomic, saturating) or pcsample
- *              slots; profil_pstats; profil_inflight; this thread's
- *              fault-recovery slot.
+ *   Writes:    the caller's counters (atomic, saturating), pcsample
+ *              slots, or records into a sample ring (ring.h: space
+ *              reserved by compare-and-swap, committed by a release
+ *              store, never waiting for the reader); profil_pstats;
+ *              profil_inflight; this thread's fault-recovery slot.
  *   Callers guarantee: engine_publish() does not free or reuse a table,
  *              nor return to its caller, until profil_inflight has been
  *              seen at zero after the new pointer was stored.  Both sides
@@ -31,6 +33,7 @@
  */
 #include "sampling.h"
 #include "bin.h"
+#include "ring.h"
 
 #include <ucontext.h>
 
@@ -132,6 +135,49 @@ static void count_pc(struct ptable *t, uintptr_t pc, unsigned long w)
 		                      memory_order_relaxed);
 }
 
+/*
+ * Reserves len bytes of the ring (plus a SKIP filler when they would cross
+ * the end), or returns 0 when the reader is too far behind.  Writers race
+ * only on head; the reader moves tail, which only frees space, so a
+ * reservation checked against an older tail is still safe.
+ */
+static unsigned char *ring_reserve(const struct ptable *t, uint32_t len)
+{
+	struct ring_file *rf = t->ring;
+	uint64_t size = rf->data_size, h, pad;
+	h = atomic_load_explicit(&rf->head, memory_order_relaxed);
+	do {
+		uint64_t tail = atomic_load_explicit(&rf->tail, memory_order_acquire);
+		uint64_t off = h & (size - 1);
+		pad = size - off < len ? size - off : 0;
+		if (h + pad + len - tail > size)
+			return 0;
+	} while (!atomic_compare_exchange_weak_explicit(&rf->head, &h, h + pad + len,
+	                                                memory_order_relaxed,
+	                                                memory_order_relaxed));
+	if (pad)
+		__atomic_store_n((uint32_t *)(t->ring_data + (h & (size - 1))),
+		                 RING_HDR(RING_SKIP, pad / 8), __ATOMIC_RELEASE);
+	return t->ring_data + ((h + pad) & (size - 1));
+}
+
+static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, unsigned long w)
+{
+	const uint32_t words = sizeof(struct ring_record) / 8 + 1;
+	struct ring_record *r = (struct ring_record *)ring_reserve(t, words * 8);
+	if (!r) {
+		atomic_fetch_add_explicit(&t->ring->lost, w, memory_order_relaxed);
+		ADD(out_of_range, w);
+		return;
+	}
+	r->tid = (uint32_t)tid;
+	r->weight = (uint32_t)w;
+	r->modgen = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
+	r->pcs[0] = pc;
+	__atomic_store_n(&r->hdr, RING_HDR(RING_SAMPLE, words), __ATOMIC_RELEASE);
+	ADD(in_range, w);
+}
+
 /* A write faulted: withdraw the table so no later sample touches it.  The
  * engine still owns t and frees it at the next publish. */
 static void withdraw(struct ptable *t)
@@ -143,7 +189,8 @@ static void withdraw(struct ptable *t)
 }
 
 /* Kept out of line so __builtin_setjmp's frame is this function's. */
-static __attribute__((noinline)) void record(struct ptable *t, uintptr_t pc, unsigned long w)
+static __attribute__((noinline)) void record(struct ptable *t, pid_t tid, uintptr_t pc,
+                                             unsigned long w)
 {
 	if (__builtin_setjmp(sample_recover)) {
 		sample_writing = 0;
@@ -153,6 +200,8 @@ static __attribute__((noinline)) void record(struct ptable *t, uintptr_t pc, uns
 	sample_writing = 1;
 	if (t->mode == PTABLE_PCSAMPLE)
 		count_pc(t, pc, w);
+	else if (t->mode == PTABLE_RING)
+		count_ring(t, tid, pc, w);
 	else
 		count_hist(t, pc, w);
 	sample_writing = 0;
@@ -163,7 +212,7 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 	(void)sig;
 	/* Only our own timers' signals are samples: a kill(2) of the same
 	 * signal, or a timer of the program's, is ignored. */
-	if (info->si_code != SI_TIMER || info->si_value.sival_ptr != &profil_timer_tag)
+	if (!timer_tag_ours(info))
 		return;
 	unsigned long w = 1 + (info->si_overrun > 0 ? (unsigned long)info->si_overrun : 0);
 
@@ -173,7 +222,7 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		ADD(signals, 1);
 		ADD(ticks, w);
 		ADD(overruns, w - 1);
-		record(t, pc_of(uc), w);
+		record(t, timer_tag_tid(info), pc_of(uc), w);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }

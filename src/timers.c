@@ -15,7 +15,7 @@
  * Registry: the (tid, timer) pairs we own.  Every function here runs with
  * the engine lock held; the signal handler never looks at the registry.
  */
-#include "internal.h"
+#include "sampling.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -87,7 +87,7 @@ static int make_timer(pid_t tid, timer_t *out)
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = cur_sig;
-	sev.sigev_value.sival_ptr = (void *)&profil_timer_tag;
+	sev.sigev_value.sival_ptr = timer_tag(tid);
 	sev.sigev_notify_thread_id = tid;
 	timer_t id;
 	if (timer_create(thread_clock(tid), &sev, &id) != 0)

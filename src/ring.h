@@ -1,0 +1,114 @@
+/*
+ * ring.h - the sample ring: a record stream in memory shared between a
+ * profiled process (the engine writes it from the signal handler) and a
+ * reader in another process (`profil record`).  This header is the
+ * format; the writer is in sample.c, the reader in cli/record/.
+ *
+ * A ring file (one per process image, created by the agent) is laid out
+ * as: struct ring_file (the control block, RING_HEADER_SIZE bytes), the
+ * record area (data_size bytes, a power of two), then the module log
+ * (modlog_size bytes).  Every field the two sides both change is an
+ * atomic, and both sides treat the other as hostile: the reader checks
+ * every size it reads; the writer only ever reads head and tail.
+ *
+ * Records.  Writers are the threads of one process (several at once, in
+ * signal handlers).  A writer reserves space by compare-and-swap on head,
+ * fills the record, then stores its first word (hdr) with release
+ * semantics: a nonzero hdr is the commit.  The reader consumes records in
+ * order from tail, stops at the first hdr still zero, zeroes what it
+ * consumed and advances tail with release semantics.  Records never wrap:
+ * a writer that would cross the end first fills the rest with a SKIP
+ * record.  A writer that finds no room drops the sample and adds its
+ * weight to `lost`: the profiled program never waits for the reader.
+ *
+ *   hdr     bits 31..24 type (RING_SAMPLE, RING_SKIP), 23..0 size in
+ *           8-byte words, header included (so never 0 once committed)
+ *   tid     thread that was sampled
+ *   weight  timer expiries this sample stands for (1 + overrun)
+ *   modgen  the module log's generation when the sample was taken, so a
+ *           pc is looked up among the modules loaded at that moment
+ *   pcs[]   size - 2 words: pcs[0] is the interrupted pc, then callers
+ *           (return addresses), when stacks are recorded
+ *
+ * Bounds: data_size <= 2^30, so positions (head, tail: byte counts that
+ * only grow) cannot wrap a 64-bit counter in any real run.
+ */
+#ifndef PROFIL_RING_H
+#define PROFIL_RING_H
+
+#include <stdint.h>
+
+#define RING_MAGIC "PRFRING1"
+#define RING_VERSION 1u
+#define RING_HEADER_SIZE 4096u
+#define RING_DATA_MAX (1u << 30)
+
+enum ring_type {
+	RING_SAMPLE = 1,
+	RING_SKIP = 2
+};
+
+#define RING_HDR(type, words) (((uint32_t)(type) << 24) | ((uint32_t)(words) & 0xffffffu))
+#define RING_HDR_TYPE(h) ((h) >> 24)
+#define RING_HDR_WORDS(h) ((h) & 0xffffffu)
+
+struct ring_record {
+	uint32_t hdr;
+	uint32_t tid;
+	uint32_t weight;
+	uint32_t modgen;
+	uint64_t pcs[];
+};
+
+/* Most pcs one record may carry (the stack depth limit's ceiling). */
+#define RING_MAX_PCS 1024u
+
+/*
+ * Module log: an append-only sequence of struct ring_module records
+ * written by the agent outside signal context (under its own lock).
+ * modlog_len (release) says how many bytes are complete; modgen is bumped
+ * (release) after each event is complete, and samples carry it.  A load
+ * event has gen = the new generation; the module is valid for samples
+ * whose modgen >= gen, until an unload event for the same (base, start)
+ * with a later gen.
+ */
+enum ring_module_event {
+	RING_MODULE_LOAD = 1,
+	RING_MODULE_UNLOAD = 2
+};
+
+struct ring_module {
+	uint32_t size;           /* bytes of this record, 8-aligned */
+	uint16_t event;          /* enum ring_module_event */
+	uint16_t build_id_len;   /* bytes used in build_id[] */
+	uint32_t gen;
+	uint32_t path_len;       /* bytes of path[], NUL not counted */
+	uint64_t base;           /* load bias (dl_iterate_phdr's dlpi_addr) */
+	uint64_t start, end;     /* executable segment [start, end) */
+	uint64_t file_offset;    /* its p_offset */
+	uint8_t build_id[32];
+	char path[];             /* NUL-terminated; "[vdso]" for the vDSO */
+};
+
+/* The control block at offset 0 of a ring file. */
+struct ring_file {
+	char magic[8];           /* RING_MAGIC */
+	uint32_t version;        /* RING_VERSION */
+	uint32_t header_size;    /* RING_HEADER_SIZE */
+	uint64_t data_offset, data_size;
+	uint64_t modlog_offset, modlog_size;
+	uint32_t pid, ppid;
+	uint32_t hz;             /* sampling rate, samples per CPU second */
+	uint32_t flags;
+	int64_t start_ns;        /* CLOCK_REALTIME at creation */
+	_Atomic uint64_t head;   /* writers: bytes reserved */
+	_Atomic uint64_t tail;   /* reader: bytes consumed */
+	_Atomic uint64_t lost;   /* weight of samples dropped: ring full */
+	_Atomic uint64_t modlog_len;
+	_Atomic uint32_t modgen;
+	_Atomic uint32_t done;   /* 1: the image exited or exec'd */
+	char cmdline[2048];      /* NUL-separated arguments, truncated */
+	char comm[16];
+};
+
+#endif
