@@ -108,4 +108,22 @@ void prof_add_comment(struct profile *p, const char *text);
 /* Sum of all samples' count. */
 int64_t prof_total(const struct profile *p);
 
+/* Added for readers and writers (cli/format, cli/report): */
+/* Like prof_add_sample with an explicit CPU time (a reader keeps the
+ * file's values); prof_add_sample uses count * period_ns, so set
+ * period_ns before adding samples with it. */
+void prof_add_sample_ns(struct profile *p, const uint64_t *locs, size_t nlocs, int64_t count,
+                        int64_t cpu_ns, uint32_t pid, uint32_t tid, const char *thread,
+                        const char *comm);
+/* A new location even if (mapping, address) is known: a reader keeps a
+ * file's distinct locations distinct. */
+uint64_t prof_add_location(struct profile *p, uint64_t mapping_id, uint64_t address);
+/* Replaces a string field of the profile (command, engine) with a copy. */
+void prof_set_string(char **field, const char *value);
+/* Allocation that prints one line and exits(1) on failure. */
+void *prof_xrealloc(void *old, size_t n, size_t size); /* n * size, overflow-checked */
+void *prof_xcalloc(size_t n, size_t size);
+char *prof_xstrdup(const char *s); /* NULL gives "" */
+_Noreturn void prof_oom(void);
+
 #endif

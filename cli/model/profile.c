@@ -1,0 +1,311 @@
+/*
+ * profile.c - the in-memory profile (profile.h): growable arrays, and hash
+ * tables that intern functions and locations and merge samples by (stack,
+ * pid, tid), so a recording of millions of samples costs memory in
+ * proportion to its distinct stacks only.
+ *
+ * The hash tables live in a private struct around the public one; they
+ * hold 1-based ids (0 = empty slot) and are rebuilt on growth.
+ */
+#include "profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct idtab {
+	uint64_t *slots;
+	size_t cap, n; /* cap: a power of two or 0 */
+};
+
+struct profile_priv {
+	struct profile pub; /* first: prof_* get the public part's address */
+	struct idtab funcs, locs, samples;
+	size_t capm, capf, capl, caps, capp, capc;
+};
+
+static struct profile_priv *priv(const struct profile *p)
+{
+	return (struct profile_priv *)p;
+}
+
+_Noreturn void prof_oom(void)
+{
+	fputs("profil: out of memory\n", stderr);
+	exit(1);
+}
+
+void *prof_xrealloc(void *old, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		prof_oom();
+	void *p = realloc(old, n && size ? n * size : 1);
+	if (!p)
+		prof_oom();
+	return p;
+}
+
+void *prof_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		prof_oom();
+	return p;
+}
+
+char *prof_xstrdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+	if (!d)
+		prof_oom();
+	return d;
+}
+
+/* Makes room for one more element in an array of *cap elements. */
+static void *grow(void *arr, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? *cap * 2 : 16;
+	return prof_xrealloc(arr, *cap, size);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return mix(h, 0);
+}
+
+static uint64_t hash_function(const struct prof_function *f)
+{
+	uint64_t h = hash_str(hash_str(hash_str(1, f->name), f->system_name), f->filename);
+	return mix(h, (uint64_t)f->start_line);
+}
+
+static uint64_t hash_location(const struct prof_location *l)
+{
+	return mix(mix(2, l->mapping_id), l->address);
+}
+
+static uint64_t hash_sample(const struct prof_sample *s)
+{
+	uint64_t h = mix(mix(3, s->pid), s->tid);
+	for (size_t i = 0; i < s->nlocs; i++)
+		h = mix(h, s->locs[i]);
+	return h;
+}
+
+typedef uint64_t hash_fn(const struct profile *p, uint64_t id);
+
+static uint64_t hash_id_function(const struct profile *p, uint64_t id)
+{
+	return hash_function(&p->functions[id - 1]);
+}
+
+static uint64_t hash_id_location(const struct profile *p, uint64_t id)
+{
+	return hash_location(&p->locations[id - 1]);
+}
+
+static uint64_t hash_id_sample(const struct profile *p, uint64_t id)
+{
+	return hash_sample(&p->samples[id - 1]);
+}
+
+/* Inserts id (whose hash is h) into t, growing t at half full. */
+static void tab_insert(struct profile *p, struct idtab *t, uint64_t id, uint64_t h, hash_fn *fn)
+{
+	if (2 * (t->n + 1) > t->cap) {
+		struct idtab old = *t;
+		t->cap = t->cap ? t->cap * 2 : 64;
+		t->slots = prof_xcalloc(t->cap, sizeof *t->slots);
+		t->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.slots[i])
+				tab_insert(p, t, old.slots[i], fn(p, old.slots[i]), fn);
+		free(old.slots);
+	}
+	size_t i = h & (t->cap - 1);
+	while (t->slots[i])
+		i = (i + 1) & (t->cap - 1);
+	t->slots[i] = id;
+	t->n++;
+}
+
+struct profile *prof_new(void)
+{
+	struct profile_priv *q = prof_xcalloc(1, sizeof *q);
+	q->pub.command = prof_xstrdup("");
+	q->pub.engine = prof_xstrdup("");
+	return &q->pub;
+}
+
+void prof_free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nmappings; i++)
+		free(p->mappings[i].path), free(p->mappings[i].build_id);
+	for (size_t i = 0; i < p->nfunctions; i++) {
+		struct prof_function *f = &p->functions[i];
+		free(f->name), free(f->system_name), free(f->filename);
+	}
+	for (size_t i = 0; i < p->nlocations; i++)
+		free(p->locations[i].lines);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct prof_sample *s = &p->samples[i];
+		free(s->locs), free(s->thread), free(s->comm);
+	}
+	for (size_t i = 0; i < p->nprocesses; i++)
+		free(p->processes[i].cmdline);
+	for (size_t i = 0; i < p->ncomments; i++)
+		free(p->comments[i]);
+	free(p->mappings), free(p->functions), free(p->locations), free(p->samples);
+	free(p->processes), free(p->comments), free(p->command), free(p->engine);
+	struct profile_priv *q = priv(p);
+	free(q->funcs.slots), free(q->locs.slots), free(q->samples.slots);
+	free(q);
+}
+
+uint64_t prof_add_mapping(struct profile *p, const struct prof_mapping *m)
+{
+	struct profile_priv *q = priv(p);
+	p->mappings = grow(p->mappings, p->nmappings, &q->capm, sizeof *p->mappings);
+	struct prof_mapping *d = &p->mappings[p->nmappings++];
+	*d = *m;
+	d->path = prof_xstrdup(m->path);
+	d->build_id = prof_xstrdup(m->build_id);
+	return p->nmappings;
+}
+
+uint64_t prof_intern_function(struct profile *p, const char *name, const char *system_name,
+                              const char *filename, int64_t start_line)
+{
+	struct profile_priv *q = priv(p);
+	name = name ? name : "";
+	struct prof_function key = {(char *)name, (char *)(system_name ? system_name : name),
+	                            (char *)(filename ? filename : ""), start_line};
+	uint64_t h = hash_function(&key);
+	for (size_t i = q->funcs.cap ? h & (q->funcs.cap - 1) : 0; q->funcs.cap && q->funcs.slots[i];
+	     i = (i + 1) & (q->funcs.cap - 1)) {
+		const struct prof_function *f = &p->functions[q->funcs.slots[i] - 1];
+		if (f->start_line == start_line && !strcmp(f->name, key.name) &&
+		    !strcmp(f->system_name, key.system_name) && !strcmp(f->filename, key.filename))
+			return q->funcs.slots[i];
+	}
+	p->functions = grow(p->functions, p->nfunctions, &q->capf, sizeof *p->functions);
+	struct prof_function *f = &p->functions[p->nfunctions++];
+	f->name = prof_xstrdup(key.name);
+	f->system_name = prof_xstrdup(key.system_name);
+	f->filename = prof_xstrdup(key.filename);
+	f->start_line = start_line;
+	tab_insert(p, &q->funcs, p->nfunctions, h, hash_id_function);
+	return p->nfunctions;
+}
+
+uint64_t prof_add_location(struct profile *p, uint64_t mapping_id, uint64_t address)
+{
+	struct profile_priv *q = priv(p);
+	p->locations = grow(p->locations, p->nlocations, &q->capl, sizeof *p->locations);
+	struct prof_location *l = &p->locations[p->nlocations++];
+	*l = (struct prof_location){mapping_id, address, 0, NULL};
+	tab_insert(p, &q->locs, p->nlocations, hash_location(l), hash_id_location);
+	return p->nlocations;
+}
+
+uint64_t prof_intern_location(struct profile *p, uint64_t mapping_id, uint64_t address)
+{
+	struct profile_priv *q = priv(p);
+	struct prof_location key = {mapping_id, address, 0, NULL};
+	uint64_t h = hash_location(&key);
+	for (size_t i = q->locs.cap ? h & (q->locs.cap - 1) : 0; q->locs.cap && q->locs.slots[i];
+	     i = (i + 1) & (q->locs.cap - 1)) {
+		const struct prof_location *l = &p->locations[q->locs.slots[i] - 1];
+		if (l->mapping_id == mapping_id && l->address == address)
+			return q->locs.slots[i];
+	}
+	return prof_add_location(p, mapping_id, address);
+}
+
+void prof_add_sample_ns(struct profile *p, const uint64_t *locs, size_t nlocs, int64_t count,
+                        int64_t cpu_ns, uint32_t pid, uint32_t tid, const char *thread,
+                        const char *comm)
+{
+	struct profile_priv *q = priv(p);
+	struct prof_sample key = {nlocs, (uint64_t *)locs, 0, 0, pid, tid, NULL, NULL};
+	uint64_t h = hash_sample(&key);
+	for (size_t i = q->samples.cap ? h & (q->samples.cap - 1) : 0;
+	     q->samples.cap && q->samples.slots[i]; i = (i + 1) & (q->samples.cap - 1)) {
+		struct prof_sample *s = &p->samples[q->samples.slots[i] - 1];
+		if (s->pid == pid && s->tid == tid && s->nlocs == nlocs &&
+		    (nlocs == 0 || !memcmp(s->locs, locs, nlocs * sizeof *locs))) {
+			s->count += count;
+			s->cpu_ns += cpu_ns;
+			return;
+		}
+	}
+	p->samples = grow(p->samples, p->nsamples, &q->caps, sizeof *p->samples);
+	struct prof_sample *s = &p->samples[p->nsamples++];
+	*s = key;
+	s->locs = prof_xrealloc(NULL, nlocs, sizeof *locs);
+	if (nlocs)
+		memcpy(s->locs, locs, nlocs * sizeof *locs);
+	s->count = count;
+	s->cpu_ns = cpu_ns;
+	s->thread = prof_xstrdup(thread);
+	s->comm = prof_xstrdup(comm);
+	tab_insert(p, &q->samples, p->nsamples, h, hash_id_sample);
+}
+
+void prof_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs, int64_t count,
+                     uint32_t pid, uint32_t tid, const char *thread, const char *comm)
+{
+	prof_add_sample_ns(p, locs, nlocs, count, count * p->period_ns, pid, tid, thread, comm);
+}
+
+void prof_set_lines(struct profile *p, uint64_t location_id, const struct prof_line *lines,
+                    size_t n)
+{
+	struct prof_location *l = &p->locations[location_id - 1];
+	free(l->lines);
+	l->lines = n ? prof_xrealloc(NULL, n, sizeof *lines) : NULL;
+	if (n)
+		memcpy(l->lines, lines, n * sizeof *lines);
+	l->nlines = n;
+}
+
+void prof_add_process(struct profile *p, uint32_t pid, uint32_t ppid, const char *cmdline)
+{
+	struct profile_priv *q = priv(p);
+	p->processes = grow(p->processes, p->nprocesses, &q->capp, sizeof *p->processes);
+	p->processes[p->nprocesses++] = (struct prof_process){pid, ppid, prof_xstrdup(cmdline)};
+}
+
+void prof_add_comment(struct profile *p, const char *text)
+{
+	struct profile_priv *q = priv(p);
+	p->comments = grow(p->comments, p->ncomments, &q->capc, sizeof *p->comments);
+	p->comments[p->ncomments++] = prof_xstrdup(text);
+}
+
+void prof_set_string(char **field, const char *value)
+{
+	char *v = prof_xstrdup(value);
+	free(*field);
+	*field = v;
+}
+
+int64_t prof_total(const struct profile *p)
+{
+	int64_t t = 0;
+	for (size_t i = 0; i < p->nsamples; i++)
+		t += p->samples[i].count;
+	return t;
+}
