@@ -71,13 +71,22 @@ HIDDEN int forms_fail(int err);
 
 /*
  * Steps 2 and 3 for a form whose caller's array was copied into `copy`
- * (n entries; freed here): a table of n ranges is filled by fill(), which
- * may use fewer and fails with -1 and errno, then marked as a histogram of
- * `form` and handed to forms_publish().  ctx is passed to fill().
+ * (n entries; freed here): a table with room for cap ranges is filled by
+ * fill(), which may use fewer and fails with -1 and errno, then marked as
+ * a histogram of `form` and handed to forms_publish().  ctx is passed to
+ * fill().
  */
 typedef int forms_fill_fn(struct ptable *t, const void *copy, size_t n, const void *ctx);
-HIDDEN int forms_build(void *copy, size_t n, enum ptable_form form, forms_fill_fn *fill,
-                       const void *ctx);
+HIDDEN int forms_build(void *copy, size_t n, size_t cap, enum ptable_form form,
+                       forms_fill_fn *fill, const void *ctx);
+
+/*
+ * forms_overlap.c: sets t's ranges to the disjoint pieces of regions[n]
+ * that may overlap, by glibc's sprofil() rule: decreasing lowpc claims
+ * first, ties go to the earlier region (docs/contract.md, "sprofil").  t
+ * must have room for 2n ranges.  -1 ENOMEM.
+ */
+HIDDEN int forms_claim(struct ptable *t, const struct prange *regions, size_t n);
 
 /* A malloc'd copy of the caller's array of n entries of size bytes, or
  * NULL with errno EFAULT (not all readable), ENOMEM or EINVAL (n * size

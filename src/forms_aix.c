@@ -1,5 +1,6 @@
 /*
- * forms_aix.c - AIX's multi-range profil() (SPEC.md §2, <profil_aix.h>):
+ * forms_aix.c - AIX's multi-range profil() (docs/contract.md, "AIX struct
+ * prof"; <profil_aix.h>):
  *
  *   profil((unsigned short *)profs, (size_t)-1, 0, 0)
  *
@@ -143,5 +144,5 @@ int forms_aix(const void *profs)
 	struct prof *p = copy_profs(profs, &n);
 	if (!p)
 		return forms_fail(errno);
-	return forms_build(p, n, PFORM_AIX, fill, NULL);
+	return forms_build(p, n, n, PFORM_AIX, fill, NULL);
 }

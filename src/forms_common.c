@@ -12,7 +12,7 @@ _Static_assert(PTABLE_MAX_RANGES == PROFIL_MAX_RANGES, "the documented limit");
 int forms_set_buffer(struct prange *r, void *buf, size_t bytes, unsigned width)
 {
 	/* NULL with a size is a malformed entry, not an unmapped buffer:
-	 * EINVAL, as SPEC.md lists it; misaligned counters cannot be
+	 * EINVAL (docs/contract.md, "Errors"); misaligned counters cannot be
 	 * updated atomically (the classic form refuses them too). */
 	if (buf == NULL || (uintptr_t)buf % width != 0 || bytes < width) {
 		errno = EINVAL;
@@ -60,10 +60,10 @@ int forms_publish(struct ptable *t)
 	return engine_publish(t);
 }
 
-int forms_build(void *copy, size_t n, enum ptable_form form, forms_fill_fn *fill,
+int forms_build(void *copy, size_t n, size_t cap, enum ptable_form form, forms_fill_fn *fill,
                 const void *ctx)
 {
-	struct ptable *t = ptable_new(n);
+	struct ptable *t = ptable_new(cap);
 	int rc = t ? fill(t, copy, n, ctx) : -1;
 	int e = errno;
 	free(copy);

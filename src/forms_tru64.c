@@ -1,5 +1,6 @@
 /*
- * forms_tru64.c - Tru64 UNIX's multi-range profil() (SPEC.md §2):
+ * forms_tru64.c - Tru64 UNIX's multi-range profil() (docs/contract.md,
+ * "Tru64 profil_args"):
  *
  *   profil((unsigned short *)args, n, (size_t)-1, flags)
  *
@@ -88,5 +89,5 @@ int forms_tru64(const struct profil_args *args, size_t n, unsigned int flags)
 	struct profil_args *a = forms_copy_array(args, n, sizeof *a);
 	if (!a)
 		return forms_fail(errno);
-	return forms_build(a, n, PFORM_TRU64, fill, NULL);
+	return forms_build(a, n, n, PFORM_TRU64, fill, NULL);
 }

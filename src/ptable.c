@@ -8,7 +8,10 @@
 
 struct ptable *ptable_new(size_t nranges)
 {
-	if (nranges > PTABLE_MAX_RANGES) {
+	/* Callers limit what they are given to PTABLE_MAX_RANGES; resolving
+	 * overlapping sprofil() regions may split them into up to twice as
+	 * many ranges (forms_overlap.c). */
+	if (nranges > 2 * (size_t)PTABLE_MAX_RANGES) {
 		errno = EINVAL;
 		return NULL;
 	}

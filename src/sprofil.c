@@ -1,5 +1,6 @@
 /*
- * sprofil.c - glibc's sprofil() (SPEC.md §2), on the shared range table:
+ * sprofil.c - glibc's sprofil() (docs/contract.md, "sprofil"), on the
+ * shared range table:
  *
  *   int sprofil(struct prof *profp, int profcnt, struct timeval *tvp,
  *               unsigned int flags);
@@ -21,8 +22,8 @@
  *     table; glibc's "last region" cache credits the first sample after
  *     a change of region with the overflow region's offset and scale, and
  *     its search underflows for a pc below every region;
- *   - overlapping regions, a second overflow entry, a pr_scale above
- *     UINT_MAX (glibc truncates it) and unknown flags are EINVAL.
+ *   - a second overflow entry, a pr_scale above UINT_MAX (glibc
+ *     truncates it) and unknown flags are EINVAL.
  */
 #include "forms.h"
 
@@ -72,22 +73,45 @@ static int set_region(struct prange *r, const struct prof *p, struct layout l)
 	return 0;
 }
 
-static int fill(struct ptable *t, const void *copy, size_t n, const void *layout)
+/* Every region of p[n] into regions[] (their count in *used), the
+ * overflow entry into t; EINVAL for a malformed entry. */
+static int parse(struct ptable *t, const struct prof *p, size_t n, struct layout l,
+                 struct prange *regions, size_t *used)
 {
-	const struct prof *p = copy;
-	struct layout l = *(const struct layout *)layout;
-	size_t used = 0;
+	*used = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (is_overflow_entry(&p[i])) {
 			if (set_overflow(t, &p[i], l) != 0)
 				return -1;
 		} else if (p[i].pr_scale >= 2) {
-			if (set_region(&t->ranges[used++], &p[i], l) != 0)
+			struct prange *r = &regions[(*used)++];
+			if (set_region(r, &p[i], l) != 0)
 				return -1;
+			if (r->lowpc >= r->highpc) { /* ends past the address space */
+				errno = EINVAL;
+				return -1;
+			}
 		}
 	}
-	t->nranges = used;
 	return 0;
+}
+
+/* t has room for 2n ranges: overlapping regions are split (forms_claim). */
+static int fill(struct ptable *t, const void *copy, size_t n, const void *layout)
+{
+	struct prange *regions = calloc(n ? n : 1, sizeof *regions);
+	size_t used;
+	if (!regions) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int rc = parse(t, copy, n, *(const struct layout *)layout, regions, &used);
+	if (rc == 0)
+		rc = forms_claim(t, regions, used);
+	int e = errno;
+	free(regions);
+	errno = e;
+	return rc;
 }
 
 /* The period the counts are in, to the nearest microsecond. */
@@ -105,7 +129,7 @@ static int start(const struct prof *profp, size_t n, unsigned int flags)
 	struct prof *p = forms_copy_array(profp, n, sizeof *p);
 	if (!p)
 		return forms_fail(errno);
-	return forms_build(p, n, PFORM_SPROFIL, fill, &l);
+	return forms_build(p, n, 2 * n, PFORM_SPROFIL, fill, &l);
 }
 
 int sprofil(struct prof *profp, int profcnt, struct timeval *tvp, unsigned int flags)
