@@ -22,6 +22,10 @@ CFLAGS_ALL = $(LIBFLAGS) $(CFLAGS)
 LIB_SRC    := $(sort $(wildcard src/*.c))
 LIB_OBJ    := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 SONAME     := libprofil.so.$(SOVERSION)
+AGENT_SRC  := $(sort $(wildcard agent/*.c))
+AGENT_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/agent-obj/%.o) \
+              $(AGENT_SRC:agent/%.c=$(BUILD)/agent-obj/agent-%.o)
+AGENT      := $(BUILD)/libprofil-agent.so
 SHLIB      := $(BUILD)/libprofil.so.$(VERSION)
 STLIB      := $(BUILD)/libprofil.a
 
@@ -36,11 +40,11 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
-.PHONY: deps check-install all lib check check-handler check-man test demo install uninstall clean \
+.PHONY: deps check-install check-symbols all lib check check-handler check-man test demo install uninstall clean \
         examples bench stress sanitize tsan valgrind
 all: lib examples
 
-lib: $(SHLIB) $(BUILD)/libprofil.so $(STLIB)
+lib: $(SHLIB) $(BUILD)/libprofil.so $(STLIB) $(AGENT)
 
 $(BUILD)/obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/obj
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
@@ -85,6 +89,19 @@ $(BUILD)/examples/%: examples/%.c $(SHLIB) | $(BUILD)/examples
 $(BUILD)/bench/%: bench/%.c $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/bench
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -lm $(LDFLAGS)
 
+# The profil agent (agent/): preloaded by `profil record`.  It carries its
+# own copy of the engine with the public profil() family hidden, so a
+# program that calls profil() itself does not take over the recording.
+
+$(BUILD)/agent-obj:
+	mkdir -p $@
+$(BUILD)/agent-obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/agent-obj
+	$(CC) $(CFLAGS_ALL) -DPROFIL_API= -c $< -o $@
+$(BUILD)/agent-obj/agent-%.o: agent/%.c agent/*.h src/*.h include/*.h | $(BUILD)/agent-obj
+	$(CC) $(CFLAGS_ALL) -DPROFIL_API= -c $< -o $@
+$(AGENT): $(AGENT_OBJ)
+	$(CC) -shared -Wl,-z,defs -o $@ $^ -ldl -pthread $(SAN) $(LDFLAGS)
+
 examples: $(EXAMPLES)
 bench: $(BENCH)
 	sh bench/run.sh $(BUILD)
@@ -108,7 +125,7 @@ deps:
 check-install: lib
 	sh tools/check-install.sh
 
-check: deps check-handler check-man test check-install
+check: deps check-handler check-man test check-install check-symbols
 
 # Safety stress (issue 3): minutes, not part of `make check`.
 STRESS_SECONDS ?= 180
@@ -160,3 +177,50 @@ install: lib
 
 clean:
 	rm -rf $(BUILD) build-*
+
+# The profil command's symbolizer (cli/symbol): ELF and DWARF through
+# elfutils (libdw-dev), C++ names through libstdc++'s __cxa_demangle.
+# The command's link rule uses CLI_LIBS.
+CLI_LIBS   += -ldw -lelf -lstdc++
+SYM_SRC    := $(sort $(wildcard cli/symbol/*.c))
+
+# Its tests: test/sym/symtest symbolizes the addresses the programs and
+# libraries below print, offline, with every kind of file it must read.
+SYM_T      := $(BUILD)/test/sym
+SYMTEST    := $(BUILD)/test/symtest
+SYM_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -gdwarf-5
+SYM_LINK   := -L$(SYM_T) -Wl,-rpath,$(abspath $(SYM_T)) -lsymlib -lsymcxx -ldl
+SYM_FILES  := $(addprefix $(SYM_T)/,symprog symprog-nopie libsymlib.so libsymcxx.so \
+              symprog.debug symprog.stripped libsymlib.dynsym.so linked/symprog)
+
+$(SYM_T) $(SYM_T)/linked/.debug:
+	mkdir -p $@
+$(SYM_T)/libsymlib.so: test/sym/symlib.c test/sym/symprog.h | $(SYM_T)
+	$(CC) $(SYM_CFLAGS) -fPIC -shared -o $@ $<
+$(SYM_T)/libsymcxx.so: test/sym/symcxx.cc test/sym/symprog.h | $(SYM_T)
+	$(CXX) -Wall -Wextra -Werror -O2 -g -gdwarf-5 -fPIC -shared -o $@ $<
+$(SYM_T)/symprog: test/sym/symprog.c test/sym/symprog.h $(SYM_T)/libsymlib.so $(SYM_T)/libsymcxx.so
+	$(CC) $(SYM_CFLAGS) -o $@ $< $(SYM_LINK)
+$(SYM_T)/symprog-nopie: test/sym/symprog.c test/sym/symprog.h $(SYM_T)/libsymlib.so $(SYM_T)/libsymcxx.so
+	$(CC) $(SYM_CFLAGS) -fno-pie -no-pie -o $@ $< $(SYM_LINK)
+# stripped copies: same build-id, same layout, symbols elsewhere or nowhere
+$(SYM_T)/symprog.debug: $(SYM_T)/symprog
+	objcopy --only-keep-debug $< $@
+$(SYM_T)/symprog.stripped: $(SYM_T)/symprog
+	strip --strip-all -o $@ $<
+$(SYM_T)/libsymlib.dynsym.so: $(SYM_T)/libsymlib.so
+	strip --strip-all -o $@ $<
+$(SYM_T)/linked/symprog: $(SYM_T)/symprog | $(SYM_T)/linked/.debug
+	objcopy --only-keep-debug $< $(SYM_T)/linked/.debug/symprog.debug
+	strip --strip-all -o $@.tmp $<
+	objcopy --add-gnu-debuglink=$(SYM_T)/linked/.debug/symprog.debug $@.tmp $@
+	rm -f $@.tmp
+
+$(SYMTEST): test/sym/symtest.c test/sym/symcases.c test/sym/symtest.h $(SYM_SRC) \
+            cli/symbol/*.h cli/model/profile.c cli/model/profile.h | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest/sym -DSYM_BIN='"$(abspath $(SYM_T))"' \
+	    -DSYM_SRCDIR='"$(abspath test/sym)"' -o $@ test/sym/symtest.c test/sym/symcases.c \
+	    $(SYM_SRC) cli/model/profile.c $(CLI_LIBS) $(LDFLAGS)
+
+check-symbols: $(SYMTEST) $(SYM_FILES)
+	$(SYMTEST) $(SYM_TESTS)

@@ -21,7 +21,11 @@
 extern "C" {
 #endif
 
+/* The profil agent builds the engine with PROFIL_API defined empty: its
+ * copy of these functions stays hidden (agent/agent.h). */
+#ifndef PROFIL_API
 #define PROFIL_API __attribute__((visibility("default")))
+#endif
 
 /*
  * Classic form (every Unix): count samples of the program counter pc in
@@ -100,6 +104,11 @@ struct profil_stats {
 	enum profil_engine engine;       /* mechanism in use */
 	enum profil_stop_reason stopped; /* why it stopped by itself */
 	unsigned int threads;            /* threads with a live timer */
+	/* Added in 1.1 (at the end: the layout above is unchanged). */
+	unsigned long long reconciled;   /* ... credited when a thread exited,
+	                                    for expiries never delivered */
+	unsigned int untimed;            /* threads left without a timer to
+	                                    spare the signal-queue limit */
 };
 
 /* Fill *st.  Returns 0, or -1 with errno EINVAL when st is NULL. */

@@ -152,6 +152,7 @@ struct pstats {
 	_Atomic unsigned long long saturated;
 	_Atomic unsigned long long overruns;
 	_Atomic unsigned long long faults;
+	_Atomic unsigned long long reconciled; /* credited at thread exit */
 	_Atomic int stopped;
 };
 extern struct pstats profil_pstats HIDDEN;
@@ -177,6 +178,7 @@ HIDDEN int timers_rescan(void);        /* cover new threads, drop dead ones */
 HIDDEN int timers_add_self(void);      /* calling thread, if not covered */
 HIDDEN void timers_remove_self(void);
 HIDDEN unsigned int timers_count(void);
+HIDDEN unsigned int timers_untimed(void); /* threads refused a timer */
 HIDDEN int timers_signal(void);        /* signal in use, 0 when stopped */
 HIDDEN void timers_forget_all(void);   /* after fork in the child: the
                                           parent's timers do not exist */
@@ -203,6 +205,8 @@ HIDDEN int sweeper_start(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
 HIDDEN void sweeper_forget(void);
 
+/* sweeper.c: called every sweep, no lock held (agent/). */
+extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
 

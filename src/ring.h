@@ -109,6 +109,8 @@ struct ring_file {
 	_Atomic uint32_t done;   /* 1: the image exited or exec'd */
 	char cmdline[2048];      /* NUL-separated arguments, truncated */
 	char comm[16];
+	_Atomic int32_t signal;  /* sampling signal now (the agent updates it) */
+	char engine[28];         /* engine name, NUL-terminated */
 };
 
 #endif

@@ -22,6 +22,9 @@
 
 #define SWEEP_MS 100
 
+/* Set once by the profil agent (agent/) before profiling starts. */
+void (*_Atomic sweeper_tick_hook)(void);
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_t thread;  /* mu */
@@ -47,6 +50,9 @@ static void *sweep(void *unused)
 			timers_rescan();
 			engine_unlock();
 		}
+		void (*hook)(void) = atomic_load(&sweeper_tick_hook);
+		if (hook) /* the agent's module poll: no engine lock held */
+			hook();
 		pthread_mutex_lock(&mu);
 	}
 	pthread_mutex_unlock(&mu);

@@ -1,0 +1,42 @@
+/*
+ * agent.h - the profil agent: a library `profil record` preloads into the
+ * program it runs.  It profiles every thread with the engine (src/) into
+ * a sample ring (src/ring.h) in a file the record process reads while the
+ * program runs, so nothing is lost if the program is killed.  It does no
+ * I/O on the sampling path and no symbolization.
+ *
+ * Configuration (set by `profil record`, read once at load):
+ *   PROFIL_RECORD_DIR     directory for ring files; unset: the agent idles
+ *   PROFIL_RECORD_ROOT    pid of the recorded command
+ *   PROFIL_RECORD_NOCHILD "1": only the root process is profiled
+ *   PROFIL_HZ             sampling rate (the engine reads it)
+ *
+ * The public profil() family is hidden in the agent's copy of the engine:
+ * a program that calls profil() itself gets glibc's, which runs beside us
+ * on SIGPROF (ours then moves to a real-time signal).
+ */
+#ifndef PROFIL_AGENT_H
+#define PROFIL_AGENT_H
+
+#include <stddef.h>
+
+#define HIDDEN __attribute__((visibility("hidden")))
+
+struct ring_file;
+
+/* ringfile.c: a new ring file "<dir>/<pid>.<n>.ring", mapped shared and
+ * initialised; NULL with errno on failure (the agent then idles). */
+HIDDEN struct ring_file *ringfile_create(const char *dir, size_t data_size,
+                                         size_t modlog_size);
+
+/* modules.c: the module log.  modules_init() records every object loaded
+ * now; modules_rescan() records what was loaded or unloaded since
+ * (called after dlopen/dlclose).  Both take the module lock themselves. */
+HIDDEN void modules_init(struct ring_file *rf);
+HIDDEN void modules_rescan(void);
+/* Rescans when dl_iterate_phdr's counters moved (called every sweep). */
+HIDDEN void modules_poll(void);
+/* After fork in the child: log into rf from scratch. */
+HIDDEN void modules_reset(struct ring_file *rf);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * ringfile.c - creating the file a process image samples into.
+ *
+ * One file per process image: a forked child and an exec'd program each
+ * get a new one, so each file has one set of modules and one pid.  The
+ * file lives in a directory `profil record` made (on tmpfs when it can),
+ * and is mapped MAP_SHARED: the record process reads it while we run and
+ * after we die, however we die.  Pages of the record area are touched only
+ * as samples fill them, so a large area costs little.
+ */
+#include "agent.h"
+#include "../src/ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+/* Reads a small /proc/self file into buf (NUL-terminated, maybe cut). */
+static size_t read_self(const char *name, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/%s", name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	return (size_t)n;
+}
+
+/* An exclusive new file: "<pid>.<n>.ring" with the first free n. */
+static int open_new(const char *dir)
+{
+	char path[4096];
+	for (unsigned n = 0; n < 10000; n++) {
+		snprintf(path, sizeof path, "%s/%d.%u.ring", dir, (int)getpid(), n);
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_size)
+{
+	rf->version = RING_VERSION;
+	rf->header_size = RING_HEADER_SIZE;
+	rf->data_offset = RING_HEADER_SIZE;
+	rf->data_size = data_size;
+	rf->modlog_offset = RING_HEADER_SIZE + data_size;
+	rf->modlog_size = modlog_size;
+	rf->pid = (uint32_t)getpid();
+	rf->ppid = (uint32_t)getppid();
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rf->start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	size_t n = read_self("cmdline", rf->cmdline, sizeof rf->cmdline);
+	(void)n;
+	read_self("comm", rf->comm, sizeof rf->comm);
+	char *nl = strchr(rf->comm, '\n');
+	if (nl)
+		*nl = '\0';
+	/* The magic last: a reader that sees it sees a complete header. */
+	atomic_thread_fence(memory_order_release);
+	memcpy(rf->magic, RING_MAGIC, sizeof rf->magic);
+}
+
+struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modlog_size)
+{
+	if (data_size > RING_DATA_MAX || (data_size & (data_size - 1)) || data_size < 4096) {
+		errno = EINVAL;
+		return NULL;
+	}
+	size_t total = RING_HEADER_SIZE + data_size + modlog_size;
+	int fd = open_new(dir);
+	if (fd < 0)
+		return NULL;
+	void *p = MAP_FAILED;
+	if (ftruncate(fd, (off_t)total) == 0)
+		p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (p == MAP_FAILED) {
+		errno = e;
+		return NULL;
+	}
+	struct ring_file *rf = p;
+	fill_header(rf, data_size, modlog_size);
+	return rf;
+}

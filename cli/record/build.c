@@ -1,0 +1,109 @@
+/*
+ * build.c - the recorded images as a profile (cli/model/profile.h).
+ *
+ * Each image's module events become its mappings; each aggregated sample
+ * (thread, module generation, pcs) becomes a model sample whose locations
+ * are (mapping, pc) pairs.  A pc is looked up among the modules loaded
+ * when it was sampled: the latest load event at or before the sample's
+ * generation, not unloaded since.  A library dlopen'ed since the agent's
+ * last scan has a later load event (the agent finds loads by polling,
+ * agent/modules.c), so failing that, the first later load covering the
+ * pc is taken.  A pc in no module keeps mapping 0 and is reported by
+ * address.
+ */
+#include "record_int.h"
+#include "../model/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The mapping id of each load event of im, 0 for unload events. */
+static uint64_t *add_mappings(struct profile *p, const struct image *im)
+{
+	uint64_t *ids = prof_xcalloc(im->nmods ? im->nmods : 1, sizeof *ids);
+	for (size_t i = 0; i < im->nmods; i++) {
+		const struct module_event *e = &im->mods[i];
+		if (!e->load || e->end <= e->start)
+			continue;
+		struct prof_mapping m;
+		memset(&m, 0, sizeof m);
+		m.start = e->start;
+		m.limit = e->end;
+		m.file_offset = e->file_offset;
+		m.path = e->path;
+		m.build_id = (char *)e->build_id;
+		m.pid = im->pid;
+		ids[i] = prof_add_mapping(p, &m);
+	}
+	return ids;
+}
+
+/* Whether load event i is unloaded by generation gen. */
+static int unloaded_by(const struct image *im, size_t i, uint32_t gen)
+{
+	const struct module_event *l = &im->mods[i];
+	for (size_t k = i + 1; k < im->nmods; k++) {
+		const struct module_event *u = &im->mods[k];
+		if (!u->load && u->base == l->base && u->start == l->start && u->gen <= gen)
+			return 1;
+	}
+	return 0;
+}
+
+static uint64_t mapping_of(const struct image *im, const uint64_t *ids, uint64_t pc,
+                           uint32_t gen)
+{
+	size_t best = im->nmods, later = im->nmods;
+	for (size_t i = 0; i < im->nmods; i++) {
+		const struct module_event *e = &im->mods[i];
+		if (!e->load || !ids[i] || pc < e->start || pc >= e->end)
+			continue;
+		if (e->gen <= gen && !unloaded_by(im, i, gen))
+			best = i;
+		else if (e->gen > gen && later == im->nmods)
+			later = i;
+	}
+	size_t pick = best < im->nmods ? best : later;
+	return pick < im->nmods ? ids[pick] : 0;
+}
+
+static void add_samples(struct profile *p, const struct image *im, const uint64_t *ids,
+                        int64_t period_ns)
+{
+	size_t pos = 0;
+	const struct agg_entry *e;
+	uint64_t *locs = NULL;
+	size_t cap = 0;
+	while ((e = agg_next(&im->samples, &pos)) != NULL) {
+		uint32_t tid = (uint32_t)e->words[0], gen = (uint32_t)e->words[1];
+		size_t n = e->nwords - 2;
+		if (n > cap) {
+			cap = n;
+			locs = prof_xrealloc(locs, cap, sizeof *locs);
+		}
+		for (size_t k = 0; k < n; k++) {
+			/* Callers' entries are return addresses: the call is the
+			 * instruction before (pprof's rule: address - 1). */
+			uint64_t pc = e->words[2 + k] - (k > 0);
+			locs[k] = prof_intern_location(p, mapping_of(im, ids, pc, gen), pc);
+		}
+		prof_add_sample(p, locs, n, (int64_t)e->count, im->pid, tid,
+		                image_thread_name(im, tid), im->comm);
+	}
+	(void)period_ns;
+	free(locs);
+}
+
+void record_build(struct profile *p, const struct images *set, int64_t period_ns)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct image *im = &set->v[i];
+		if (!im->rf || im->broken)
+			continue;
+		prof_add_process(p, im->pid, im->ppid, im->cmdline);
+		uint64_t *ids = add_mappings(p, im);
+		add_samples(p, im, ids, period_ns);
+		free(ids);
+		p->lost += im->lost;
+	}
+}

@@ -1,0 +1,278 @@
+/*
+ * images.c - reading the ring files while the command runs (images.h).
+ *
+ * The reader side of src/ring.h: consume committed records from tail,
+ * zero them (a writer's commit is a nonzero header in zeroed space) and
+ * advance tail, so the profiled process can keep writing into a ring of
+ * fixed size.  Nothing read is trusted: sizes are checked against the
+ * mapping, and a violation drops that file with one warning.
+ */
+#include "images.h"
+#include "../model/profile.h"
+#include "../../src/ring.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+static void drop(struct image *im, const char *why)
+{
+	fprintf(stderr, "profil record: ignoring %s: %s\n", im->file, why);
+	im->broken = 1;
+}
+
+/* Whether the control block's layout fits the file it is in. */
+static int header_ok(const struct ring_file *rf, size_t len)
+{
+	uint64_t d = rf->data_size, m = rf->modlog_size;
+	return rf->version == RING_VERSION && rf->header_size == RING_HEADER_SIZE &&
+	       rf->data_offset == RING_HEADER_SIZE && d >= 4096 && d <= RING_DATA_MAX &&
+	       (d & (d - 1)) == 0 && rf->modlog_offset == RING_HEADER_SIZE + d &&
+	       m <= (1u << 30) && RING_HEADER_SIZE + d + m == len;
+}
+
+static char *join_args(const char *raw, size_t cap)
+{
+	size_t n = strnlen(raw, cap);
+	size_t end = cap;
+	while (end > 0 && raw[end - 1] == '\0')
+		end--;
+	char *s = prof_xcalloc(end + 1, 1);
+	memcpy(s, raw, end);
+	for (size_t i = 0; i < end; i++)
+		if (s[i] == '\0')
+			s[i] = ' ';
+	(void)n;
+	return s;
+}
+
+/* Maps a ring file once its header is complete; 0 when not ready yet. */
+static int open_image(struct image *im)
+{
+	int fd = open(im->file, O_RDWR | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)RING_HEADER_SIZE) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return 0;
+	struct ring_file *rf = p;
+	if (memcmp(rf->magic, RING_MAGIC, 8) != 0) {
+		munmap(p, (size_t)st.st_size);
+		return 0; /* the agent has not finished its header */
+	}
+	atomic_thread_fence(memory_order_acquire);
+	im->rf = rf;
+	im->maplen = (size_t)st.st_size;
+	if (!header_ok(rf, im->maplen)) {
+		drop(im, "not a ring file of this version");
+		return 1;
+	}
+	im->pid = rf->pid;
+	im->ppid = rf->ppid;
+	im->hz = rf->hz;
+	im->start_ns = rf->start_ns;
+	memcpy(im->comm, rf->comm, sizeof im->comm);
+	im->comm[sizeof im->comm - 1] = '\0';
+	im->cmdline = join_args(rf->cmdline, sizeof rf->cmdline);
+	return 1;
+}
+
+static void note_thread(struct image *im, uint32_t tid)
+{
+	for (size_t i = 0; i < im->nthreads; i++)
+		if (im->threads[i].tid == tid)
+			return;
+	im->threads = prof_xrealloc(im->threads, im->nthreads + 1, sizeof *im->threads);
+	struct thread_name *t = &im->threads[im->nthreads++];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/task/%u/comm", im->pid, tid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fgets(t->name, sizeof t->name, f))
+			t->name[strcspn(t->name, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/* One committed record at data[off]; returns its size, 0 to stop. */
+static size_t take_record(struct image *im, unsigned char *data, uint64_t off, uint64_t size)
+{
+	uint32_t hdr = __atomic_load_n((uint32_t *)(data + off), __ATOMIC_ACQUIRE);
+	if (hdr == 0)
+		return 0;
+	uint64_t bytes = (uint64_t)RING_HDR_WORDS(hdr) * 8;
+	if (bytes < 8 || bytes > size - off) {
+		drop(im, "record size out of bounds");
+		return 0;
+	}
+	if (RING_HDR_TYPE(hdr) == RING_SAMPLE) {
+		const struct ring_record *r = (const void *)(data + off);
+		uint64_t npcs = (bytes - sizeof *r) / 8;
+		if (bytes < sizeof *r + 8 || npcs > RING_MAX_PCS) {
+			drop(im, "sample record malformed");
+			return 0;
+		}
+		uint64_t key[2 + RING_MAX_PCS];
+		key[0] = r->tid;
+		key[1] = r->modgen;
+		memcpy(key + 2, r->pcs, npcs * 8);
+		agg_add(&im->samples, key, (uint32_t)(2 + npcs), r->weight);
+		im->weight += r->weight;
+		note_thread(im, r->tid);
+	} else if (RING_HDR_TYPE(hdr) != RING_SKIP) {
+		drop(im, "unknown record type");
+		return 0;
+	}
+	memset(data + off, 0, bytes);
+	return (size_t)bytes;
+}
+
+static size_t read_records(struct image *im)
+{
+	struct ring_file *rf = im->rf;
+	unsigned char *data = (unsigned char *)rf + RING_HEADER_SIZE;
+	uint64_t size = rf->data_size, n = 0;
+	uint64_t tail = atomic_load_explicit(&rf->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&rf->head, memory_order_acquire);
+	while (!im->broken && tail < head) {
+		size_t got = take_record(im, data, tail & (size - 1), size);
+		if (!got)
+			break;
+		tail += got;
+		n++;
+		atomic_store_explicit(&rf->tail, tail, memory_order_release);
+	}
+	im->lost = atomic_load(&rf->lost);
+	im->signal = atomic_load(&rf->signal);
+	memcpy(im->engine, rf->engine, sizeof im->engine);
+	im->engine[sizeof im->engine - 1] = '\0';
+	return n;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	out[2 * n] = '\0';
+}
+
+static void read_modules(struct image *im)
+{
+	struct ring_file *rf = im->rf;
+	const char *log = (const char *)rf + rf->modlog_offset;
+	uint64_t len = atomic_load_explicit(&rf->modlog_len, memory_order_acquire);
+	if (len > rf->modlog_size) {
+		drop(im, "module log length out of bounds");
+		return;
+	}
+	while (im->modlog_read + sizeof(struct ring_module) <= len) {
+		const struct ring_module *m = (const void *)(log + im->modlog_read);
+		if (m->size < sizeof *m || m->size > len - im->modlog_read ||
+		    m->path_len >= m->size - sizeof *m || m->build_id_len > sizeof m->build_id) {
+			drop(im, "module record malformed");
+			return;
+		}
+		im->mods = prof_xrealloc(im->mods, im->nmods + 1, sizeof *im->mods);
+		struct module_event *e = &im->mods[im->nmods++];
+		e->load = m->event == RING_MODULE_LOAD;
+		e->gen = m->gen;
+		e->base = m->base, e->start = m->start, e->end = m->end;
+		e->file_offset = m->file_offset;
+		e->path = prof_xcalloc(m->path_len + 1, 1);
+		memcpy(e->path, m->path, m->path_len);
+		hex(m->build_id, m->build_id_len, e->build_id);
+		im->modlog_read += m->size;
+	}
+}
+
+static int known(const struct images *set, const char *file)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (strcmp(set->v[i].file, file) == 0)
+			return 1;
+	return 0;
+}
+
+static void find_new(struct images *set)
+{
+	DIR *d = opendir(set->dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		if (l < 6 || strcmp(de->d_name + l - 5, ".ring") != 0)
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", set->dir, de->d_name);
+		if (known(set, path))
+			continue;
+		struct image im;
+		memset(&im, 0, sizeof im);
+		im.file = prof_xstrdup(path);
+		if (!open_image(&im)) {
+			free(im.file);
+			continue;
+		}
+		set->v = prof_xrealloc(set->v, set->n + 1, sizeof *set->v);
+		set->v[set->n++] = im;
+	}
+	closedir(d);
+}
+
+size_t images_poll(struct images *set)
+{
+	find_new(set);
+	size_t n = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		struct image *im = &set->v[i];
+		if (im->broken)
+			continue;
+		read_modules(im); /* first: samples may name new modules */
+		if (!im->broken)
+			n += read_records(im);
+	}
+	return n;
+}
+
+const char *image_thread_name(const struct image *im, uint32_t tid)
+{
+	for (size_t i = 0; i < im->nthreads; i++)
+		if (im->threads[i].tid == tid)
+			return im->threads[i].name;
+	return "";
+}
+
+void images_free(struct images *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		struct image *im = &set->v[i];
+		if (im->rf)
+			munmap(im->rf, im->maplen);
+		unlink(im->file);
+		free(im->file);
+		free(im->cmdline);
+		for (size_t k = 0; k < im->nmods; k++)
+			free(im->mods[k].path);
+		free(im->mods);
+		free(im->threads);
+		agg_free(&im->samples);
+	}
+	free(set->v);
+	if (set->dir)
+		rmdir(set->dir);
+	memset(set, 0, sizeof *set);
+}

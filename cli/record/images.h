@@ -1,0 +1,70 @@
+/*
+ * images.h - what `profil record` learns from the ring files: one image
+ * per ring file (a process, or a program it exec'd), with its modules,
+ * threads and aggregated samples.  Filled while the command runs
+ * (images_poll) and turned into a profile at the end (build.c).
+ *
+ * A profiled process can write anything into its ring file, so every
+ * size, offset and count read from one is checked before use; a file that
+ * breaks a rule is dropped with one warning, and the run goes on.
+ */
+#ifndef PROFIL_CLI_IMAGES_H
+#define PROFIL_CLI_IMAGES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg.h"
+
+struct ring_file;
+
+struct module_event {
+	int load;               /* 1 load, 0 unload */
+	uint32_t gen;
+	uint64_t base, start, end, file_offset;
+	char *path;
+	char build_id[65];      /* lowercase hex */
+};
+
+struct thread_name {
+	uint32_t tid;
+	char name[16];
+};
+
+struct image {
+	char *file;             /* ring file path */
+	struct ring_file *rf;   /* mapped, NULL once dropped */
+	size_t maplen;
+	uint32_t pid, ppid;
+	char comm[16];
+	char *cmdline;          /* arguments joined by spaces */
+	int64_t start_ns;
+	uint32_t hz;
+	struct module_event *mods;
+	size_t nmods;
+	uint64_t modlog_read;   /* bytes of the module log consumed */
+	struct thread_name *threads;
+	size_t nthreads;
+	struct agg samples;     /* key: tid, modgen, pcs[] -> weight */
+	uint64_t weight;        /* total weight read */
+	uint64_t lost;
+	int32_t signal;
+	char engine[28];
+	int broken;             /* dropped for a format violation */
+};
+
+struct images {
+	char *dir;
+	struct image *v;
+	size_t n;
+};
+
+/* Finds new ring files in set->dir and reads everything committed in
+ * every image.  Returns the number of sample records read. */
+size_t images_poll(struct images *set);
+/* Unmaps and removes the ring files and the directory; frees all. */
+void images_free(struct images *set);
+/* The name of thread tid of an image ("" when unknown). */
+const char *image_thread_name(const struct image *im, uint32_t tid);
+
+#endif

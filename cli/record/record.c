@@ -1,0 +1,246 @@
+/*
+ * record.c - `profil record [-F HZ] [-o FILE] [--no-children] [-v] [--]
+ * CMD [ARGS...]`: run CMD with the agent preloaded, read its samples
+ * while it runs, then symbolize and write a pprof file.
+ *
+ * The samples live in ring files on tmpfs (agent/, src/ring.h), which we
+ * read every READ_MS: whatever CMD does, killed by SIGKILL included,
+ * what was sampled until then is in them, and the last read after CMD
+ * ends takes it.  Symbolization happens here, after the run, never in
+ * the profiled process.
+ */
+#include "record.h"
+#include "record_int.h"
+#include "../format/pprof.h"
+#include "../model/profile.h"
+#include "../symbol/symbolize.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_MS 20
+#define DEFAULT_HZ 1000u
+#define MAX_HZ 100000u
+
+static void usage(FILE *f)
+{
+	fputs("usage: profil record [-F HZ] [-o FILE] [--no-children] [-v] [--] CMD [ARGS...]\n",
+	      f);
+}
+
+static int parse(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option longs[] = {
+		{"freq", required_argument, 0, 'F'}, {"output", required_argument, 0, 'o'},
+		{"no-children", no_argument, 0, 'n'}, {"verbose", no_argument, 0, 'v'},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	memset(o, 0, sizeof *o);
+	o->hz = DEFAULT_HZ;
+	o->output = "profil.pprof";
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+F:o:vh", longs, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'F':
+			errno = 0;
+			unsigned long hz = strtoul(optarg, &end, 10);
+			if (errno || *end || hz < 1 || hz > MAX_HZ || *optarg == '-') {
+				fprintf(stderr, "profil record: -F %s: want a rate from 1 to %u\n",
+				        optarg, MAX_HZ);
+				return -1;
+			}
+			o->hz = (unsigned)hz;
+			break;
+		case 'o': o->output = optarg; break;
+		case 'n': o->no_children = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "profil record: no command to run\n");
+		usage(stderr);
+		return -1;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+
+/* The agent beside our executable (build tree), or in ../lib/profil. */
+static int find_agent(char *buf, size_t size)
+{
+	const char *env = getenv("PROFIL_AGENT");
+	if (env && *env) {
+		snprintf(buf, size, "%s", env);
+		return access(buf, R_OK);
+	}
+	char self[PATH_MAX - 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	*slash = '\0';
+	static const char *const where[] = {"%s/libprofil-agent.so",
+	                                    "%s/../lib/profil/libprofil-agent.so"};
+	for (size_t i = 0; i < 2; i++) {
+		int w = snprintf(buf, size, where[i], self);
+		if (w > 0 && (size_t)w < size && access(buf, R_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static char *make_dir(void)
+{
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+	char tmpl[PATH_MAX];
+	snprintf(tmpl, sizeof tmpl, "%s/profil-record.XXXXXX", base && *base ? base : "/tmp");
+	char *d = mkdtemp(tmpl);
+	return d ? prof_xstrdup(d) : NULL;
+}
+
+static int64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Reads the rings until CMD ends, then once more. */
+static int run(const struct record_opts *o, struct images *set, pid_t pid, struct rusage *ru)
+{
+	int wstatus = 0;
+	struct timespec nap = {0, READ_MS * 1000000L};
+	for (;;) {
+		int done = spawn_reap(pid, &wstatus, ru);
+		images_poll(set);
+		if (done)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	images_poll(set);
+	(void)o;
+	return wstatus;
+}
+
+static char *join(char **argv)
+{
+	size_t n = 1;
+	for (char **a = argv; *a; a++)
+		n += strlen(*a) + 1;
+	char *s = prof_xcalloc(n, 1);
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+static void summary(const struct record_opts *o, const struct images *set,
+                    const struct profile *p, const struct rusage *ru)
+{
+	size_t threads = 0, procs = 0;
+	for (size_t i = 0; i < set->n; i++)
+		if (!set->v[i].broken) {
+			procs++;
+			threads += set->v[i].nthreads;
+		}
+	int64_t total = prof_total(p);
+	fprintf(stderr, "profil record: %lld samples, %.2f CPU s, %zu process%s, %zu thread%s, "
+	        "%llu lost -> %s\n", (long long)total, (double)total / o->hz, procs,
+	        procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s",
+	        (unsigned long long)p->lost, o->output);
+	if (!o->verbose || !set->n)
+		return;
+	double cpu = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+	             (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+	fprintf(stderr, "profil record: engine %s, signal %d, %u samples per CPU second; "
+	        "CPU time measured by the kernel (waited-for processes): %.2f s, "
+	        "samples / (CPU s x rate) = %.3f\n", set->v[0].engine, set->v[0].signal,
+	        o->hz, cpu, cpu > 0 ? (double)total / (cpu * o->hz) : 0.0);
+}
+
+/* Symbolizes p and writes it; 0 or -1 (message printed). */
+static int finish(const struct record_opts *o, struct profile *p)
+{
+	char err[512];
+	if (symbolize_profile(p, NULL, err, sizeof err) != 0)
+		fprintf(stderr, "profil record: symbols: %s (addresses kept)\n", err);
+	return pprof_write(p, o->output);
+}
+
+static int root_recorded(const struct images *set, pid_t pid)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].pid == (uint32_t)pid && !set->v[i].broken)
+			return 1;
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o;
+	int status;
+	char agent[PATH_MAX];
+	if (parse(argc, argv, &o) != 0)
+		return 2;
+	if (spawn_check(o.argv[0], &status) != 0)
+		return status;
+	if (find_agent(agent, sizeof agent) != 0) {
+		fprintf(stderr, "profil record: cannot find libprofil-agent.so beside the profil "
+		        "executable or in ../lib/profil (set PROFIL_AGENT to its path)\n");
+		return 2;
+	}
+	struct images set = {make_dir(), NULL, 0};
+	if (!set.dir) {
+		fprintf(stderr, "profil record: cannot make a directory for samples: %s\n",
+		        strerror(errno));
+		return 2;
+	}
+	int64_t t0 = now_ns(CLOCK_REALTIME), m0 = now_ns(CLOCK_MONOTONIC);
+	pid_t pid = spawn_start(&o, agent, set.dir);
+	if (pid < 0) {
+		fprintf(stderr, "profil record: cannot start %s: %s\n", o.argv[0], strerror(errno));
+		images_free(&set);
+		return 2;
+	}
+	spawn_forward_signals(pid);
+	struct rusage ru;
+	memset(&ru, 0, sizeof ru);
+	int wstatus = run(&o, &set, pid, &ru);
+	status = spawn_exit_status(wstatus);
+
+	int rc = 0;
+	if (!root_recorded(&set, pid)) {
+		fprintf(stderr, "profil record: %s was not profiled: the agent did not start in it "
+		        "(LD_PRELOAD removed, or the program exited first); no profile written\n",
+		        o.argv[0]);
+		rc = -1;
+	} else {
+		struct profile *p = prof_new();
+		p->period_ns = 1000000000LL / o.hz;
+		p->time_ns = t0;
+		p->duration_ns = now_ns(CLOCK_MONOTONIC) - m0;
+		p->command = join(o.argv);
+		p->engine = prof_xstrdup(set.v[0].engine);
+		record_build(p, &set, p->period_ns);
+		rc = finish(&o, p);
+		if (rc == 0)
+			summary(&o, &set, p, &ru);
+		prof_free(p);
+	}
+	images_free(&set);
+	if (rc != 0 && status == 0)
+		status = 1;
+	return status;
+}

@@ -1,0 +1,41 @@
+/*
+ * record_int.h - the parts of `profil record` (cli/record/): spawn.c runs
+ * the command with the agent preloaded, images.c reads the ring files,
+ * build.c turns them into a profile, record.c ties them together.
+ */
+#ifndef PROFIL_CLI_RECORD_INT_H
+#define PROFIL_CLI_RECORD_INT_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "images.h"
+
+struct profile;
+
+struct record_opts {
+	unsigned hz;
+	const char *output;
+	int no_children;
+	int verbose;
+	char **argv;         /* the command */
+};
+
+/* spawn.c.  Checks that CMD can take a preload (exists, dynamically
+ * linked, not set-user-ID); 0, or -1 after one line on stderr, with the
+ * exit status to use in *status. */
+int spawn_check(const char *cmd, int *status);
+/* Starts CMD with the agent and the ring directory; its pid, or -1. */
+pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir);
+/* Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to us to pid. */
+void spawn_forward_signals(pid_t pid);
+/* Non-blocking: 1 when pid has ended (*wstatus, *ru filled), else 0. */
+int spawn_reap(pid_t pid, int *wstatus, struct rusage *ru);
+/* Exit status for ours: the command's, or 128 + the signal that killed it. */
+int spawn_exit_status(int wstatus);
+
+/* build.c */
+void record_build(struct profile *p, const struct images *set, int64_t period_ns);
+
+#endif

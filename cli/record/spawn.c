@@ -1,0 +1,166 @@
+/*
+ * spawn.c - running the recorded command.
+ *
+ * The command inherits our standard streams, environment (plus the
+ * agent's LD_PRELOAD entry and configuration) and process group, so it
+ * behaves as it would without us; a terminal's ^C reaches it directly.
+ * Signals sent to `profil record` alone (kill, a job controller) are
+ * passed on, so stopping the recording stops the command, and the
+ * recording then ends with what was sampled.
+ */
+#include "record_int.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+/* The file execvp would run for cmd, into buf; 0 or -1 (ENOENT...). */
+static int resolve(const char *cmd, char *buf, size_t size)
+{
+	if (strchr(cmd, '/')) {
+		snprintf(buf, size, "%s", cmd);
+		return access(buf, X_OK);
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, ":");
+		snprintf(buf, size, "%.*s/%s", (int)n, n ? p : ".", cmd);
+		if (access(buf, X_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* 1: an ELF file without an interpreter (static); 0: anything else. */
+static int is_static_elf(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf64_Ehdr eh;
+	int stat = 0;
+	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
+		stat = 1;
+		for (unsigned i = 0; i < eh.e_phnum && stat; i++) {
+			Elf64_Phdr ph;
+			off_t at = (off_t)(eh.e_phoff + i * sizeof ph);
+			if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph || ph.p_type == PT_INTERP)
+				stat = 0;
+		}
+	}
+	close(fd);
+	return stat;
+}
+
+int spawn_check(const char *cmd, int *status)
+{
+	char file[4096];
+	struct stat st;
+	if (resolve(cmd, file, sizeof file) != 0 || stat(file, &st) != 0) {
+		fprintf(stderr, "profil record: %s: %s\n", cmd,
+		        errno == ENOENT ? "command not found" : strerror(errno));
+		*status = errno == ENOENT ? 127 : 126;
+		return -1;
+	}
+	if ((st.st_mode & (S_ISUID | S_ISGID)) && getuid() != 0) {
+		fprintf(stderr, "profil record: %s is set-user-ID or set-group-ID: the dynamic "
+		        "loader ignores LD_PRELOAD for it, so it cannot be profiled\n", file);
+		*status = 2;
+		return -1;
+	}
+	if (is_static_elf(file)) {
+		fprintf(stderr, "profil record: %s is statically linked: it cannot load the "
+		        "profiling agent (LD_PRELOAD), so it cannot be profiled\n", file);
+		*status = 2;
+		return -1;
+	}
+	return 0;
+}
+
+static char *preload_value(const char *agent)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = strlen(agent) + (old ? strlen(old) + 1 : 0) + 1;
+	char *v = malloc(n);
+	if (v)
+		snprintf(v, n, "%s%s%s", agent, old && *old ? ":" : "", old ? old : "");
+	return v;
+}
+
+pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir)
+{
+	char *preload = preload_value(agent);
+	if (!preload)
+		return -1;
+	pid_t pid = fork();
+	if (pid != 0) {
+		free(preload);
+		return pid;
+	}
+	char hz[16], root[16];
+	snprintf(hz, sizeof hz, "%u", o->hz);
+	snprintf(root, sizeof root, "%d", (int)getpid());
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("PROFIL_RECORD_DIR", dir, 1);
+	setenv("PROFIL_RECORD_ROOT", root, 1);
+	setenv("PROFIL_HZ", hz, 1);
+	if (o->no_children)
+		setenv("PROFIL_RECORD_NOCHILD", "1", 1);
+	execvp(o->argv[0], o->argv);
+	fprintf(stderr, "profil record: %s: %s\n", o->argv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+static volatile sig_atomic_t forward_to;
+
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	/* A terminal's ^C or ^\ went to the command's process group too:
+	 * the kernel sent it (SI_KERNEL); don't deliver it twice. */
+	if (si->si_code == SI_KERNEL)
+		return;
+	if (forward_to > 0)
+		kill((pid_t)forward_to, sig);
+}
+
+void spawn_forward_signals(pid_t pid)
+{
+	forward_to = pid;
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+int spawn_reap(pid_t pid, int *wstatus, struct rusage *ru)
+{
+	pid_t r = wait4(pid, wstatus, WNOHANG, ru);
+	return r == pid;
+}
+
+int spawn_exit_status(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return 1;
+}
