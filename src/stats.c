@@ -26,6 +26,8 @@ int profil_get_stats(struct profil_stats *st)
 	st->signal = timers_signal();
 	st->engine = st->signal ? PROFIL_ENGINE_THREAD_TIMERS : PROFIL_ENGINE_OFF;
 	st->threads = timers_count();
+	st->reconciled = LOAD(reconciled);
+	st->untimed = timers_untimed();
 	engine_unlock();
 	return 0;
 }

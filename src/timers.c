@@ -293,6 +293,11 @@ unsigned int timers_count(void)
 	return (unsigned int)nreg;
 }
 
+unsigned int timers_untimed(void)
+{
+	return 0;
+}
+
 int timers_signal(void)
 {
 	return cur_sig;

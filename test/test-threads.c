@@ -1,0 +1,104 @@
+/*
+ * test-threads.c - threads that live a short time are counted without
+ * bias (issue 9, "short-lived threads"), and threads made by other means
+ * than pthread_create are covered (item 18).
+ */
+#include "safety.h"
+
+#include <sched.h>
+#include <threads.h>
+#include <sys/syscall.h>
+
+SPIN_FN(spin_short, 50)
+
+/* One short thread: burns its share, then notes its whole CPU time (from
+ * its birth: the library accounts for a thread from its first instant). */
+struct shortie {
+	unsigned long iters;
+	double cpu;
+};
+
+static void *shortie_main(void *p)
+{
+	struct shortie *s = p;
+	spin_short(s->iters);
+	s->cpu = cpu_thread();
+	return NULL;
+}
+
+/*
+ * Two threads at a time, each burning `ms` of CPU then exiting, `total`
+ * CPU seconds in all, at `hz`.  Every weighted sample lands in buf[0]
+ * (scale 2), so buf[0] / (CPU s * hz) is the share of CPU time counted.
+ *
+ * The bound: a thread that ran c seconds is owed c * hz samples on
+ * average; with its timer's phase uniform the count is one of the two
+ * integers around that, so its variance is f (1 - f) with f the
+ * fractional part of c * hz.  Summed over the threads (measured, so the
+ * bound is tight where burning is regular), six standard deviations.  The
+ * main thread's samples count too; its last tick's expiries (at most 10 ms)
+ * may be outstanding at the stop.  Each worker runs a few microseconds
+ * after it reads its clock (the return to the library): 5 us allowed.
+ */
+static int check_short_lived(double ms, unsigned int hz, double total)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	int n = (int)(total / (ms / 1000.0));
+	struct shortie *w = calloc((size_t)n, sizeof *w);
+	ASSERT(w);
+	unsigned long iters = iters_for(ms / 1000.0);
+	unsigned short buf[2] = {0};
+	ASSERT_OK(profil_set_hz(hz));
+	double m0 = cpu_thread();
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	for (int i = 0; i < n; i += 2) {
+		pthread_t th[2];
+		int k = i + 1 < n ? 2 : 1;
+		for (int j = 0; j < k; j++) {
+			w[i + j].iters = iters;
+			ASSERT_EQ(pthread_create(&th[j], NULL, shortie_main, &w[i + j]), 0);
+		}
+		for (int j = 0; j < k; j++)
+			pthread_join(th[j], NULL);
+	}
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	double main_cpu = cpu_thread() - m0;
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	double cpu = main_cpu, var = 0.25;
+	for (int i = 0; i < n; i++) {
+		double owed = w[i].cpu * hz, f = owed - floor(owed);
+		cpu += w[i].cpu;
+		var += f * (1 - f);
+	}
+	double want = cpu * hz;
+	double slack = 6 * sqrt(var) + 0.010 * hz + 1 + n * 5e-6 * hz;
+	printf("%d threads of %.0f ms at %u Hz: %.3f CPU s, %u samples of %.1f (ratio %.4f), "
+	       "%llu signals, %llu reconciled; allowed +-%.1f\n",
+	       n, ms, hz, cpu, buf[0], want, buf[0] / want, st.signals,
+	       st.reconciled, slack);
+	ASSERT_EQ(buf[0], st.ticks);
+	ASSERT_NEAR(buf[0], want, slack);
+	free(w);
+	return 0;
+}
+
+TEST_IMPL(threads_short_lived_2ms_1000hz)
+{
+	return check_short_lived(2, 1000, 0.8);
+}
+
+TEST_IMPL(threads_short_lived_2ms_100hz)
+{
+	return check_short_lived(2, 100, 0.8);
+}
+
+TEST_IMPL(threads_short_lived_10ms_1000hz)
+{
+	return check_short_lived(10, 1000, 0.8);
+}
+
+TEST_IMPL(threads_short_lived_10ms_100hz)
+{
+	return check_short_lived(10, 100, 0.8);
+}
