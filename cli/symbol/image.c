@@ -1,0 +1,252 @@
+/*
+ * image.c - the ELF files symbols come from, one libdwfl session each.
+ *
+ * Each file is reported to its own Dwfl at bias 0, so a lookup takes the
+ * ELF's own addresses (the driver subtracts each mapping's load bias).
+ * That lets one open file serve every process that mapped it, whatever
+ * address it was loaded at: images are cached by recorded path +
+ * build-id for the whole symbolize_profile() call.
+ */
+#include "symint.h"
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+struct sym_image {
+	char *path, *build_id;  /* the key: as recorded */
+	Dwfl *dwfl;             /* NULL when no file could be had */
+	Dwfl_Module *mod;
+	struct sym_image *next;
+};
+
+struct sym_cache {
+	Dwfl_Callbacks callbacks;  /* must outlive every Dwfl */
+	char *debuginfo_path;      /* ":.debug:<dirs>:/usr/lib/debug" */
+	char **dirs;               /* absolute debug roots, for our own search */
+	size_t ndirs;
+	int quiet;
+	struct sym_image *images;
+};
+
+static void add_dir(struct sym_cache *c, const char *dir)
+{
+	char **d = realloc(c->dirs, (c->ndirs + 1) * sizeof *d);
+	size_t len = strlen(c->debuginfo_path) + strlen(dir) + 2;
+	char *path = malloc(len);
+	if (!d || !path) {
+		fputs("profil: out of memory\n", stderr);
+		exit(1);
+	}
+	c->dirs = d;
+	c->dirs[c->ndirs++] = sym_strdup(dir);
+	snprintf(path, len, "%s:%s", c->debuginfo_path, dir);
+	free(c->debuginfo_path);
+	c->debuginfo_path = path;
+}
+
+struct sym_cache *sym_cache_new(const struct sym_options *opt)
+{
+	struct sym_cache *c = calloc(1, sizeof *c);
+	if (!c) {
+		fputs("profil: out of memory\n", stderr);
+		exit(1);
+	}
+	/* "" = the file's own directory, ".debug" = a subdirectory of it:
+	 * where .gnu_debuglink files are looked for, besides the roots. */
+	c->debuginfo_path = sym_strdup(":.debug");
+	for (const char *const *d = opt ? opt->debug_dirs : NULL; d && *d; d++)
+		add_dir(c, *d);
+	if (!opt || !opt->no_default_debug_dir)
+		add_dir(c, "/usr/lib/debug");
+	c->quiet = opt && opt->quiet;
+	/* The standard callbacks find separate debuginfo by build-id, then
+	 * by debuglink, then through debuginfod when DEBUGINFOD_URLS is set. */
+	c->callbacks.find_elf = dwfl_build_id_find_elf;
+	c->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	c->callbacks.section_address = dwfl_offline_section_address;
+	c->callbacks.debuginfo_path = &c->debuginfo_path;
+	return c;
+}
+
+void sym_cache_free(struct sym_cache *c)
+{
+	if (!c)
+		return;
+	for (struct sym_image *im = c->images, *next; im; im = next) {
+		next = im->next;
+		if (im->dwfl)
+			dwfl_end(im->dwfl);
+		free(im->path);
+		free(im->build_id);
+		free(im);
+	}
+	for (size_t i = 0; i < c->ndirs; i++)
+		free(c->dirs[i]);
+	free(c->dirs);
+	free(c->debuginfo_path);
+	free(c);
+}
+
+/* The file's build-id in hex into buf, "" when it has none. */
+static void module_build_id(Dwfl_Module *mod, char *buf, size_t size)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	buf[0] = '\0';
+	if (len > 0 && (size_t)len * 2 < size)
+		sym_hex(bits, (size_t)len, buf);
+}
+
+/*
+ * Reports file to a new Dwfl at bias 0 (ET_DYN: base added to p_vaddr;
+ * ET_EXEC: already absolute).  1 = open and, when want_id is not "",
+ * carrying that build-id; 0 = no such readable ELF file; -1 = readable
+ * but another build-id.
+ */
+static int open_file(struct sym_cache *c, struct sym_image *im, const char *file,
+                     const char *want_id)
+{
+	char id[256];
+	Dwfl *dwfl = dwfl_begin(&c->callbacks);
+	if (!dwfl)
+		return 0;
+	dwfl_report_begin(dwfl);
+	const char *base = strrchr(im->path, '/');
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, base ? base + 1 : im->path, file, -1, 0, true);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (!mod) {
+		dwfl_end(dwfl);
+		return 0;
+	}
+	module_build_id(mod, id, sizeof id);
+	if (want_id[0] && strcasecmp(id, want_id) != 0) {
+		dwfl_end(dwfl);
+		return -1;
+	}
+	im->dwfl = dwfl;
+	im->mod = mod;
+	return 1;
+}
+
+/* <root>/.build-id/xx/rest<suffix> for each debug root, the executable
+ * (or library) first, then its separate debuginfo: either carries the
+ * symbols, and program headers with the right addresses. */
+static int open_by_build_id(struct sym_cache *c, struct sym_image *im)
+{
+	static const char *const suffixes[] = {"", ".debug"};
+	const char *id = im->build_id;
+	if (strlen(id) < 4)
+		return 0;
+	for (size_t s = 0; s < 2; s++)
+		for (size_t i = 0; i < c->ndirs; i++) {
+			char file[4096];
+			snprintf(file, sizeof file, "%s/.build-id/%.2s/%s%s", c->dirs[i], id,
+			         id + 2, suffixes[s]);
+			if (access(file, R_OK) == 0 && open_file(c, im, file, id) == 1)
+				return 1;
+		}
+	return 0;
+}
+
+/* " (deleted)" ends the path of a file replaced or removed while mapped;
+ * the file at the bare path may be its successor (the build-id says). */
+static char *bare_path(const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	char *p = sym_strdup(path);
+	size_t n = strlen(p), d = sizeof deleted - 1;
+	if (n > d && strcmp(p + n - d, deleted) == 0)
+		p[n - d] = '\0';
+	return p;
+}
+
+static void open_image(struct sym_cache *c, struct sym_image *im)
+{
+	if (strcmp(im->path, "[vdso]") == 0) {
+		const char *vdso = sym_vdso_path();
+		if (vdso && open_file(c, im, vdso, im->build_id) < 0 && !c->quiet)
+			fprintf(stderr, "profil: [vdso]: recorded on another kernel "
+			        "(build-id %s); its symbols are not shown\n", im->build_id);
+		return;
+	}
+	if (im->path[0] == '[' || im->path[0] == '\0')
+		return; /* [heap], [stack], anonymous memory: no file */
+	char *file = bare_path(im->path);
+	int r = open_file(c, im, file, im->build_id);
+	free(file);
+	if (r == 1)
+		return;
+	if (r < 0 && !c->quiet)
+		fprintf(stderr, "profil: %s changed since it was recorded (build-id is not "
+		        "%s); looking for that build-id instead\n", im->path, im->build_id);
+	if (im->build_id[0] && !open_by_build_id(c, im) && r < 0 && !c->quiet)
+		fprintf(stderr, "profil: %s: no file with build-id %s; its addresses "
+		        "are shown as offsets\n", im->path, im->build_id);
+}
+
+struct sym_image *sym_cache_get(struct sym_cache *c, const char *path, const char *build_id)
+{
+	for (struct sym_image *im = c->images; im; im = im->next)
+		if (strcmp(im->path, path) == 0 && strcmp(im->build_id, build_id) == 0)
+			return im->dwfl ? im : NULL;
+	struct sym_image *im = calloc(1, sizeof *im);
+	if (!im) {
+		fputs("profil: out of memory\n", stderr);
+		exit(1);
+	}
+	im->path = sym_strdup(path);
+	im->build_id = sym_strdup(build_id);
+	im->next = c->images;
+	c->images = im;
+	open_image(c, im);
+	return im->dwfl ? im : NULL;
+}
+
+/* The PT_LOAD that maps file_offset: the kernel maps each segment from
+ * its page-aligned offset, so a mapping starts at a segment's aligned
+ * offset (preferred), or inside one when the kernel split it. */
+int sym_image_bias(struct sym_image *im, uint64_t start, uint64_t file_offset, uint64_t *bias)
+{
+	GElf_Addr b;
+	Elf *elf = dwfl_module_getelf(im->mod, &b);
+	size_t n;
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return -1;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	int found = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		uint64_t first = ph.p_offset & ~(page - 1);
+		if (file_offset == 0 && first == 0) {
+			/* the ELF header's page: right even in a separate
+			 * debuginfo file, whose other segments lost their
+			 * file offsets (p_filesz 0) */
+			*bias = start - (ph.p_vaddr & ~(page - 1));
+			return 0;
+		}
+		if (file_offset < first || file_offset >= ph.p_offset + ph.p_filesz)
+			continue;
+		int exact = first == file_offset;
+		if (found && !exact)
+			continue;
+		/* the byte at file_offset sits at p_vaddr + (file_offset - p_offset) */
+		*bias = start - (ph.p_vaddr + (file_offset - ph.p_offset));
+		found = 1;
+		if (exact)
+			break;
+	}
+	return found ? 0 : -1;
+}
+
+Dwfl_Module *sym_image_module(struct sym_image *im)
+{
+	return im->mod;
+}

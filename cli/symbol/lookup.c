@@ -1,0 +1,148 @@
+/*
+ * lookup.c - one ELF address to its inline chain with libdw: the
+ * innermost DW_TAG_subprogram or DW_TAG_inlined_subroutine covering the
+ * address, then each concrete scope containing it out to the real
+ * (out-of-line) function.  The innermost frame gets the line table's
+ * line at the address; each caller the DW_AT_call_line of the inlined
+ * instance it contains.  Without DWARF the symbol table names the
+ * function (.symtab, else .dynsym: libdwfl picks).
+ */
+#include "symint.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *die_string(Dwarf_Die *die, int name)
+{
+	Dwarf_Attribute attr;
+	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
+}
+
+/* Names of a function DIE, through abstract_origin and specification:
+ * the linkage name demangled (C++: "ns::Klass::method(int)"), else
+ * DW_AT_name, else the symbol table's name (fallback, may be NULL). */
+static void die_names(Dwarf_Die *die, const char *fallback, struct sym_frame *f)
+{
+	const char *linkage = die_string(die, DW_AT_linkage_name);
+	if (!linkage)
+		linkage = die_string(die, DW_AT_MIPS_linkage_name);
+	const char *name = die_string(die, DW_AT_name);
+	if (!linkage && fallback && strncmp(fallback, "_Z", 2) == 0)
+		linkage = fallback; /* C++ without DW_AT_linkage_name here */
+	if (linkage) {
+		f->system_name = sym_strdup(linkage);
+		f->name = sym_demangle(linkage);
+	} else if (name || fallback) {
+		f->system_name = sym_strdup(name ? name : fallback);
+		f->name = sym_strdup(name ? name : fallback);
+	}
+}
+
+/* Source file of a CU's file-table entry (DW_AT_call_file). */
+static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
+{
+	Dwarf_Files *files;
+	size_t n;
+	if (dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int is_function(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_entry_point;
+}
+
+/* The innermost function (or inlined instance) containing pc. */
+static int innermost_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	Dwarf_Die *scopes;
+	int n = dwarf_getscopes(cu, pc, &scopes);
+	int found = 0;
+	for (int i = 0; i < n && !found; i++)
+		if (is_function(&scopes[i])) {
+			*out = scopes[i];
+			found = 1;
+		}
+	if (n > 0)
+		free(scopes);
+	return found;
+}
+
+static size_t dwarf_chain(Dwarf_Die *cu, Dwarf_Addr pc, const char *symname,
+                          const char *src, int lineno, struct sym_frame *out, size_t max)
+{
+	Dwarf_Die fn, *scopes;
+	if (!innermost_function(cu, pc, &fn))
+		return 0;
+	int ns = dwarf_getscopes_die(&fn, &scopes);
+	size_t n = 0;
+	int64_t line = lineno;
+	for (int i = 0; i < ns && n < max; i++) {
+		Dwarf_Die *die = &scopes[i];
+		if (!is_function(die))
+			continue;
+		int inlined = dwarf_tag(die) == DW_TAG_inlined_subroutine;
+		struct sym_frame *f = &out[n];
+		memset(f, 0, sizeof *f);
+		die_names(die, inlined ? NULL : symname, f);
+		if (!f->name)
+			f->name = sym_strdup("??"), f->system_name = sym_strdup("??");
+		const char *decl = dwarf_decl_file(die);
+		f->file = decl ? sym_strdup(decl) : src ? sym_strdup(src) : NULL;
+		int dl = 0;
+		f->decl_line = dwarf_decl_line(die, &dl) == 0 ? dl : 0;
+		f->line = line;
+		n++;
+		if (!inlined)
+			break; /* the out-of-line function: the chain ends */
+		/* the caller is at the call site of this inlined instance */
+		Dwarf_Attribute attr;
+		Dwarf_Word w;
+		line = dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &w) == 0
+		       ? (int64_t)w : 0;
+		src = dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &w) == 0
+		      ? cu_file(cu, w) : NULL;
+	}
+	if (ns > 0)
+		free(scopes);
+	return n;
+}
+
+size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max)
+{
+	Dwfl_Module *mod = sym_image_module(im);
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *symname = dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL);
+	Dwfl_Line *dl = dwfl_module_getsrc(mod, vaddr);
+	int lineno = 0;
+	const char *src = dl ? dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	size_t n = cu ? dwarf_chain(cu, vaddr - bias, symname, src, lineno, out, max) : 0;
+	if (n > 0 || !symname || max == 0)
+		return n;
+	/* no DWARF function here: the symbol table's, with the line table's
+	 * line when there is one (assembly) */
+	memset(out, 0, sizeof *out);
+	out->system_name = sym_strdup(symname);
+	out->name = sym_demangle(symname);
+	out->file = src ? sym_strdup(src) : NULL;
+	out->line = src ? lineno : 0;
+	return 1;
+}
+
+void sym_frames_free(struct sym_frame *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(f[i].name);
+		free(f[i].system_name);
+		free(f[i].file);
+	}
+}

@@ -1,0 +1,206 @@
+/*
+ * symbolize.c - the symbolizer's driver: every location without lines
+ * gets its inline chain from the image its mapping came from (image.c,
+ * lookup.c), or a "module+0xoffset" name when nothing names it.
+ * Results are memoized per (image, ELF address): one hot function in a
+ * library that 100 processes mapped is looked up once.
+ */
+#include "symint.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct map_state {
+	int resolved;
+	struct sym_image *im; /* NULL: no file, or no PT_LOAD at its offset */
+	uint64_t bias;
+};
+
+/* (image, vaddr) -> lines[first .. first+n) of the pool */
+struct memo_slot {
+	struct sym_image *im;
+	uint64_t vaddr;
+	size_t first, n;
+};
+
+struct memo {
+	struct memo_slot *slots;
+	size_t cap, used;
+	struct prof_line *pool;
+	size_t npool, cappool;
+};
+
+static void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size ? size : 1);
+	if (!p) {
+		fputs("profil: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+static size_t memo_hash(const struct sym_image *im, uint64_t vaddr, size_t cap)
+{
+	uint64_t h = (uint64_t)(uintptr_t)im * 0x9e3779b97f4a7c15ull ^ vaddr;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
+static struct memo_slot *memo_find(struct memo *m, struct sym_image *im, uint64_t vaddr)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = memo_hash(im, vaddr, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		struct memo_slot *s = &m->slots[i];
+		if (!s->im)
+			return NULL;
+		if (s->im == im && s->vaddr == vaddr)
+			return s;
+	}
+}
+
+static void memo_insert(struct memo *m, const struct memo_slot *slot)
+{
+	if (2 * (m->used + 1) > m->cap) {
+		struct memo old = *m;
+		m->cap = old.cap ? 2 * old.cap : 1024;
+		m->slots = xrealloc(NULL, m->cap * sizeof *m->slots);
+		memset(m->slots, 0, m->cap * sizeof *m->slots);
+		m->used = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.slots[i].im)
+				memo_insert(m, &old.slots[i]);
+		free(old.slots);
+	}
+	size_t i = memo_hash(slot->im, slot->vaddr, m->cap);
+	while (m->slots[i].im)
+		i = (i + 1) & (m->cap - 1);
+	m->slots[i] = *slot;
+	m->used++;
+}
+
+static size_t pool_add(struct memo *m, const struct prof_line *lines, size_t n)
+{
+	if (m->npool + n > m->cappool) {
+		m->cappool = 2 * (m->npool + n);
+		m->pool = xrealloc(m->pool, m->cappool * sizeof *m->pool);
+	}
+	memcpy(m->pool + m->npool, lines, n * sizeof *lines);
+	m->npool += n;
+	return m->npool - n;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* A function for an address nothing names: never dropped. */
+static uint64_t unknown_function(struct profile *p, const struct prof_mapping *m,
+                                 const struct map_state *st, uint64_t address)
+{
+	char name[512];
+	if (!m)
+		snprintf(name, sizeof name, "0x%" PRIx64, address);
+	else if (st->im)
+		snprintf(name, sizeof name, "%s+0x%" PRIx64, basename_of(m->path), address - st->bias);
+	else
+		snprintf(name, sizeof name, "%s+0x%" PRIx64, m->path[0] ? basename_of(m->path)
+		         : "[unknown]", address - m->start + m->file_offset);
+	return prof_intern_function(p, name, name, "", 0);
+}
+
+/* The bias of m's file in its process.  A file found by build-id may be
+ * a separate debuginfo file whose segments lost their file offsets: the
+ * same file's mapping at offset 0 (the ELF header) still tells. */
+static void resolve(struct sym_cache *c, const struct profile *p, const struct prof_mapping *m,
+                    struct map_state *st)
+{
+	st->resolved = 1;
+	st->im = sym_cache_get(c, m->path, m->build_id);
+	if (!st->im || sym_image_bias(st->im, m->start, m->file_offset, &st->bias) == 0)
+		return;
+	for (size_t i = 0; i < p->nmappings; i++) {
+		const struct prof_mapping *o = &p->mappings[i];
+		if (o->pid == m->pid && o->file_offset == 0 && o->start <= m->start &&
+		    strcmp(o->path, m->path) == 0 && strcmp(o->build_id, m->build_id) == 0 &&
+		    sym_image_bias(st->im, o->start, 0, &st->bias) == 0)
+			return;
+	}
+	st->im = NULL;
+}
+
+/* Inline chain at vaddr of im as interned lines, memoized; n == 0 when
+ * the image has nothing for it. */
+static const struct prof_line *chain(struct profile *p, struct memo *memo, struct sym_image *im,
+                                     uint64_t vaddr, size_t *n)
+{
+	struct memo_slot *s = memo_find(memo, im, vaddr);
+	if (!s) {
+		struct sym_frame frames[SYM_MAX_FRAMES];
+		struct prof_line lines[SYM_MAX_FRAMES];
+		size_t nf = sym_image_lookup(im, vaddr, frames, SYM_MAX_FRAMES);
+		for (size_t i = 0; i < nf; i++) {
+			lines[i].function_id = prof_intern_function(p, frames[i].name,
+				frames[i].system_name, frames[i].file ? frames[i].file : "",
+				frames[i].decl_line);
+			lines[i].line = frames[i].line;
+		}
+		sym_frames_free(frames, nf);
+		struct memo_slot slot = {im, vaddr, pool_add(memo, lines, nf), nf};
+		memo_insert(memo, &slot);
+		s = memo_find(memo, im, vaddr);
+	}
+	*n = s->n;
+	return memo->pool + s->first;
+}
+
+static void symbolize_location(struct profile *p, struct sym_cache *c, struct memo *memo,
+                               struct map_state *states, uint64_t id)
+{
+	uint64_t mid = p->locations[id - 1].mapping_id;
+	uint64_t address = p->locations[id - 1].address;
+	struct prof_mapping *m = mid && mid <= p->nmappings ? &p->mappings[mid - 1] : NULL;
+	struct map_state none = {1, NULL, 0}, *st = m ? &states[mid - 1] : &none;
+	if (!st->resolved)
+		resolve(c, p, m, st);
+	size_t n = 0;
+	const struct prof_line *lines = st->im ? chain(p, memo, st->im, address - st->bias, &n)
+	                                       : NULL;
+	if (n == 0) {
+		struct prof_line unknown = {unknown_function(p, m, st, address), 0};
+		prof_set_lines(p, id, &unknown, 1);
+		return;
+	}
+	prof_set_lines(p, id, lines, n); /* copies them */
+	m->has_functions = 1;
+	for (size_t i = 0; i < n; i++)
+		if (lines[i].line > 0)
+			m->has_lines = 1;
+}
+
+int symbolize_profile(struct profile *p, const struct sym_options *opt, char *err,
+                      size_t errlen)
+{
+	if (!p) {
+		snprintf(err, errlen, "no profile to symbolize");
+		return -1;
+	}
+	struct sym_cache *c = sym_cache_new(opt);
+	struct map_state *states = xrealloc(NULL, (p->nmappings + 1) * sizeof *states);
+	memset(states, 0, (p->nmappings + 1) * sizeof *states);
+	struct memo memo = {0};
+	for (uint64_t id = 1; id <= p->nlocations; id++)
+		if (p->locations[id - 1].nlines == 0)
+			symbolize_location(p, c, &memo, states, id);
+	free(memo.slots);
+	free(memo.pool);
+	free(states);
+	sym_cache_free(c);
+	return 0;
+}

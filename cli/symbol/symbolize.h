@@ -1,0 +1,68 @@
+/*
+ * symbolize.h - turn a profile's addresses into functions, files and
+ * lines, with elfutils' libdwfl.  The one interface to the symbolizer.
+ *
+ * What it reads: every mapping (path, build_id, start, limit,
+ * file_offset, pid) and every location with nlines == 0.  Locations that
+ * already have lines are left alone, so a profile read back from pprof
+ * costs nothing, and a partly symbolized one is completed.
+ *
+ * What it fills: each such location's inline chain, innermost function
+ * first (pprof's Line entries): the innermost entry carries the source
+ * line at the address, each caller the line of the call site.  Functions
+ * are interned (prof_intern_function) with the demangled name, the
+ * linker (mangled) name as system_name, their source file and the line
+ * they are declared on.  Mappings get has_functions / has_lines when at
+ * least one of their locations got a name from symbols / a source line.
+ * An address nothing names is never dropped: its function is
+ * "module+0xoffset" (module = basename of the mapping's path, offset in
+ * the ELF file's address space when the file could be read, else from
+ * the start of the file), "[unknown]+0xoffset" for a mapping without a
+ * path, "0xaddress" for a location in no mapping.
+ *
+ * Where symbols come from, per mapping: the file at the mapping's path,
+ * when its build-id matches the recorded one (a mismatch means the file
+ * changed since recording: its symbols are not trusted, one line on
+ * stderr says so, and the file is searched by build-id instead, in the
+ * debug directories and through debuginfod); for a stripped file, its
+ * separate debuginfo by build-id (<dir>/.build-id/xx/rest.debug, as
+ * Debian's -dbgsym and libc6-dbg packages install) or by .gnu_debuglink;
+ * DEBUGINFOD_URLS is honoured when set (elfutils' libdebuginfod, if
+ * installed); with no DWARF, .symtab or else .dynsym names the function.
+ * "[vdso]" is read from this process's own vDSO: the profile is
+ * symbolized on the kernel that recorded it.
+ *
+ * Each file is opened once per call, however many processes mapped it,
+ * and each distinct (file, address) is looked up once.
+ *
+ * Not thread-safe: call from one thread at a time.
+ */
+#ifndef PROFIL_CLI_SYMBOLIZE_H
+#define PROFIL_CLI_SYMBOLIZE_H
+
+#include <stddef.h>
+
+#include "../model/profile.h"
+
+struct sym_options {
+	/* Extra debug roots searched before the default /usr/lib/debug,
+	 * each laid out like it (.build-id/xx/rest.debug, or the file's
+	 * own path below it); NULL-terminated; NULL for none. */
+	const char *const *debug_dirs;
+	/* Don't search /usr/lib/debug (tests that want one root only). */
+	int no_default_debug_dir;
+	/* No warnings on stderr (a changed file, ...). */
+	int quiet;
+};
+
+/*
+ * Symbolizes every location of p that has no lines yet.  opt may be NULL
+ * for the defaults.  Returns 0, or -1 with a one-line reason in err when
+ * the symbolizer cannot work at all (out of libdwfl sessions, ...); a
+ * file that cannot be read is not an error: its addresses get
+ * "module+0xoffset" names.
+ */
+int symbolize_profile(struct profile *p, const struct sym_options *opt, char *err,
+                      size_t errlen);
+
+#endif

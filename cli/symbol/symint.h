@@ -1,0 +1,60 @@
+/*
+ * symint.h - the symbolizer's internals, shared by its files:
+ *   image.c   ELF files opened for symbols, cached by path + build-id
+ *   vdso.c    this process's vDSO as a file libdwfl can read
+ *   lookup.c  one address -> its inline chain (names, files, lines)
+ *   symbolize.c  the driver over a profile
+ */
+#ifndef PROFIL_CLI_SYMINT_H
+#define PROFIL_CLI_SYMINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolize.h"
+
+/* One frame of an inline chain.  Strings are malloc'd (sym_frames_free). */
+struct sym_frame {
+	char *name;        /* demangled */
+	char *system_name; /* as in the symbol table / DW_AT_linkage_name */
+	char *file;        /* function's source file, NULL when unknown */
+	int64_t decl_line; /* line the function starts on, 0 unknown */
+	int64_t line;      /* line in it at this address, 0 unknown */
+};
+#define SYM_MAX_FRAMES 64
+
+struct sym_image;  /* one ELF file with its Dwfl, bias 0 */
+struct sym_cache;  /* every image opened in one symbolize_profile() */
+
+struct sym_cache *sym_cache_new(const struct sym_options *opt);
+void sym_cache_free(struct sym_cache *c);
+/* The image for a mapping's file, opened on first use; NULL when no file
+ * with the right build-id can be found (build_id may be ""). */
+struct sym_image *sym_cache_get(struct sym_cache *c, const char *path, const char *build_id);
+
+/* Load bias of a mapping of im at start whose first byte is file_offset:
+ * address - bias is the ELF vaddr.  -1 when no PT_LOAD maps that offset. */
+int sym_image_bias(struct sym_image *im, uint64_t start, uint64_t file_offset, uint64_t *bias);
+
+/* Inline chain at ELF address vaddr, innermost first, into out[max];
+ * returns the count, 0 when nothing names the address. */
+size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max);
+void sym_frames_free(struct sym_frame *f, size_t n);
+
+/* The Dwfl behind an image (lookup.c needs it; image.c owns it). */
+struct Dwfl_Module *sym_image_module(struct sym_image *im);
+
+/* A file holding this process's vDSO image (a memfd path under
+ * /proc/self/fd), or NULL when there is no vDSO. */
+const char *sym_vdso_path(void);
+
+/* Demangled C++ name (malloc'd), or a copy of name when it is not one. */
+char *sym_demangle(const char *name);
+
+/* strdup that exits on failure, like the profile model's builders. */
+char *sym_strdup(const char *s);
+
+/* Hex string of a build-id's bytes, into buf (2*len+1). */
+void sym_hex(const unsigned char *bits, size_t len, char *buf);
+
+#endif

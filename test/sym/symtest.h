@@ -1,0 +1,67 @@
+/*
+ * symtest.h - the symbolizer's tests: a run of a test program (symprog),
+ * a profile built by hand from the addresses it printed, and checks on
+ * what symbolize_profile() made of them.
+ */
+#ifndef PROFIL_TEST_SYMTEST_H
+#define PROFIL_TEST_SYMTEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../../cli/symbol/symbolize.h"
+
+#define CHECK(cond) do { if (!(cond)) { \
+	fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); exit(1); } } while (0)
+
+/* What one run of a test program printed. */
+struct run {
+	uint32_t pid;
+	uint64_t plain, inlined, lib, cxx, libc, vdso; /* probes, 0 if absent */
+	char maps[64][640];  /* /proc/self/maps lines */
+	size_t nmaps;
+};
+
+void run_prog(const char *prog, struct run *r);
+/* A profile with r's file mappings; a mapping's path is replaced by
+ * as_path when it ends in from (NULL: none). */
+struct profile *run_profile(const struct run *r, const char *from, const char *as_path);
+/* Location of address (in the mapping containing it, or none). */
+uint64_t add_loc(struct profile *p, uint64_t address);
+/* Symbolizes with the given options, failing the test on error. */
+void symbolize(struct profile *p, const struct sym_options *opt);
+
+/* Checks location loc's chain: n frames named names[i] (innermost first)
+ * at lines[i] (-1: any), functions in files ending with file ("": none). */
+void expect_chain(const struct profile *p, uint64_t loc, size_t n, const char *const *names,
+                  const long *lines, const char *file);
+/* Line of the source of test/sym/ marked "@mark". */
+long marked_line(const char *source, const char *mark);
+/* Lowercase hex build-id of a file, "" when none. */
+void file_build_id(const char *path, char *buf, size_t size);
+/* Name of loc's innermost function. */
+const char *loc_name(const struct profile *p, uint64_t loc);
+
+struct symcase {
+	const char *name;
+	void (*fn)(void);
+};
+extern const struct symcase symcases[];
+
+/* The cases (symcases.c, symcases-more.c). */
+void sym_pie(void);
+void sym_nopie(void);
+void sym_inline_chain(void);
+void sym_shared_library(void);
+void sym_cxx_demangled(void);
+void sym_stripped_build_id(void);
+void sym_stripped_debuglink(void);
+void sym_usr_lib_debug(void);
+void sym_dynsym_only(void);
+void sym_unknown_address(void);
+void sym_vdso(void);
+void sym_changed_file(void);
+void sym_two_processes(void);
+
+#endif
