@@ -216,10 +216,11 @@ $(SYM_T)/linked/symprog: $(SYM_T)/symprog | $(SYM_T)/linked/.debug
 	objcopy --add-gnu-debuglink=$(SYM_T)/linked/.debug/symprog.debug $@.tmp $@
 	rm -f $@.tmp
 
-$(SYMTEST): test/sym/symtest.c test/sym/symcases.c test/sym/symtest.h $(SYM_SRC) \
+SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c
+$(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
             cli/symbol/*.h cli/model/profile.c cli/model/profile.h | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest/sym -DSYM_BIN='"$(abspath $(SYM_T))"' \
-	    -DSYM_SRCDIR='"$(abspath test/sym)"' -o $@ test/sym/symtest.c test/sym/symcases.c \
+	    -DSYM_SRCDIR='"$(abspath test/sym)"' -o $@ $(SYM_TEST_SRC) \
 	    $(SYM_SRC) cli/model/profile.c $(CLI_LIBS) $(LDFLAGS)
 
 check-symbols: $(SYMTEST) $(SYM_FILES)
