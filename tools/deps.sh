@@ -9,6 +9,15 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v gprof >/dev/null 2>&1 || need="$need binutils"   # gmon.out tests
 command -v mandoc >/dev/null 2>&1 || need="$need mandoc"    # man page lint
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+# the profil command's symbolizer: elfutils' libdw/libdwfl, libstdc++'s
+# demangler; its tests build a C++ library, strip binaries, and read
+# libc's separate debuginfo under /usr/lib/debug
+[ -f /usr/include/elfutils/libdwfl.h ] || need="$need libdw-dev"
+command -v g++ >/dev/null 2>&1 || need="$need g++"
+command -v objcopy >/dev/null 2>&1 || need="$need binutils"
+if command -v dpkg >/dev/null 2>&1 && ! dpkg -s libc6-dbg >/dev/null 2>&1; then
+	need="$need libc6-dbg"
+fi
 [ -n "$need" ] || exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing$need"
