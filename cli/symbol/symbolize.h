@@ -24,7 +24,9 @@
  * when its build-id matches the recorded one (a mismatch means the file
  * changed since recording: its symbols are not trusted, one line on
  * stderr says so, and the file is searched by build-id instead, in the
- * debug directories and through debuginfod); for a stripped file, its
+ * debug directories: <dir>/.build-id/xx/rest, then rest.debug, whose
+ * bias comes from the same file's mapping at offset 0); for a stripped
+ * file, its
  * separate debuginfo by build-id (<dir>/.build-id/xx/rest.debug, as
  * Debian's -dbgsym and libc6-dbg packages install) or by .gnu_debuglink;
  * DEBUGINFOD_URLS is honoured when set (elfutils' libdebuginfod, if
