@@ -158,6 +158,22 @@ struct pstats {
 extern struct pstats profil_pstats HIDDEN;
 
 /*
+ * sample.c: what the handler credited on this thread (weight, since the
+ * timers' epoch `epoch`) and the last pc it sampled.  threads.c reads it
+ * at the thread's exit, with the sampling signal blocked, to credit the
+ * expiries never delivered (sample_credit(); timers.c, cpugrid.h).
+ */
+struct sample_self {
+	unsigned int epoch;
+	unsigned long credited;
+	uintptr_t pc;
+};
+extern __thread struct sample_self sample_self
+	__attribute__((tls_model("initial-exec"))) HIDDEN;
+extern _Atomic unsigned int timers_epoch HIDDEN; /* timers.c */
+HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long w);
+
+/*
  * engine lock: serialises every configuration change.  Never taken in
  * signal context.  Held across fork by the atfork handlers.
  */
@@ -176,6 +192,11 @@ HIDDEN int timers_set_hz(unsigned int hz);
 HIDDEN int timers_resignal(int sig);      /* all timers to sig, all or nothing */
 HIDDEN int timers_rescan(void);        /* cover new threads, drop dead ones */
 HIDDEN int timers_add_self(void);      /* calling thread, if not covered */
+HIDDEN int timers_add_born(void);      /* same, counting from its CPU time 0 */
+/* At the calling thread's exit: delete its timer and say in *owed how many
+ * expiries of its grid (cpugrid.h) it passed beyond the `credited` ones its
+ * handler saw; -1 if it had no timer. */
+HIDDEN int timers_reconcile_self(unsigned long credited, unsigned long *owed);
 HIDDEN void timers_remove_self(void);
 HIDDEN unsigned int timers_count(void);
 HIDDEN unsigned int timers_untimed(void); /* threads refused a timer */

@@ -207,6 +207,35 @@ static __attribute__((noinline)) void record(struct ptable *t, pid_t tid, uintpt
 	sample_writing = 0;
 }
 
+/* This thread's tally, read by threads.c when it exits (internal.h).  Its
+ * own: plain stores, no atomics; reset when the timers' epoch moved on. */
+__thread struct sample_self sample_self __attribute__((tls_model("initial-exec"))) HIDDEN;
+
+static void tally(unsigned long w, uintptr_t pc)
+{
+	unsigned int e = atomic_load_explicit(&timers_epoch, memory_order_relaxed);
+	if (sample_self.epoch != e) {
+		sample_self.epoch = e;
+		sample_self.credited = 0;
+	}
+	sample_self.credited += w;
+	sample_self.pc = pc;
+}
+
+/* Weight found owed at a thread's exit (threads.c), recorded as a sample
+ * would be, under the same in-flight handshake with engine_publish(). */
+void sample_credit(pid_t tid, uintptr_t pc, unsigned long w)
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	if (t) {
+		ADD(ticks, w);
+		ADD(reconciled, w);
+		record(t, tid, pc, w);
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
 void sample_handler(int sig, siginfo_t *info, void *uc)
 {
 	(void)sig;
@@ -222,6 +251,7 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		ADD(signals, 1);
 		ADD(ticks, w);
 		ADD(overruns, w - 1);
+		tally(w, pc_of(uc));
 		record(t, timer_tag_tid(info), pc_of(uc), w);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);

@@ -14,7 +14,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /*
  * Under ThreadSanitizer the program's pthread_create is TSan's, which
@@ -64,11 +66,32 @@ int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
 
 #ifndef PROFIL_NO_HOOK
 
-static void thread_end(void *unused)
+/*
+ * At the thread's exit (return, pthread_exit, cancellation): its timer is
+ * deleted, and the expiries of its grid it passed but was never sent (the
+ * kernel looks at CPU timers only at ticks, so a thread shorter than a tick
+ * may never be) are credited now: to the last pc sampled on this thread,
+ * or, if none was, to the start routine's first instruction.  The sampling
+ * signal is blocked first so the tally cannot change under us, and stays
+ * blocked: a signal still queued from the deleted timer would count twice.
+ */
+static void thread_end(void *start_fn)
 {
-	(void)unused;
 	engine_lock();
-	timers_remove_self();
+	int sig = timers_signal();
+	if (sig) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		struct sample_self me = sample_self;
+		unsigned long credited = 0, owed;
+		uintptr_t pc = (uintptr_t)start_fn;
+		if (me.epoch == atomic_load(&timers_epoch) && me.credited)
+			credited = me.credited, pc = me.pc;
+		if (timers_reconcile_self(credited, &owed) == 0 && owed)
+			sample_credit(gettid(), pc, owed);
+	}
 	engine_unlock();
 }
 
@@ -77,10 +100,10 @@ static void *trampoline(void *p)
 	struct start s = *(struct start *)p;
 	free(p);
 	engine_lock();
-	timers_add_self(); /* failure leaves the thread to the sweeper */
+	timers_add_born(); /* failure leaves the thread to the sweeper */
 	engine_unlock();
 	void *ret;
-	pthread_cleanup_push(thread_end, NULL);
+	pthread_cleanup_push(thread_end, (void *)s.fn);
 	ret = s.fn(s.arg);
 	pthread_cleanup_pop(1);
 	return ret;

@@ -12,10 +12,20 @@
  * at higher rates one signal stands for several expiries; the handler
  * credits 1 + si_overrun, which keeps totals right.
  *
+ * Each timer's expiries lie on a grid of the thread's CPU clock with a
+ * random phase (cpugrid.h), so a thread's expected count is exact however
+ * short it is, and threads.c completes the count when the thread exits.
+ *
+ * Every timer holds one unit of the user's RLIMIT_SIGPENDING (its signal
+ * is preallocated), which the program's own sigqueue() also draws on: we
+ * keep a reserve of it free and leave further threads without a timer,
+ * counted in profil_get_stats().untimed (see budget()).
+ *
  * Registry: the (tid, timer) pairs we own.  Every function here runs with
  * the engine lock held; the signal handler never looks at the registry.
  */
 #include "sampling.h"
+#include "cpugrid.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -24,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #ifndef sigev_notify_thread_id
@@ -35,12 +46,19 @@ const char profil_timer_tag = 'p';
 struct entry {
 	pid_t tid;
 	timer_t timer;
+	struct cpugrid grid;
 };
 
 static struct entry *reg;    /* engine lock */
 static size_t nreg, capreg;  /* engine lock */
 static int cur_sig;          /* engine lock; 0 when stopped */
 static unsigned int cur_hz;  /* engine lock */
+static size_t max_timers;    /* engine lock: budget() at the last scan */
+static unsigned int untimed; /* engine lock: threads refused by budget */
+static uint64_t rng;         /* engine lock: phase generator state */
+/* Bumped whenever the timers are made afresh: sample.c's per-thread tally
+ * of credited weight counts only for the epoch it was made in. */
+_Atomic unsigned int timers_epoch;
 /* Process the timers belong to: written under the engine lock, read
  * without it by exec.c (a vfork child shares this memory, not the timers). */
 static _Atomic pid_t owner_pid;
@@ -57,19 +75,49 @@ static clockid_t thread_clock(pid_t tid)
 	return (clockid_t)((~(unsigned int)tid << 3) | 6u);
 }
 
-static struct itimerspec period(unsigned int hz)
+static int64_t period_ns(unsigned int hz)
 {
-	struct itimerspec its;
-	its.it_interval.tv_sec = 0;
-	its.it_interval.tv_nsec = 1000000000L / hz;
-	if (its.it_interval.tv_nsec == 0)
-		its.it_interval.tv_nsec = 1;
-	if (hz == 1) {
-		its.it_interval.tv_sec = 1;
-		its.it_interval.tv_nsec = 0;
+	int64_t ns = 1000000000 / (int64_t)hz;
+	return ns > 0 ? ns : 1;
+}
+
+/* Uniform in [1, per]: xorshift64*, seeded once per process. */
+static uint64_t phase(int64_t per)
+{
+	if (!rng) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		rng = ((uint64_t)ts_ns(&ts) ^ ((uint64_t)getpid() << 32)) | 1;
 	}
-	its.it_value = its.it_interval;
-	return its;
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return 1 + (rng * 0x2545F4914F6CDD1Dull >> 11) % (uint64_t)per;
+}
+
+/* Thread tid's CPU time in ns; -1 when it has gone. */
+static int cpu_of(pid_t tid, int64_t *ns)
+{
+	struct timespec ts;
+	if (clock_gettime(thread_clock(tid), &ts) != 0)
+		return -1;
+	*ns = ts_ns(&ts);
+	return 0;
+}
+
+/*
+ * How many timers we may hold: RLIMIT_SIGPENDING less a reserve of a
+ * quarter of it (at least 16, at most 1024) for the program's own queued
+ * signals.  Read at every scan, so a limit lowered later is honoured.
+ */
+static size_t budget(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_SIGPENDING, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	rlim_t reserve = rl.rlim_cur / 4;
+	reserve = reserve < 16 ? 16 : reserve > 1024 ? 1024 : reserve;
+	return rl.rlim_cur > reserve ? (size_t)(rl.rlim_cur - reserve) : 0;
 }
 
 static int find(pid_t tid)
@@ -80,8 +128,10 @@ static int find(pid_t tid)
 	return -1;
 }
 
-/* An armed timer on tid's CPU clock that sends cur_sig to tid. */
-static int make_timer(pid_t tid, timer_t *out)
+/* A timer on tid's CPU clock that sends cur_sig to tid, first at CPU time
+ * `at` (absolute: if it has passed, at once, with the overruns since) and
+ * then every per ns. */
+static int make_timer(pid_t tid, int64_t at, int64_t per, timer_t *out)
 {
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
@@ -92,8 +142,8 @@ static int make_timer(pid_t tid, timer_t *out)
 	timer_t id;
 	if (timer_create(thread_clock(tid), &sev, &id) != 0)
 		return -1; /* EINVAL: the thread has gone; EAGAIN: no timers */
-	struct itimerspec its = period(cur_hz);
-	if (timer_settime(id, 0, &its, NULL) != 0) {
+	struct itimerspec its = {ns_ts(per), ns_ts(at)};
+	if (timer_settime(id, TIMER_ABSTIME, &its, NULL) != 0) {
 		int e = errno;
 		timer_delete(id);
 		errno = e;
@@ -103,8 +153,14 @@ static int make_timer(pid_t tid, timer_t *out)
 	return 0;
 }
 
-static int add(pid_t tid)
+/* Give tid a timer whose grid starts at its CPU time 0 (born: it is new,
+ * and profiled from its first instant) or now. */
+static int add(pid_t tid, int born)
 {
+	if (nreg >= max_timers) {
+		errno = EAGAIN;
+		return -1;
+	}
 	if (nreg == capreg) {
 		size_t cap = capreg ? capreg * 2 : 16;
 		struct entry *n = realloc(reg, cap * sizeof *n);
@@ -114,11 +170,19 @@ static int add(pid_t tid)
 		}
 		reg = n, capreg = cap;
 	}
+	int64_t now, per = period_ns(cur_hz);
+	struct cpugrid g = {0, per, 0};
+	if (cpu_of(tid, &now) != 0) {
+		errno = EINVAL; /* gone */
+		return -1;
+	}
+	cpugrid_restart(&g, born ? 0 : now, per, phase(per));
 	timer_t id;
-	if (make_timer(tid, &id) != 0)
+	if (make_timer(tid, g.first, per, &id) != 0)
 		return -1;
 	reg[nreg].tid = tid;
 	reg[nreg].timer = id;
+	reg[nreg].grid = g;
 	nreg++;
 	return 0;
 }
@@ -175,15 +239,29 @@ void timers_exclude(pid_t tid)
 }
 
 /* Cover tid unless it is covered or excluded; a thread that exited between
- * the listing and timer_create (EINVAL) is not an error. */
-static int cover(pid_t tid, void *unused)
+ * the listing and timer_create (EINVAL) is not an error, nor one refused
+ * for want of signal-queue room (EAGAIN: counted in *refused). */
+static int cover(pid_t tid, void *refused)
 {
-	(void)unused;
 	if (tid == atomic_load(&excluded_tid) || find(tid) >= 0)
 		return 0;
-	if (add(tid) == 0 || errno == EINVAL || errno == ESRCH)
+	if (add(tid, 0) == 0 || errno == EINVAL || errno == ESRCH)
 		return 0;
+	if (errno == EAGAIN) {
+		++*(unsigned int *)refused;
+		return 0;
+	}
 	return -1;
+}
+
+/* Covers every thread not covered yet; recounts the refused ones. */
+static int cover_all(void)
+{
+	unsigned int refused = 0;
+	max_timers = budget();
+	int rc = each_thread(cover, &refused);
+	untimed = refused;
+	return rc;
 }
 
 int timers_start(int sig, unsigned int hz)
@@ -191,13 +269,21 @@ int timers_start(int sig, unsigned int hz)
 	cur_sig = sig;
 	cur_hz = hz;
 	owner_pid = getpid();
-	if (add(my_tid()) != 0 || each_thread(cover, NULL) != 0) {
-		int e = errno;
-		timers_stop();
-		errno = e;
-		return -1;
-	}
-	return 0;
+	atomic_fetch_add(&timers_epoch, 1);
+	/* the caller first, so it is sampled even with a small budget */
+	max_timers = budget();
+	if (add(my_tid(), 0) != 0 && errno != EAGAIN)
+		goto fail;
+	if (cover_all() != 0)
+		goto fail;
+	if (nreg > 0)
+		return 0;
+	errno = EAGAIN; /* not one timer: the signal queue is full */
+fail:;
+	int e = errno;
+	timers_stop();
+	errno = e;
+	return -1;
 }
 
 void timers_stop(void)
@@ -223,9 +309,15 @@ int timers_resignal(int sig)
 	cur_sig = sig;
 	unsigned char *gone = calloc(nreg ? nreg : 1, 1);
 	size_t i;
-	for (i = 0; gone && i < nreg; i++)
-		if (make_timer(reg[i].tid, &fresh[i]) != 0 && !(gone[i] = errno == EINVAL))
+	for (i = 0; gone && i < nreg; i++) {
+		int64_t now; /* the new timer carries on the old one's grid */
+		if (cpu_of(reg[i].tid, &now) != 0)
+			gone[i] = 1;
+		else if (make_timer(reg[i].tid, cpugrid_next(&reg[i].grid, now),
+		                    reg[i].grid.per, &fresh[i]) != 0 &&
+		         !(gone[i] = errno == EINVAL))
 			break;
+	}
 	if (!gone || i < nreg) {
 		int e = gone ? errno : ENOMEM;
 		while (i-- > 0)
@@ -249,12 +341,21 @@ int timers_resignal(int sig)
 	return 0;
 }
 
+/* Each thread's grid restarts at its CPU time now, at the new period; the
+ * points of the old grid it passed stay owed to it. */
 int timers_set_hz(unsigned int hz)
 {
 	cur_hz = hz;
-	struct itimerspec its = period(hz);
-	for (size_t i = 0; i < nreg; i++)
-		timer_settime(reg[i].timer, 0, &its, NULL);
+	int64_t per = period_ns(hz), now;
+	for (size_t i = 0; i < nreg; i++) {
+		struct cpugrid *g = &reg[i].grid;
+		if (cpu_of(reg[i].tid, &now) != 0)
+			continue; /* gone: the sweeper drops it */
+		g->due = cpugrid_total(g, now);
+		cpugrid_restart(g, now, per, phase(per));
+		struct itimerspec its = {ns_ts(per), ns_ts(g->first)};
+		timer_settime(reg[i].timer, TIMER_ABSTIME, &its, NULL);
+	}
 	return 0;
 }
 
@@ -265,10 +366,10 @@ int timers_rescan(void)
 	for (size_t i = nreg; i-- > 0;)
 		if (thread_gone(reg[i].tid))
 			drop(i);
-	return each_thread(cover, NULL);
+	return cover_all();
 }
 
-int timers_add_self(void)
+static int add_self(int born)
 {
 	if (!cur_sig || getpid() != owner_pid)
 		return 0;
@@ -276,7 +377,38 @@ int timers_add_self(void)
 	int i = find(tid);
 	if (i >= 0) /* a thread starts once: an entry is an exited thread's */
 		drop((size_t)i);
-	return add(tid);
+	if (add(tid, born) == 0)
+		return 0;
+	untimed += errno == EAGAIN;
+	return -1;
+}
+
+int timers_add_self(void)
+{
+	return add_self(0);
+}
+
+int timers_add_born(void)
+{
+	return add_self(1);
+}
+
+int timers_reconcile_self(unsigned long credited, unsigned long *owed)
+{
+	*owed = 0;
+	if (!cur_sig || getpid() != owner_pid)
+		return -1;
+	pid_t tid = my_tid();
+	int i = find(tid);
+	if (i < 0)
+		return -1;
+	int64_t now;
+	if (cpu_of(tid, &now) == 0) {
+		uint64_t total = cpugrid_total(&reg[i].grid, now);
+		*owed = total > credited ? (unsigned long)(total - credited) : 0;
+	}
+	drop((size_t)i);
+	return 0;
 }
 
 void timers_remove_self(void)
@@ -295,7 +427,7 @@ unsigned int timers_count(void)
 
 unsigned int timers_untimed(void)
 {
-	return 0;
+	return untimed;
 }
 
 int timers_signal(void)
@@ -316,5 +448,7 @@ pid_t timers_owner(void)
 void timers_forget_all(void)
 {
 	nreg = 0;
+	untimed = 0;
+	atomic_fetch_add(&timers_epoch, 1); /* the tallies are the parent's */
 	owner_pid = getpid();
 }
