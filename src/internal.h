@@ -170,7 +170,7 @@ struct sample_self {
 };
 extern __thread struct sample_self sample_self
 	__attribute__((tls_model("initial-exec"))) HIDDEN;
-extern _Atomic unsigned int timers_epoch HIDDEN; /* timers.c */
+extern _Atomic unsigned int sample_epoch HIDDEN; /* bumped by timers.c */
 HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long w);
 
 /*

@@ -11,12 +11,13 @@
  *              preserved without saving it: nothing here can set it.
  *   Reads:     profil_published, a pointer to an IMMUTABLE struct ptable
  *              that engine_publish() swaps atomically (its atomic pcnext
- *              aside); profil_pstats (atomic counters).
+ *              aside); profil_pstats (atomic counters); sample_epoch.
  *   Writes:    the caller's counters (atomic, saturating), pcsample
  *              slots, or records into a sample ring (ring.h: space
  *              reserved by compare-and-swap, committed by a release
  *              store, never waiting for the reader); profil_pstats;
- *              profil_inflight; this thread's fault-recovery slot.
+ *              profil_inflight; this thread's fault-recovery slot and
+ *              its tally (sample_self: plain stores, the thread's own).
  *   Callers guarantee: engine_publish() does not free or reuse a table,
  *              nor return to its caller, until profil_inflight has been
  *              seen at zero after the new pointer was stored.  Both sides
@@ -210,10 +211,12 @@ static __attribute__((noinline)) void record(struct ptable *t, pid_t tid, uintpt
 /* This thread's tally, read by threads.c when it exits (internal.h).  Its
  * own: plain stores, no atomics; reset when the timers' epoch moved on. */
 __thread struct sample_self sample_self __attribute__((tls_model("initial-exec"))) HIDDEN;
+/* Bumped by timers.c whenever the timers are made afresh. */
+_Atomic unsigned int sample_epoch;
 
 static void tally(unsigned long w, uintptr_t pc)
 {
-	unsigned int e = atomic_load_explicit(&timers_epoch, memory_order_relaxed);
+	unsigned int e = atomic_load_explicit(&sample_epoch, memory_order_relaxed);
 	if (sample_self.epoch != e) {
 		sample_self.epoch = e;
 		sample_self.credited = 0;

@@ -87,7 +87,7 @@ static void thread_end(void *start_fn)
 		struct sample_self me = sample_self;
 		unsigned long credited = 0, owed;
 		uintptr_t pc = (uintptr_t)start_fn;
-		if (me.epoch == atomic_load(&timers_epoch) && me.credited)
+		if (me.epoch == atomic_load(&sample_epoch) && me.credited)
 			credited = me.credited, pc = me.pc;
 		if (timers_reconcile_self(credited, &owed) == 0 && owed)
 			sample_credit(gettid(), pc, owed);

@@ -56,9 +56,6 @@ static unsigned int cur_hz;  /* engine lock */
 static size_t max_timers;    /* engine lock: budget() at the last scan */
 static unsigned int untimed; /* engine lock: threads refused by budget */
 static uint64_t rng;         /* engine lock: phase generator state */
-/* Bumped whenever the timers are made afresh: sample.c's per-thread tally
- * of credited weight counts only for the epoch it was made in. */
-_Atomic unsigned int timers_epoch;
 /* Process the timers belong to: written under the engine lock, read
  * without it by exec.c (a vfork child shares this memory, not the timers). */
 static _Atomic pid_t owner_pid;
@@ -269,7 +266,7 @@ int timers_start(int sig, unsigned int hz)
 	cur_sig = sig;
 	cur_hz = hz;
 	owner_pid = getpid();
-	atomic_fetch_add(&timers_epoch, 1);
+	atomic_fetch_add(&sample_epoch, 1); /* tallies start afresh */
 	/* the caller first, so it is sampled even with a small budget */
 	max_timers = budget();
 	if (add(my_tid(), 0) != 0 && errno != EAGAIN)
@@ -449,6 +446,6 @@ void timers_forget_all(void)
 {
 	nreg = 0;
 	untimed = 0;
-	atomic_fetch_add(&timers_epoch, 1); /* the tallies are the parent's */
+	atomic_fetch_add(&sample_epoch, 1); /* the tallies are the parent's */
 	owner_pid = getpid();
 }
