@@ -159,10 +159,8 @@ void prof_free(struct profile *p)
 	}
 	for (size_t i = 0; i < p->nlocations; i++)
 		free(p->locations[i].lines);
-	for (size_t i = 0; i < p->nsamples; i++) {
-		struct prof_sample *s = &p->samples[i];
-		free(s->locs), free(s->thread), free(s->comm);
-	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		prof_free_sample(&p->samples[i]);
 	for (size_t i = 0; i < p->nprocesses; i++)
 		free(p->processes[i].cmdline);
 	for (size_t i = 0; i < p->ncomments; i++)
@@ -172,6 +170,21 @@ void prof_free(struct profile *p)
 	struct profile_priv *q = priv(p);
 	free(q->funcs.slots), free(q->locs.slots), free(q->samples.slots);
 	free(q);
+}
+
+void prof_free_sample(struct prof_sample *s)
+{
+	free(s->locs), free(s->thread), free(s->comm);
+	s->locs = NULL, s->thread = s->comm = NULL;
+}
+
+void prof_rehash_samples(struct profile *p)
+{
+	struct profile_priv *q = priv(p);
+	free(q->samples.slots);
+	q->samples = (struct idtab){0};
+	for (size_t i = 0; i < p->nsamples; i++)
+		tab_insert(p, &q->samples, i + 1, hash_sample(&p->samples[i]), hash_id_sample);
 }
 
 uint64_t prof_add_mapping(struct profile *p, const struct prof_mapping *m)

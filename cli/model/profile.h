@@ -126,4 +126,19 @@ void *prof_xcalloc(size_t n, size_t size);
 char *prof_xstrdup(const char *s); /* NULL gives "" */
 _Noreturn void prof_oom(void);
 
+/* Names (names.c).  A module is its mapping's file name without
+ * directories ("[unknown]" for none); a frame is the function of line k
+ * of location l, or "module+0xoffset" (file offset) when l has no line k.
+ * The result is the profile's string or buf. */
+#define PROF_NAME_BUF 256
+const char *prof_module_name(const struct profile *p, uint64_t mapping_id);
+uint64_t prof_module_offset(const struct profile *p, const struct prof_location *l);
+const char *prof_frame_name(const struct profile *p, const struct prof_location *l, size_t k,
+                            char buf[PROF_NAME_BUF]);
+/* Keeps only the samples keep() accepts (filters such as --pid). */
+void prof_keep_samples(struct profile *p, int (*keep)(const struct prof_sample *, void *),
+                       void *ctx);
+void prof_free_sample(struct prof_sample *s);  /* its arrays and strings */
+void prof_rehash_samples(struct profile *p);   /* after samples[] changed */
+
 #endif

@@ -1,0 +1,142 @@
+/*
+ * out.c - atomic output files (out.h).  The same discipline as the
+ * library's gmon.out writer (src/gmon_file.c): the temporary name is in
+ * the target's directory (symbolic links resolved, so a link survives
+ * and rename stays within one file system), and the directory is synced
+ * after the rename so the new name is durable.
+ */
+#include "out.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../model/profile.h"
+
+struct outfile {
+	FILE *fp;
+	char *target; /* NULL for stdout */
+	char *tmp;    /* NULL when writing in place */
+};
+
+/* mkostemp creates 0600; the output should get the usual 0666 & ~umask
+ * (the command is single-threaded, so reading the umask is safe). */
+static mode_t umask_now(void)
+{
+	mode_t m = umask(0);
+	umask(m);
+	return m;
+}
+
+static struct outfile *fail(struct outfile *o, char *err, size_t errlen, const char *path)
+{
+	snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+	out_abort(o);
+	return NULL;
+}
+
+struct outfile *out_open(const char *path, char *err, size_t errlen)
+{
+	struct outfile *o = prof_xcalloc(1, sizeof *o);
+	if (!path || strcmp(path, "-") == 0) {
+		o->fp = stdout;
+		return o;
+	}
+	struct stat st;
+	int rc = stat(path, &st);
+	if (rc == 0 && !S_ISREG(st.st_mode)) {
+		o->target = prof_xstrdup(path);
+		o->fp = fopen(path, "we");
+		return o->fp ? o : fail(o, err, errlen, path);
+	}
+	if (rc != 0 && errno != ENOENT)
+		return fail(o, err, errlen, path);
+	o->target = realpath(path, NULL);
+	if (!o->target && errno != ENOENT)
+		return fail(o, err, errlen, path);
+	if (!o->target)
+		o->target = prof_xstrdup(path);
+	size_t n = strlen(o->target) + 16;
+	o->tmp = prof_xcalloc(n, 1);
+	snprintf(o->tmp, n, "%s.tmp-XXXXXX", o->target);
+	int fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		free(o->tmp);
+		o->tmp = NULL;
+		return fail(o, err, errlen, path);
+	}
+	(void)fchmod(fd, 0666 & ~umask_now());
+	if (!(o->fp = fdopen(fd, "w"))) {
+		close(fd);
+		return fail(o, err, errlen, path);
+	}
+	return o;
+}
+
+FILE *out_fp(struct outfile *o)
+{
+	return o->fp;
+}
+
+/* fsync that tolerates what cannot be synced (devices, pipes, ttys). */
+static int sync_fd(int fd)
+{
+	return fsync(fd) == 0 || errno == EINVAL || errno == EROFS || errno == ENOTTY ? 0 : -1;
+}
+
+static int sync_dir(const char *target)
+{
+	char *dir = prof_xstrdup(target);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';
+	int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd >= 0 ? sync_fd(fd) : -1;
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return rc;
+}
+
+int out_commit(struct outfile *o, char *err, size_t errlen)
+{
+	const char *name = o->target ? o->target : "standard output";
+	int rc = fflush(o->fp) == 0 && !ferror(o->fp) ? 0 : -1;
+	if (rc == 0 && o->target)
+		rc = sync_fd(fileno(o->fp));
+	if (o->fp != stdout) {
+		if (fclose(o->fp) != 0 && rc == 0)
+			rc = -1;
+		o->fp = NULL;
+	}
+	if (rc == 0 && o->tmp) {
+		rc = rename(o->tmp, o->target);
+		if (rc == 0) {
+			free(o->tmp);
+			o->tmp = NULL;
+			sync_dir(o->target); /* the data is there; only durability is at stake */
+		}
+	}
+	if (rc != 0)
+		snprintf(err, errlen, "cannot write %s: %s", name, strerror(errno ? errno : EIO));
+	out_abort(o);
+	return rc;
+}
+
+void out_abort(struct outfile *o)
+{
+	if (!o)
+		return;
+	int e = errno;
+	if (o->fp && o->fp != stdout)
+		fclose(o->fp);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->target);
+	free(o);
+	errno = e;
+}

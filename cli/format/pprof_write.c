@@ -1,0 +1,311 @@
+/*
+ * pprof_write.c - the model as gzipped profile.proto.
+ *
+ * What the file holds:
+ *   sample_type   [samples/count, cpu/nanoseconds]; each sample's values
+ *                 are [count, cpu_ns]
+ *   period_type   cpu/nanoseconds, period = period_ns
+ *   time_nanos, duration_nanos
+ *   mapping       ids 1..n as in the model, with build_id, filename and
+ *                 has_functions / has_filenames / has_line_numbers /
+ *                 has_inline_frames (the last three = the model's has_lines)
+ *   location      ids 1..n, address, lines innermost first
+ *   function      ids 1..n
+ *   sample labels numeric "pid", "tid" (when nonzero); string "thread",
+ *                 "comm" (when not empty)
+ * and, as comments (one string each, the prefix followed by the value;
+ * what profile.proto has no field for, so that pprof_read gets the model
+ * back exactly):
+ *   "profil:command <command line>"
+ *   "profil:engine <engine name>"
+ *   "profil:lost <samples lost>"
+ *   "profil:process pid=<pid> ppid=<ppid> cmdline=<cmdline to the end>"
+ *   "profil:mapping id=<mapping id> pid=<pid>"
+ * Other comments are written as they are.
+ */
+#include "pprof.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "out.h"
+#include "pb.h"
+
+/* The string table: strings interned to their index; "" is index 0. */
+struct strtab {
+	const char **strs;
+	size_t n, cap;
+	uint64_t *slots; /* index + 1; 0 empty */
+	size_t nslots;
+	char **owned;    /* strings made here (comments) */
+	size_t nowned;
+};
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void st_rehash(struct strtab *t)
+{
+	free(t->slots);
+	t->nslots = t->nslots ? t->nslots * 2 : 1024;
+	t->slots = prof_xcalloc(t->nslots, sizeof *t->slots);
+	for (size_t i = 0; i < t->n; i++) {
+		size_t k = hash(t->strs[i]) & (t->nslots - 1);
+		while (t->slots[k])
+			k = (k + 1) & (t->nslots - 1);
+		t->slots[k] = i + 1;
+	}
+}
+
+static int64_t st_index(struct strtab *t, const char *s)
+{
+	s = s ? s : "";
+	if (2 * (t->n + 1) > t->nslots)
+		st_rehash(t);
+	size_t k = hash(s) & (t->nslots - 1);
+	for (; t->slots[k]; k = (k + 1) & (t->nslots - 1))
+		if (strcmp(t->strs[t->slots[k] - 1], s) == 0)
+			return (int64_t)t->slots[k] - 1;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 256;
+		t->strs = prof_xrealloc(t->strs, t->cap, sizeof *t->strs);
+	}
+	t->strs[t->n] = s;
+	t->slots[k] = ++t->n;
+	return (int64_t)t->n - 1;
+}
+
+static int64_t st_owned(struct strtab *t, char *s)
+{
+	t->owned = prof_xrealloc(t->owned, t->nowned + 1, sizeof *t->owned);
+	t->owned[t->nowned++] = s;
+	return st_index(t, s);
+}
+
+static void value_type(struct pbuf *b, uint32_t field, struct strtab *t, const char *type,
+                       const char *unit)
+{
+	struct pbuf m = {0};
+	pb_int(&m, 1, st_index(t, type));
+	pb_int(&m, 2, st_index(t, unit));
+	pb_message(b, field, &m);
+	pb_free(&m);
+}
+
+static void label(struct pbuf *b, struct strtab *t, const char *key, const char *str,
+                  int64_t num)
+{
+	struct pbuf m = {0};
+	pb_int(&m, 1, st_index(t, key));
+	if (str)
+		pb_int(&m, 2, st_index(t, str));
+	else
+		pb_int(&m, 3, num);
+	pb_message(b, 3, &m);
+	pb_free(&m);
+}
+
+static void put_samples(struct pbuf *b, const struct profile *p, struct strtab *t)
+{
+	struct pbuf m = {0};
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		uint64_t v[2] = {(uint64_t)s->count, (uint64_t)s->cpu_ns};
+		pb_reset(&m);
+		pb_packed(&m, 1, s->locs, s->nlocs);
+		pb_packed(&m, 2, v, 2);
+		if (s->pid)
+			label(&m, t, "pid", NULL, s->pid);
+		if (s->tid)
+			label(&m, t, "tid", NULL, s->tid);
+		if (s->thread[0])
+			label(&m, t, "thread", s->thread, 0);
+		if (s->comm[0])
+			label(&m, t, "comm", s->comm, 0);
+		pb_message(b, 2, &m);
+	}
+	pb_free(&m);
+}
+
+static void put_mappings(struct pbuf *b, const struct profile *p, struct strtab *t)
+{
+	struct pbuf m = {0};
+	for (size_t i = 0; i < p->nmappings; i++) {
+		const struct prof_mapping *mp = &p->mappings[i];
+		pb_reset(&m);
+		pb_uint(&m, 1, i + 1);
+		pb_uint(&m, 2, mp->start);
+		pb_uint(&m, 3, mp->limit);
+		pb_uint(&m, 4, mp->file_offset);
+		pb_int(&m, 5, st_index(t, mp->path));
+		pb_int(&m, 6, st_index(t, mp->build_id));
+		pb_uint(&m, 7, mp->has_functions != 0);
+		pb_uint(&m, 8, mp->has_lines != 0);
+		pb_uint(&m, 9, mp->has_lines != 0);
+		pb_uint(&m, 10, mp->has_lines != 0);
+		pb_message(b, 3, &m);
+	}
+	pb_free(&m);
+}
+
+static void put_locations(struct pbuf *b, const struct profile *p)
+{
+	struct pbuf m = {0}, l = {0};
+	for (size_t i = 0; i < p->nlocations; i++) {
+		const struct prof_location *loc = &p->locations[i];
+		pb_reset(&m);
+		pb_uint(&m, 1, i + 1);
+		pb_uint(&m, 2, loc->mapping_id);
+		pb_uint(&m, 3, loc->address);
+		for (size_t k = 0; k < loc->nlines; k++) {
+			pb_reset(&l);
+			pb_uint(&l, 1, loc->lines[k].function_id);
+			pb_int(&l, 2, loc->lines[k].line);
+			pb_message(&m, 4, &l);
+		}
+		pb_message(b, 4, &m);
+	}
+	pb_free(&m);
+	pb_free(&l);
+}
+
+static void put_functions(struct pbuf *b, const struct profile *p, struct strtab *t)
+{
+	struct pbuf m = {0};
+	for (size_t i = 0; i < p->nfunctions; i++) {
+		const struct prof_function *f = &p->functions[i];
+		pb_reset(&m);
+		pb_uint(&m, 1, i + 1);
+		pb_int(&m, 2, st_index(t, f->name));
+		pb_int(&m, 3, st_index(t, f->system_name));
+		pb_int(&m, 4, st_index(t, f->filename));
+		pb_int(&m, 5, f->start_line);
+		pb_message(b, 5, &m);
+	}
+	pb_free(&m);
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int rc = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		prof_oom();
+	return s;
+}
+
+/* Comment string indices: the model's extra fields, then its comments. */
+static uint64_t *comments(const struct profile *p, struct strtab *t, size_t *n)
+{
+	uint64_t *c = prof_xrealloc(NULL, 3 + p->nprocesses + p->nmappings + p->ncomments,
+	                            sizeof *c);
+	size_t k = 0;
+	c[k++] = (uint64_t)st_owned(t, xasprintf(PPROF_C_COMMAND "%s", p->command));
+	c[k++] = (uint64_t)st_owned(t, xasprintf(PPROF_C_ENGINE "%s", p->engine));
+	c[k++] = (uint64_t)st_owned(t, xasprintf(PPROF_C_LOST "%" PRIu64, p->lost));
+	for (size_t i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pr = &p->processes[i];
+		c[k++] = (uint64_t)st_owned(t, xasprintf(PPROF_C_PROCESS "pid=%" PRIu32
+		                                         " ppid=%" PRIu32 " cmdline=%s",
+		                                         pr->pid, pr->ppid, pr->cmdline));
+	}
+	for (size_t i = 0; i < p->nmappings; i++)
+		c[k++] = (uint64_t)st_owned(t, xasprintf(PPROF_C_MAPPING "id=%zu pid=%" PRIu32,
+		                                         i + 1, p->mappings[i].pid));
+	for (size_t i = 0; i < p->ncomments; i++)
+		c[k++] = (uint64_t)st_index(t, p->comments[i]);
+	*n = k;
+	return c;
+}
+
+/* The uncompressed profile.proto message. */
+static void encode(const struct profile *p, struct pbuf *b)
+{
+	struct strtab t = {0};
+	st_index(&t, "");
+	value_type(b, 1, &t, "samples", "count");
+	value_type(b, 1, &t, "cpu", "nanoseconds");
+	put_samples(b, p, &t);
+	put_mappings(b, p, &t);
+	put_locations(b, p);
+	put_functions(b, p, &t);
+	size_t nc;
+	uint64_t *c = comments(p, &t, &nc);
+	for (size_t i = 0; i < t.n; i++)
+		pb_str(b, 6, t.strs[i]);
+	pb_int(b, 9, p->time_ns);
+	pb_int(b, 10, p->duration_ns);
+	value_type(b, 11, &t, "cpu", "nanoseconds"); /* both interned already */
+	pb_int(b, 12, p->period_ns);
+	pb_packed(b, 13, c, nc);
+	free(c);
+	for (size_t i = 0; i < t.nowned; i++)
+		free(t.owned[i]);
+	free(t.owned), free(t.strs), free(t.slots);
+}
+
+/* gzip (RFC 1952) of b onto fp; 0 or -1 (errno from the stream). */
+static int gzip_to(const struct pbuf *b, FILE *fp)
+{
+	z_stream z = {0};
+	unsigned char out[1 << 16];
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		prof_oom();
+	z.next_in = b->p;
+	z.avail_in = (uInt)b->n; /* profiles beyond 4 GiB are not written */
+	int rc;
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof out;
+		rc = deflate(&z, Z_FINISH);
+		size_t n = sizeof out - z.avail_out;
+		if (n && fwrite(out, 1, n, fp) != n)
+			rc = Z_ERRNO;
+	} while (rc == Z_OK || rc == Z_BUF_ERROR);
+	deflateEnd(&z);
+	return rc == Z_STREAM_END ? 0 : -1;
+}
+
+int pprof_write(const struct profile *p, const char *path)
+{
+	char err[512];
+	struct pbuf b = {0};
+	encode(p, &b);
+	if (b.n > UINT32_MAX) {
+		fprintf(stderr, "profil: cannot write %s: profile larger than 4 GiB\n", path);
+		pb_free(&b);
+		return -1;
+	}
+	struct outfile *o = out_open(path, err, sizeof err);
+	if (!o) {
+		fprintf(stderr, "profil: %s\n", err);
+		pb_free(&b);
+		return -1;
+	}
+	int rc = gzip_to(&b, out_fp(o));
+	pb_free(&b);
+	if (rc != 0) {
+		snprintf(err, sizeof err, "cannot write %s: %s", path,
+		         strerror(errno ? errno : EIO));
+		out_abort(o);
+	} else {
+		rc = out_commit(o, err, sizeof err);
+	}
+	if (rc != 0)
+		fprintf(stderr, "profil: %s\n", err);
+	return rc;
+}
