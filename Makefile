@@ -32,6 +32,18 @@ STLIB      := $(BUILD)/libprofil.a
 TEST_SRC   := $(sort $(wildcard test/test-*.c))
 TEST_BIN   := $(BUILD)/test/run-tests
 TEST_HELPERS := $(patsubst test/helpers/%.c,$(BUILD)/test/%,$(wildcard test/helpers/*.c))
+
+# The profil command (cli/): every cli/*/*.c and cli/main.c, linked with
+# CLI_LIBS (zlib here; the symbolizer adds libdw's).  Its tests are data:
+# each case of test/cli/*.t becomes a test cli_<file>_<n> of the runner
+# (test/test-cli.c reads the cases; test/cli/cases.awk lists them).
+CLI_SRC    := $(sort $(wildcard cli/main.c cli/*/*.c))
+CLI_OBJ    := $(CLI_SRC:cli/%.c=$(BUILD)/cli-obj/%.o)
+CLI_LIBS   += -lz
+PROFIL_BIN := $(BUILD)/profil
+CLI_CASES  := $(sort $(wildcard test/cli/*.t))
+TEST_SRC   += $(BUILD)/test/test-cli-cases.c
+TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
 TEST_LIBS  := $(patsubst test/lib/%.c,$(BUILD)/test/lib%.so,$(wildcard test/lib/*.c))
@@ -40,9 +52,9 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
-.PHONY: deps check-install check-symbols all lib check check-handler check-man test demo install uninstall clean \
+.PHONY: cli deps check-install check-symbols all lib check check-handler check-man test demo install uninstall clean \
         examples bench stress sanitize tsan valgrind
-all: lib examples
+all: lib examples cli
 
 lib: $(SHLIB) $(BUILD)/libprofil.so $(STLIB) $(AGENT)
 
@@ -108,6 +120,18 @@ bench: $(BENCH)
 
 test: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	$(TEST_BIN) $(TESTS)
+
+# The profil command and the test cases made of test/cli/*.t
+cli: $(PROFIL_BIN)
+$(BUILD)/cli-obj/%.o: cli/%.c $(wildcard cli/*.h cli/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -DPROFIL_VERSION='"$(VERSION)"' -c $< -o $@
+$(PROFIL_BIN): $(CLI_OBJ)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS) $(LDFLAGS)
+$(BUILD)/test/mkprofile: test/cli/mkprofile.c $(filter $(BUILD)/cli-obj/model/% $(BUILD)/cli-obj/format/%,$(CLI_OBJ)) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Icli -o $@ $^ -lz $(LDFLAGS)
+$(BUILD)/test/test-cli-cases.c: $(CLI_CASES) test/cli/cases.awk | $(BUILD)/test
+	awk -v dir='$(abspath test/cli)' -f test/cli/cases.awk $(CLI_CASES) > $@.tmp && mv $@.tmp $@
 
 # The signal handler's object may reference only the symbols in the
 # allow-list: its contract (src/sample.c) made mechanical.
