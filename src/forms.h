@@ -16,6 +16,7 @@
 #define PROFIL_FORMS_H
 
 #include "internal.h"
+#include "gmon.h"
 
 /* copyin.c: copies up to len bytes from src (our own address space) into
  * dst and returns how many leading bytes were readable and copied.  Never

@@ -50,14 +50,14 @@ int forms_publish(struct ptable *t)
 {
 	if (t->nranges == 0 && !t->overflow) {
 		ptable_free(t); /* every entry was "off": so is profiling */
-		return engine_publish(NULL);
+		return gmon_publish(NULL);
 	}
 	if (ptable_sort_check(t) != 0 || probe_table(t) != 0) {
 		int e = errno;
 		ptable_free(t);
 		return forms_fail(e);
 	}
-	return engine_publish(t);
+	return gmon_publish(t);
 }
 
 int forms_build(void *copy, size_t n, size_t cap, enum ptable_form form, forms_fill_fn *fill,
@@ -79,7 +79,7 @@ int forms_build(void *copy, size_t n, size_t cap, enum ptable_form form, forms_f
 int forms_fail(int err)
 {
 	if (err == EFAULT)
-		engine_publish(NULL);
+		gmon_publish(NULL);
 	errno = err;
 	return -1;
 }

@@ -85,7 +85,7 @@ int forms_tru64(const struct profil_args *args, size_t n, unsigned int flags)
 	if (flags != 0 || n > PTABLE_MAX_RANGES)
 		return forms_fail(EINVAL);
 	if (n == 0)
-		return engine_publish(NULL); /* nothing to profile */
+		return gmon_publish(NULL); /* nothing to profile */
 	struct profil_args *a = forms_copy_array(args, n, sizeof *a);
 	if (!a)
 		return forms_fail(errno);

@@ -90,19 +90,6 @@ static char *file_name(const char *path, const struct objs *os, size_t i)
 	return s;
 }
 
-/* The caller's counters are read, so they must still be mapped: a buffer
- * freed after profiling stopped is EFAULT, not a crash. */
-static int check_buffers(const struct ptable *t)
-{
-	for (size_t j = 0; j < t->nranges; j++) {
-		const struct prange *r = &t->ranges[j];
-		if (r->kind == PRANGE_HIST && r->nbins &&
-		    probe_writable(r->buf, r->nbins * r->width) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* Object i's file, opened and fully written (not yet renamed); NULL with
  * errno on failure, and through *skip when the object has no samples. */
 static struct gout *write_object(const char *path, const struct objs *os, size_t i,
@@ -167,24 +154,21 @@ static const char *default_path(void)
 	return p && *p ? p : "gmon.out";
 }
 
-int profil_write_gmon(const char *path)
+static int write_table(const struct ptable *t, void *path)
 {
-	if (!path)
-		path = default_path();
-	struct ptable *t = engine_last_hist_copy();
-	if (!t)
-		return -1;
 	struct objs os = {0};
 	int rc = -1;
-	if (check_buffers(t) != 0)
-		errno = EFAULT;
-	else if (dl_iterate_phdr(collect, &os), os.nomem || os.n == 0)
+	if (dl_iterate_phdr(collect, &os), os.nomem || os.n == 0)
 		errno = ENOMEM;
 	else
 		rc = write_all(path, &os, t);
 	int e = errno;
 	free(os.v);
-	ptable_free(t);
 	errno = e;
 	return rc;
+}
+
+int profil_write_gmon(const char *path)
+{
+	return gmon_with_table(write_table, (void *)(path ? path : default_path()));
 }

@@ -5,6 +5,7 @@
  *                drives the rest
  *   gmon_bins.c  re-bins every range of a table onto one object's grid
  *   gmon_file.c  encodes gmon.out records and writes files atomically
+ *   gmon_keep.c  copies the counts when profiling stops
  */
 #ifndef PROFIL_GMON_H
 #define PROFIL_GMON_H
@@ -32,6 +33,24 @@ struct ghist {
 	uint64_t *cells;
 	uint64_t total;
 };
+
+/*
+ * gmon_keep.c.  Every public call publishes through gmon_publish() (or
+ * _take), engine_publish() that also keeps a copy of the counters of a
+ * live histogram it retires, for profil_write_gmon() after the stop.
+ */
+HIDDEN int gmon_publish(struct ptable *t);
+HIDDEN int gmon_publish_take(struct ptable *t, size_t *pcsample_stored);
+/* Whether a live histogram counts into memory overlapping [p, p+len). */
+HIDDEN int gmon_live_overlaps(const void *p, size_t len);
+/* 0 when every buffer of t is writable, by one read of /proc/self/maps;
+ * -1 EFAULT otherwise. */
+HIDDEN int gmon_check_buffers(const struct ptable *t);
+/* Calls fn with the table to write: the live one (its buffers checked),
+ * or the counts kept at the last stop.  -1 with errno ENOENT (never
+ * profiled) or EFAULT (the last buffers were gone when profiling stopped,
+ * or it stopped after a fault) without calling fn. */
+HIDDEN int gmon_with_table(int (*fn)(const struct ptable *t, void *arg), void *arg);
 
 /* gmon_bins.c: build h for the part of table t inside o.  Returns 0 (h->n
  * is 0 when no range of t overlaps o), or -1 with errno ENOMEM. */

@@ -18,6 +18,7 @@
  * was (or off, for a buffer that is not writable) and sets errno.
  */
 #include "internal.h"
+#include "gmon.h"
 
 #include <errno.h>
 #include <string.h>
@@ -90,16 +91,21 @@ static int monitor_start(uintptr_t lowpc, uintptr_t highpc, WORD *buffer, size_t
 		return -1;
 	}
 	if (probe_writable(buffer, bufsize * sizeof(WORD)) != 0) {
-		engine_publish(NULL);
+		gmon_publish(NULL);
 		errno = EFAULT;
 		return -1;
 	}
+	/* The buffer is zeroed before the table that counts into it is
+	 * published; if the live table counts into it too, stop that first,
+	 * or its samples in flight would land after the zeroing. */
+	if (gmon_live_overlaps(buffer, bufsize * sizeof(WORD)) && gmon_publish(NULL) != 0)
+		return -1;
 	struct mon_hdr h = {(char *)lowpc, (char *)highpc, nfunc};
 	memset(buffer, 0, bufsize * sizeof(WORD));
 	memcpy(buffer, &h, sizeof h); /* buffer need only be WORD-aligned */
 	struct ptable *t = monitor_table(lowpc, highpc, (WORD *)((char *)buffer + prefix), nbins,
 	                                 scale);
-	return t ? engine_publish(t) : -1;
+	return t ? gmon_publish(t) : -1;
 }
 
 void monitor(int (*lowpc)(void), int (*highpc)(void), unsigned short *buffer, size_t bufsize,
@@ -107,7 +113,7 @@ void monitor(int (*lowpc)(void), int (*highpc)(void), unsigned short *buffer, si
 {
 	if (lowpc == NULL) {
 		/* Stop first, so the file holds final counts. */
-		if (engine_publish(NULL) == 0)
+		if (gmon_publish(NULL) == 0)
 			profil_write_gmon(NULL);
 		return;
 	}

@@ -1,6 +1,6 @@
 /*
  * pcsample.c - Solaris pcsample(): raw program counters instead of a
- * histogram (SPEC.md §3).
+ * histogram (docs/contract.md, "pcsample").
  *
  * The signal handler (sample.c, count_pc) claims slots with an atomic
  * fetch-add on pcnext and writes only slots below pccap, so a full buffer
@@ -10,7 +10,7 @@
  * "The number of samples stored during the previous invocation" is read
  * by the engine when it retires a pcsample table, whichever call retires
  * it, and taken here under the same lock hold as the publish (see
- * engine_publish_take()).  So:
+ * gmon_publish_take()).  So:
  *   - pcsample(a, n); profil(...); pcsample(b, m) returns what a received
  *     until profil() replaced it: the previous pcsample() invocation;
  *   - a call that fails (EINVAL, EFAULT, ENOMEM) is not an invocation: the
@@ -18,6 +18,7 @@
  *   - pcsample(x, 0) stores nothing, so the call after it returns 0.
  */
 #include "internal.h"
+#include "gmon.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -36,7 +37,7 @@ static struct ptable *pcsample_table(uintptr_t *samples, size_t n)
 	return t;
 }
 
-/* The caller's array must be writable now (4.4BSD/SPEC EFAULT rule), and
+/* The caller's array must be writable now (4.4BSD's EFAULT rule), and
  * its byte length must not overflow. */
 static int check_buffer(const uintptr_t *samples, long nsamples)
 {
@@ -56,19 +57,19 @@ long pcsample(uintptr_t samples[], long nsamples)
 		return -1;
 	}
 	if (nsamples == 0) {
-		if (engine_publish_take(NULL, &stored) != 0)
+		if (gmon_publish_take(NULL, &stored) != 0)
 			return -1;
 		return (long)stored;
 	}
 	if (samples == NULL || check_buffer(samples, nsamples) != 0) {
-		engine_publish(NULL); /* a bad buffer turns profiling off */
+		gmon_publish(NULL); /* a bad buffer turns profiling off */
 		errno = EFAULT;
 		return -1;
 	}
 	struct ptable *t = pcsample_table(samples, (size_t)nsamples);
 	if (!t)
 		return -1;
-	if (engine_publish_take(t, &stored) != 0)
+	if (gmon_publish_take(t, &stored) != 0)
 		return -1;
 	/* stored <= a previous nsamples, which was a long */
 	return stored > LONG_MAX ? LONG_MAX : (long)stored;

@@ -1,6 +1,7 @@
 /*
  * profil.c - the classic call, and the dispatch to the extended forms that
- * share its symbol (SPEC.md §1, §2).
+ * share its symbol (docs/contract.md, "The classic call" and "One symbol,
+ * several forms").
  *
  * This file must not see glibc's <unistd.h> declaration of profil(): it
  * carries __nonnull((1)), which would let the optimiser delete the
@@ -8,6 +9,7 @@
  * -fno-delete-null-pointer-checks as a second guard.
  */
 #include "internal.h"
+#include "gmon.h"
 
 #include <errno.h>
 
@@ -51,18 +53,18 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset, unsigned int scale
 	if (bufsiz == (size_t)-1)
 		return forms_aix(buf);
 	if (buf == NULL || bufsiz == 0 || scale == 0 || scale == 1)
-		return engine_publish(NULL);
+		return gmon_publish(NULL);
 	if ((uintptr_t)buf % sizeof *buf != 0 || bufsiz < sizeof *buf) {
 		errno = EINVAL; /* counters must be whole and aligned for atomics */
 		return -1;
 	}
 	if (probe_writable(buf, bufsiz) != 0) {
-		engine_publish(NULL); /* 4.4BSD: "profiling is terminated" */
+		gmon_publish(NULL); /* 4.4BSD: "profiling is terminated" */
 		errno = EFAULT;
 		return -1;
 	}
 	struct ptable *t = classic_table(buf, bufsiz, offset, scale);
 	if (!t)
 		return -1;
-	return engine_publish(t);
+	return gmon_publish(t);
 }

@@ -140,7 +140,7 @@ int sprofil(struct prof *profp, int profcnt, struct timeval *tvp, unsigned int f
 	if (tvp && probe_writable(tvp, sizeof *tvp) != 0)
 		return forms_fail(EFAULT);
 	/* profcnt 0 is glibc's way to stop (sprofil(NULL, 0, NULL, 0)) */
-	int rc = profcnt == 0 ? engine_publish(NULL) : start(profp, (size_t)profcnt, flags);
+	int rc = profcnt == 0 ? gmon_publish(NULL) : start(profp, (size_t)profcnt, flags);
 	if (rc == 0 && tvp)
 		write_period(tvp);
 	return rc;

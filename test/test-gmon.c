@@ -147,7 +147,9 @@ TEST_IMPL(gmon_monitor_gprof_nopie)
 	return 0;
 }
 
-/* Tru64 32-bit counters over spin_big, stopped, then filled by hand. */
+/* Tru64 32-bit counters over spin_big (which does not run), filled by
+ * hand while profiling is on, then stopped: the counts are kept at the
+ * stop, so the buffer must hold them by then. */
 static unsigned int *big_counts(unsigned int c0, unsigned int c1)
 {
 	unsigned long lo, hi;
@@ -158,9 +160,9 @@ static unsigned int *big_counts(unsigned int c0, unsigned int c1)
 	ASSERT(buf && nbins >= 2);
 	struct profil_args a = {buf, (void *)hi, (void *)lo, (void *)lo, 0x10000};
 	ASSERT_OK(profil((unsigned short *)(void *)&a, 1, (size_t)-1, 0));
-	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	memset(buf, 0, nbins * sizeof *buf);
 	buf[0] = c0, buf[1] = c1;
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	return buf;
 }
 
@@ -183,15 +185,16 @@ TEST_IMPL(gmon_counts_over_65535)
 	return 0;
 }
 
-/* A small stopped histogram, so writes have something to write. */
+/* A small stopped histogram, so writes have something to write: filled
+ * while profiling is on (the counts are kept when it stops). */
 static unsigned short *some_histogram(size_t nbins)
 {
 	unsigned short *h = calloc(nbins, sizeof *h);
 	ASSERT(h);
 	ASSERT_OK(profil(h, nbins * sizeof *h, (size_t)(uintptr_t)__executable_start, 0x10000));
-	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	for (size_t i = 0; i < nbins; i++)
 		h[i] = (unsigned short)(1 + i % 7); /* every bin nonzero: a big file */
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	return h;
 }
 
@@ -297,9 +300,9 @@ TEST_IMPL(gmon_shared_object_file)
 	unsigned short *h = calloc(nbins, sizeof *h);
 	ASSERT(h);
 	ASSERT_OK(profil(h, nbins * sizeof *h, lo & ~1ul, 0x10000));
-	ASSERT_OK(profil(no_buf, 0, 0, 0));
-	memset(h, 0, nbins * sizeof *h);
+	memset(h, 0, nbins * sizeof *h); /* before the stop, which keeps it */
 	h[nbins / 2] = 1234;
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	char *dir = make_dir(), path[512], lib[1024], first[512];
 	snprintf(path, sizeof path, "%s/gmon.out", dir);
 	ASSERT_OK(profil_write_gmon(path));
