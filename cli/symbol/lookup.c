@@ -138,6 +138,31 @@ size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *
 	return 1;
 }
 
+/*
+ * Where the function holding vaddr starts, from the call frame information
+ * (.eh_frame, else .debug_frame): a stripped file with no symbol for an
+ * address still has one FDE per function, so addresses nothing names are
+ * grouped by the function they are in rather than reported one by one.
+ */
+int sym_image_fde_start(struct sym_image *im, uint64_t vaddr, uint64_t *start)
+{
+	Dwfl_Module *mod = sym_image_module(im);
+	Dwarf_Addr bias = 0;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_Frame *frame = NULL;
+	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) != 0) {
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) != 0)
+			return -1;
+	}
+	Dwarf_Addr lo, hi;
+	int rc = dwarf_frame_info(frame, &lo, &hi, NULL) < 0 ? -1 : 0;
+	free(frame);
+	if (rc == 0)
+		*start = lo + bias;
+	return rc;
+}
+
 void sym_frames_free(struct sym_frame *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

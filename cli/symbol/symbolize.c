@@ -107,8 +107,13 @@ static uint64_t unknown_function(struct profile *p, const struct prof_mapping *m
 	char name[512];
 	if (!m)
 		snprintf(name, sizeof name, "0x%" PRIx64, address);
-	else if (st->im)
-		snprintf(name, sizeof name, "%s+0x%" PRIx64, basename_of(m->path), address - st->bias);
+	else if (st->im) {
+		/* Named after the start of its function when the CFI knows it */
+		uint64_t vaddr = address - st->bias, start;
+		if (sym_image_fde_start(st->im, vaddr, &start) == 0 && start <= vaddr)
+			vaddr = start;
+		snprintf(name, sizeof name, "%s+0x%" PRIx64, basename_of(m->path), vaddr);
+	}
 	else
 		snprintf(name, sizeof name, "%s+0x%" PRIx64, m->path[0] ? basename_of(m->path)
 		         : "[unknown]", address - m->start + m->file_offset);

@@ -39,6 +39,8 @@ int sym_image_bias(struct sym_image *im, uint64_t start, uint64_t file_offset, u
 /* Inline chain at ELF address vaddr, innermost first, into out[max];
  * returns the count, 0 when nothing names the address. */
 size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max);
+/* Start of the function holding vaddr by its CFI (FDE); 0, or -1. */
+int sym_image_fde_start(struct sym_image *im, uint64_t vaddr, uint64_t *start);
 void sym_frames_free(struct sym_frame *f, size_t n);
 
 /* The Dwfl behind an image (lookup.c needs it; image.c owns it). */

@@ -1,0 +1,146 @@
+/*
+ * rec-prog MODE [UNITS]: the workloads of the `profil record` tests.
+ *
+ *   threads   main_hot on the main thread, lib_hot (librec.so) on a second
+ *             thread, equal work
+ *   dlopen    plug_hot in librecplug.so (dlopen'ed, then dlclose'd), then
+ *             main_hot, equal work
+ *   fork      a forked child runs child_hot while the parent runs main_hot
+ *   exec      a child execs this program as "execd", which runs exec_hot
+ *   execd     exec_hot (what the exec mode runs)
+ *   inline    outer_hot, whose loop is the always-inline inner_hot
+ *   spin      main_hot for UNITS, prints "ready", then spins for ever
+ *   exit      main_hot, then _exit(3) without flushing or atexit
+ *   echo      copies stdin to stdout, writes "to stderr" on stderr, exits 7
+ */
+#include "rec.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+static unsigned long units = 30;
+
+__attribute__((noinline)) static void main_hot(unsigned long n) { REC_BURN(n, 3); }
+__attribute__((noinline)) static void child_hot(unsigned long n) { REC_BURN(n, 4); }
+__attribute__((noinline)) static void exec_hot(unsigned long n) { REC_BURN(n, 5); }
+
+static inline __attribute__((always_inline)) void inner_hot(unsigned long n)
+{
+	REC_BURN(n, 6);
+}
+
+__attribute__((noinline)) static void outer_hot(unsigned long n)
+{
+	inner_hot(n);
+}
+
+static void *second(void *arg)
+{
+	(void)arg;
+	lib_hot(units);
+	return NULL;
+}
+
+static int threads(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, second, NULL) != 0)
+		return 1;
+	main_hot(units);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static int plugin(const char *self)
+{
+	char path[4096];
+	const char *slash = strrchr(self, '/');
+	snprintf(path, sizeof path, "%.*slibrecplug.so", slash ? (int)(slash - self + 1) : 0, self);
+	void *h = dlopen(path, RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "rec-prog: %s\n", dlerror());
+		return 1;
+	}
+	void (*hot)(unsigned long) = (void (*)(unsigned long))dlsym(h, "plug_hot");
+	hot(units);
+	dlclose(h);
+	main_hot(units);
+	return 0;
+}
+
+static int forked(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		child_hot(units);
+		_exit(0);
+	}
+	main_hot(units);
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+static int execed(const char *self)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		char n[32];
+		snprintf(n, sizeof n, "%lu", units);
+		execl(self, self, "execd", n, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+static int echo(void)
+{
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, stdin)) > 0)
+		fwrite(buf, 1, n, stdout);
+	fputs("to stderr\n", stderr);
+	return 7;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "threads";
+	if (argc > 2)
+		units = strtoul(argv[2], NULL, 10);
+	if (!strcmp(mode, "threads"))
+		return threads();
+	if (!strcmp(mode, "dlopen"))
+		return plugin(argv[0]);
+	if (!strcmp(mode, "fork"))
+		return forked();
+	if (!strcmp(mode, "exec"))
+		return execed(argv[0]);
+	if (!strcmp(mode, "execd"))
+		return exec_hot(units), 0;
+	if (!strcmp(mode, "inline"))
+		return outer_hot(units), 0;
+	if (!strcmp(mode, "spin")) {
+		main_hot(units);
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		for (;;)
+			main_hot(1);
+	}
+	if (!strcmp(mode, "exit")) {
+		main_hot(units);
+		printf("never flushed");
+		_exit(3);
+	}
+	if (!strcmp(mode, "echo"))
+		return echo();
+	fprintf(stderr, "rec-prog: unknown mode %s\n", mode);
+	return 2;
+}
