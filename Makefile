@@ -1,0 +1,251 @@
+# profil - GNU make build.  `make` builds the libraries and the demo,
+# `make check` runs every test, `make install PREFIX=/usr/local DESTDIR=`.
+
+VERSION    := 1.0.0
+SOVERSION  := 1
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+BUILD      ?= build
+
+CC         ?= cc
+OPT        ?= -O2 -g
+SAN        ?=
+WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+# -fno-delete-null-pointer-checks: see SPEC.md (glibc's nonnull on profil).
+BASEFLAGS  := -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread \
+              -fno-delete-null-pointer-checks $(WARN) $(OPT) $(SAN)
+LIBFLAGS   := $(BASEFLAGS) -fPIC -fvisibility=hidden
+CFLAGS_ALL = $(LIBFLAGS) $(CFLAGS)
+
+LIB_SRC    := $(sort $(wildcard src/*.c))
+LIB_OBJ    := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
+SONAME     := libprofil.so.$(SOVERSION)
+AGENT_SRC  := $(sort $(wildcard agent/*.c))
+AGENT_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/agent-obj/%.o) \
+              $(AGENT_SRC:agent/%.c=$(BUILD)/agent-obj/agent-%.o)
+AGENT      := $(BUILD)/libprofil-agent.so
+SHLIB      := $(BUILD)/libprofil.so.$(VERSION)
+STLIB      := $(BUILD)/libprofil.a
+
+TEST_SRC   := $(sort $(wildcard test/test-*.c))
+TEST_BIN   := $(BUILD)/test/run-tests
+TEST_HELPERS := $(patsubst test/helpers/%.c,$(BUILD)/test/%,$(wildcard test/helpers/*.c))
+
+# The profil command (cli/): every cli/*/*.c and cli/main.c, linked with
+# CLI_LIBS (zlib here; the symbolizer adds libdw's).  Its tests are data:
+# each case of test/cli/*.t becomes a test cli_<file>_<n> of the runner
+# (test/test-cli.c reads the cases; test/cli/cases.awk lists them).
+CLI_SRC    := $(sort $(wildcard cli/main.c cli/*/*.c))
+CLI_OBJ    := $(CLI_SRC:cli/%.c=$(BUILD)/cli-obj/%.o)
+CLI_LIBS   += -lz
+PROFIL_BIN := $(BUILD)/profil
+CLI_CASES  := $(sort $(wildcard test/cli/*.t))
+TEST_SRC   += $(BUILD)/test/test-cli-cases.c
+TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile
+# Shared libraries tests dlopen() from the runner's directory (code in a
+# mapping of its own, e.g. for multi-range attribution).
+TEST_LIBS  := $(patsubst test/lib/%.c,$(BUILD)/test/lib%.so,$(wildcard test/lib/*.c))
+EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+
+LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
+
+.PHONY: cli deps check-install check-symbols all lib check check-handler check-man test demo install uninstall clean \
+        examples bench stress sanitize tsan valgrind
+all: lib examples cli
+
+lib: $(SHLIB) $(BUILD)/libprofil.so $(STLIB) $(AGENT)
+
+$(BUILD)/obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/obj
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -o $@ $^ -pthread $(SAN) $(LDFLAGS)
+	ln -sf libprofil.so.$(VERSION) $(BUILD)/$(SONAME)
+
+$(BUILD)/libprofil.so: $(SHLIB)
+	ln -sf libprofil.so.$(VERSION) $@
+
+$(STLIB): $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
+	mkdir -p $@
+
+# Tests: one runner binary; it re-executes itself for each test so every
+# test has a process of its own (signals and timers are process-wide).
+# The list of tests is every TEST_IMPL(name) in test/test-*.c, in file order.
+$(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
+	sed -n 's/^TEST_IMPL(\([a-z0-9_]*\)).*/TEST(\1)/p' $(TEST_SRC) > $@.tmp && mv $@.tmp $@
+
+$(TEST_BIN): test/runner.c $(wildcard test/*.h) $(BUILD)/test/list.h $(TEST_SRC) $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
+
+$(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
+
+# Non-PIE builds of helpers: gprof must read absolute addresses right too.
+TEST_HELPERS += $(BUILD)/test/gmon-hot-nopie
+$(BUILD)/test/%-nopie: test/helpers/%.c $(SHLIB) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fno-pie -no-pie -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
+
+$(BUILD)/test/lib%.so: test/lib/%.c | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -fPIC -shared -o $@ $< $(LDFLAGS)
+
+$(BUILD)/examples/%: examples/%.c $(SHLIB) | $(BUILD)/examples
+	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $< $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
+
+$(BUILD)/bench/%: bench/%.c $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/bench
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -lm $(LDFLAGS)
+
+# The profil agent (agent/): preloaded by `profil record`.  It carries its
+# own copy of the engine with the public profil() family hidden, so a
+# program that calls profil() itself does not take over the recording.
+
+$(BUILD)/agent-obj:
+	mkdir -p $@
+$(BUILD)/agent-obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/agent-obj
+	$(CC) $(CFLAGS_ALL) -DPROFIL_API= -c $< -o $@
+$(BUILD)/agent-obj/agent-%.o: agent/%.c agent/*.h src/*.h include/*.h | $(BUILD)/agent-obj
+	$(CC) $(CFLAGS_ALL) -DPROFIL_API= -c $< -o $@
+$(AGENT): $(AGENT_OBJ)
+	$(CC) -shared -Wl,-z,defs -o $@ $^ -ldl -pthread $(SAN) $(LDFLAGS)
+
+examples: $(EXAMPLES)
+bench: $(BENCH)
+	sh bench/run.sh $(BUILD)
+
+test: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
+	$(TEST_BIN) $(TESTS)
+
+# The profil command and the test cases made of test/cli/*.t
+cli: $(PROFIL_BIN)
+$(BUILD)/cli-obj/%.o: cli/%.c $(wildcard cli/*.h cli/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -DPROFIL_VERSION='"$(VERSION)"' -c $< -o $@
+$(PROFIL_BIN): $(CLI_OBJ)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS) $(LDFLAGS)
+$(BUILD)/test/mkprofile: test/cli/mkprofile.c $(filter $(BUILD)/cli-obj/model/% $(BUILD)/cli-obj/format/%,$(CLI_OBJ)) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Icli -o $@ $^ -lz $(LDFLAGS)
+$(BUILD)/test/test-cli-cases.c: $(CLI_CASES) test/cli/cases.awk | $(BUILD)/test
+	awk -v dir='$(abspath test/cli)' -f test/cli/cases.awk $(CLI_CASES) > $@.tmp && mv $@.tmp $@
+
+# The signal handler's object may reference only the symbols in the
+# allow-list: its contract (src/sample.c) made mechanical.
+check-handler: $(BUILD)/obj/sample.o
+	sh tools/check-handler.sh $< tools/handler-allow.txt
+
+check-man:
+	sh tools/check-man.sh man/*.[0-9]
+
+deps:
+	@sh tools/deps.sh
+
+# Install into a scratch DESTDIR and build a user program with nothing but
+# `pkg-config --cflags --libs profil`.
+check-install: lib
+	sh tools/check-install.sh
+
+check: deps check-handler check-man test check-install check-symbols
+
+# Safety stress (issue 3): minutes, not part of `make check`.
+STRESS_SECONDS ?= 180
+stress: $(TEST_BIN)
+	PROFIL_STRESS=$(STRESS_SECONDS) $(TEST_BIN) safety_stress_mix
+	for i in 1 2 3 4 5; do $(TEST_BIN) safety_concurrent_callers safety_exec \
+	    safety_fork safety_buffer_unmapped_later safety_stop_hygiene || exit 1; done
+
+# The suite under tools, each in its own build directory.
+# PROFIL_TEST_TOOL lets a test that cannot run under a tool skip itself,
+# saying why (test/safety.h, skip_under()).  ASan must let our SIGSEGV
+# handler be installed (it chains to ASan's for faults not ours).
+sanitize:
+	ASAN_OPTIONS=allow_user_segv_handler=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	PROFIL_TEST_TOOL=asan $(MAKE) BUILD=$(BUILD)-asan OPT="-O1 -g" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize=nonnull-attribute \
+	    -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+tsan:
+	TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 PROFIL_TEST_TOOL=tsan \
+	    $(MAKE) BUILD=$(BUILD)-tsan OPT="-O1 -g" SAN="-fsanitize=thread" test
+valgrind: $(TEST_BIN)
+	@# each test under valgrind directly: the runner re-executes
+	@# /proc/self/exe, which under valgrind is valgrind itself
+	fail=0; for t in $${TESTS:-$$(sed -n 's/^TEST(\(.*\))$$/\1/p' $(BUILD)/test/list.h)}; do \
+	    PROFIL_TEST_TOOL=valgrind valgrind -q --error-exitcode=99 --leak-check=full \
+	        --errors-for-leak-kinds=definite $(TEST_BIN) --one $$t >/dev/null 2>$(BUILD)/vg-$$t.log \
+	    && echo "ok   $$t" || { echo "FAIL $$t (see $(BUILD)/vg-$$t.log)"; fail=1; }; \
+	done; exit $$fail
+
+demo: deps all
+	$(BUILD)/examples/demo
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 include/*.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libprofil.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libprofil.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    profil.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/profil.pc
+	for m in man/*.3; do install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/; done
+	# every function named in a page's NAME section gets a link to it
+	for n in profil_hz profil_set_hz profil_get_stats profil_engine_name; do \
+	    ln -sf profil.3 $(DESTDIR)$(MANDIR)/man3/$$n.3; done
+	for m in $(wildcard man/*.1); do install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done
+
+clean:
+	rm -rf $(BUILD) build-*
+
+# The profil command's symbolizer (cli/symbol): ELF and DWARF through
+# elfutils (libdw-dev), C++ names through libstdc++'s __cxa_demangle.
+# The command's link rule uses CLI_LIBS.
+CLI_LIBS   += -ldw -lelf -lstdc++
+SYM_SRC    := $(sort $(wildcard cli/symbol/*.c))
+
+# Its tests: test/sym/symtest symbolizes the addresses the programs and
+# libraries below print, offline, with every kind of file it must read.
+SYM_T      := $(BUILD)/test/sym
+SYMTEST    := $(BUILD)/test/symtest
+SYM_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -gdwarf-5
+SYM_LINK   := -L$(SYM_T) -Wl,-rpath,$(abspath $(SYM_T)) -lsymlib -lsymcxx -ldl
+SYM_FILES  := $(addprefix $(SYM_T)/,symprog symprog-nopie libsymlib.so libsymcxx.so \
+              symprog.debug symprog.stripped libsymlib.dynsym.so linked/symprog)
+
+$(SYM_T) $(SYM_T)/linked/.debug:
+	mkdir -p $@
+$(SYM_T)/libsymlib.so: test/sym/symlib.c test/sym/symprog.h | $(SYM_T)
+	$(CC) $(SYM_CFLAGS) -fPIC -shared -o $@ $<
+$(SYM_T)/libsymcxx.so: test/sym/symcxx.cc test/sym/symprog.h | $(SYM_T)
+	$(CXX) -Wall -Wextra -Werror -O2 -g -gdwarf-5 -fPIC -shared -o $@ $<
+$(SYM_T)/symprog: test/sym/symprog.c test/sym/symprog.h $(SYM_T)/libsymlib.so $(SYM_T)/libsymcxx.so
+	$(CC) $(SYM_CFLAGS) -o $@ $< $(SYM_LINK)
+$(SYM_T)/symprog-nopie: test/sym/symprog.c test/sym/symprog.h $(SYM_T)/libsymlib.so $(SYM_T)/libsymcxx.so
+	$(CC) $(SYM_CFLAGS) -fno-pie -no-pie -o $@ $< $(SYM_LINK)
+# stripped copies: same build-id, same layout, symbols elsewhere or nowhere
+$(SYM_T)/symprog.debug: $(SYM_T)/symprog
+	objcopy --only-keep-debug $< $@
+$(SYM_T)/symprog.stripped: $(SYM_T)/symprog
+	strip --strip-all -o $@ $<
+$(SYM_T)/libsymlib.dynsym.so: $(SYM_T)/libsymlib.so
+	strip --strip-all -o $@ $<
+$(SYM_T)/linked/symprog: $(SYM_T)/symprog | $(SYM_T)/linked/.debug
+	objcopy --only-keep-debug $< $(SYM_T)/linked/.debug/symprog.debug
+	strip --strip-all -o $@.tmp $<
+	objcopy --add-gnu-debuglink=$(SYM_T)/linked/.debug/symprog.debug $@.tmp $@
+	rm -f $@.tmp
+
+SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c
+$(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
+            cli/symbol/*.h cli/model/profile.c cli/model/profile.h | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest/sym -DSYM_BIN='"$(abspath $(SYM_T))"' \
+	    -DSYM_SRCDIR='"$(abspath test/sym)"' -o $@ $(SYM_TEST_SRC) \
+	    $(SYM_SRC) cli/model/profile.c $(CLI_LIBS) $(LDFLAGS)
+
+check-symbols: $(SYMTEST) $(SYM_FILES)
+	$(SYMTEST) $(SYM_TESTS)
