@@ -13,7 +13,8 @@ CC         ?= cc
 OPT        ?= -O2 -g
 SAN        ?=
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-# -fno-delete-null-pointer-checks: see SPEC.md (glibc's nonnull on profil).
+# -fno-delete-null-pointer-checks: glibc declares profil() nonnull (see
+# docs/contract.md, "The classic call"); our NULL checks must survive.
 BASEFLAGS  := -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread \
               -fno-delete-null-pointer-checks $(WARN) $(OPT) $(SAN)
 LIBFLAGS   := $(BASEFLAGS) -fPIC -fvisibility=hidden
@@ -48,11 +49,16 @@ TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile
 # mapping of its own, e.g. for multi-range attribution).
 TEST_LIBS  := $(patsubst test/lib/%.c,$(BUILD)/test/lib%.so,$(wildcard test/lib/*.c))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+# Installed man pages: every man/*.1 (none yet) and man/*.3, plus links
+# to profil.3 for the other functions its NAME section lists.
+MAN1       := $(wildcard man/*.1)
+MAN3_LINKS := profil_hz profil_set_hz profil_get_stats profil_engine_name
 BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
-.PHONY: cli deps check-install check-symbols all lib check check-handler check-man test demo install uninstall clean \
+.PHONY: cli deps check-install check-symbols all lib check check-handler check-man check-cxx test demo install \
+        uninstall clean help \
         examples bench stress sanitize tsan valgrind
 all: lib examples cli
 
@@ -141,6 +147,10 @@ check-handler: $(BUILD)/obj/sample.o
 check-man:
 	sh tools/check-man.sh man/*.[0-9]
 
+# <profil.h> in C++, before and after <unistd.h>, with g++ and clang++.
+check-cxx: lib
+	sh tools/check-cxx.sh include $(BUILD)
+
 deps:
 	@sh tools/deps.sh
 
@@ -149,7 +159,7 @@ deps:
 check-install: lib
 	sh tools/check-install.sh
 
-check: deps check-handler check-man test check-install check-symbols
+check: deps check-handler check-man check-cxx test check-install check-symbols
 
 # Safety stress (issue 3): minutes, not part of `make check`.
 STRESS_SECONDS ?= 180
@@ -183,8 +193,7 @@ demo: deps all
 	$(BUILD)/examples/demo
 
 install: lib
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
-	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man3
 	install -m 644 include/*.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -195,12 +204,43 @@ install: lib
 	    profil.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/profil.pc
 	for m in man/*.3; do install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/; done
 	# every function named in a page's NAME section gets a link to it
-	for n in profil_hz profil_set_hz profil_get_stats profil_engine_name; do \
-	    ln -sf profil.3 $(DESTDIR)$(MANDIR)/man3/$$n.3; done
-	for m in $(wildcard man/*.1); do install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done
+	for n in $(MAN3_LINKS); do ln -sf profil.3 $(DESTDIR)$(MANDIR)/man3/$$n.3; done
+	@# section 1 pages only when there are some: no empty man1 directory
+	$(if $(MAN1),install -d $(DESTDIR)$(MANDIR)/man1)
+	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
+	@# the real system (no DESTDIR): make the new library known to the
+	@# dynamic linker, so LD_PRELOAD=libprofil.so finds it
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then \
+	    echo ldconfig; ldconfig; fi
+
+# Removes exactly what install put there (same PREFIX and DESTDIR).
+uninstall:
+	rm -f $(foreach h,$(notdir $(wildcard include/*.h)),$(DESTDIR)$(INCLUDEDIR)/$(h))
+	rm -f $(DESTDIR)$(LIBDIR)/libprofil.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	    $(DESTDIR)$(LIBDIR)/libprofil.so $(DESTDIR)$(LIBDIR)/libprofil.a \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/profil.pc
+	rm -f $(foreach m,$(notdir $(wildcard man/*.3)) $(MAN3_LINKS:=.3),$(DESTDIR)$(MANDIR)/man3/$(m))
+	rm -f $(foreach m,$(notdir $(MAN1)),$(DESTDIR)$(MANDIR)/man1/$(m))
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then \
+	    echo ldconfig; ldconfig; fi
 
 clean:
 	rm -rf $(BUILD) build-*
+	@# gmon.out files the examples (gprof_demo, monitor()) leave behind
+	rm -f gmon.out gmon.out.* examples/gmon.out examples/gmon.out.*
+
+help:
+	@echo "make             the libraries and the examples (into \$$(BUILD), default build/)"
+	@echo "make demo        build, then profile examples/demo.c and print where its time went"
+	@echo "make check       the whole test suite, man page lint, C++ headers, an installed copy"
+	@echo "make test        the test runner only; TESTS=\"name ...\" runs only those"
+	@echo "make install     PREFIX=/usr/local DESTDIR=: library, headers, profil.pc, man pages"
+	@echo "make uninstall   remove what install installed (same PREFIX and DESTDIR)"
+	@echo "make bench       side-by-side benchmarks (bench/RESULTS.md)"
+	@echo "make stress      the safety scenarios mixed for minutes (STRESS_SECONDS=180)"
+	@echo "make sanitize    the suite under ASan+UBSan; make tsan: under TSan"
+	@echo "make valgrind    each test under valgrind"
+	@echo "make clean       remove build directories and leftover gmon.out files"
 
 # The profil command's symbolizer (cli/symbol): ELF and DWARF through
 # elfutils (libdw-dev), C++ names through libstdc++'s __cxa_demangle.
@@ -249,3 +289,26 @@ $(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
 
 check-symbols: $(SYMTEST) $(SYM_FILES)
 	$(SYMTEST) $(SYM_TESTS)
+
+# Programs `profil record` tests profile (test/rec/): PIE and non-PIE, a
+# linked library, a dlopen'ed plugin, a stripped copy whose debuginfo is
+# a separate file found by .gnu_debuglink, and a C++ program.
+REC_T      := $(BUILD)/test/rec
+REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread $(SAN)
+REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
+REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
+              rec-prog-stripped rec-cxx)
+$(REC_T):
+	mkdir -p $@
+$(REC_T)/lib%.so: test/rec/lib%.c test/rec/rec.h | $(REC_T)
+	$(CC) $(REC_CFLAGS) -fPIC -shared -o $@ $<
+$(REC_T)/rec-prog: test/rec/rec-prog.c test/rec/rec.h $(REC_T)/librec.so
+	$(CC) $(REC_CFLAGS) -o $@ $< $(REC_LINK)
+$(REC_T)/rec-prog-nopie: test/rec/rec-prog.c test/rec/rec.h $(REC_T)/librec.so
+	$(CC) $(REC_CFLAGS) -fno-pie -no-pie -o $@ $< $(REC_LINK)
+$(REC_T)/rec-prog-stripped: $(REC_T)/rec-prog
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@
+$(REC_T)/rec-cxx: test/rec/rec-cxx.cc test/rec/rec.h | $(REC_T)
+	$(CXX) -O2 -g -Wall -Wextra -Werror $(SAN) -o $@ $<
+rec-progs: $(REC_FILES)
