@@ -230,7 +230,7 @@ clean:
 	rm -f gmon.out gmon.out.* examples/gmon.out examples/gmon.out.*
 
 help:
-	@echo "make             the libraries and the examples (into \$$(BUILD), default build/)"
+	@echo "make             the libraries and the examples, into build/ (or BUILD=dir)"
 	@echo "make demo        build, then profile examples/demo.c and print where its time went"
 	@echo "make check       the whole test suite, man page lint, C++ headers, an installed copy"
 	@echo "make test        the test runner only; TESTS=\"name ...\" runs only those"
