@@ -4,9 +4,9 @@
  *
  * Link with -lprofil (pkg-config: profil) or preload libprofil.so.  The
  * library's profil() replaces glibc's; its semantics are those of
- * profil(3) and SPEC.md: every thread is sampled, counts are in units of
- * 1/profil_hz() CPU seconds, stopping is final, and the program's own
- * signals keep working.
+ * profil(3) and docs/contract.md: every thread is sampled, counts are in
+ * units of 1/profil_hz() CPU seconds, stopping is final, and the program's
+ * own signals keep working.
  *
  * Every function here is thread-safe.  None is async-signal-safe: do not
  * call them from a signal handler.
@@ -28,6 +28,22 @@ extern "C" {
 #endif
 
 /*
+ * glibc's <unistd.h> declares profil() too, in C++ with glibc's __THROW
+ * (noexcept).  Two C++ declarations of one function must agree on it, so
+ * ours uses the same macro, whichever header comes first.
+ */
+#if defined(__cplusplus) && defined(__has_include)
+#if __has_include(<sys/cdefs.h>)
+#include <sys/cdefs.h>
+#endif
+#endif
+#if defined(__cplusplus) && defined(__THROW)
+#define PROFIL_THROW __THROW
+#else
+#define PROFIL_THROW
+#endif
+
+/*
  * Classic form (every Unix): count samples of the program counter pc in
  * buf[floor(floor((pc - offset) / 2) * scale / 65536)] when pc >= offset
  * and the index is below bufsiz / 2.  scale 0 or 1, buf NULL or bufsiz 0
@@ -40,7 +56,7 @@ extern "C" {
  * Returns 0, or -1 with errno (EINVAL, EFAULT, EAGAIN, ENOMEM).
  */
 PROFIL_API int profil(unsigned short *buf, size_t bufsiz, size_t offset,
-                      unsigned int scale);
+                      unsigned int scale) PROFIL_THROW;
 
 /* Tru64 multi-range argument: 32-bit counters, lowpc <= pc < highpc,
  * counter index floor(floor((pc - offset) / 4) * scale / 65536).
