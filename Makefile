@@ -44,7 +44,13 @@ CLI_LIBS   += -lz
 PROFIL_BIN := $(BUILD)/profil
 CLI_CASES  := $(sort $(wildcard test/cli/*.t))
 TEST_SRC   += $(BUILD)/test/test-cli-cases.c
-TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile
+# Programs `profil record` tests profile (rules at the end).
+REC_T      := $(BUILD)/test/rec
+REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread $(SAN)
+REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
+REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
+              rec-prog-stripped rec-cxx rec-static)
+TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
 TEST_LIBS  := $(patsubst test/lib/%.c,$(BUILD)/test/lib%.so,$(wildcard test/lib/*.c))
@@ -137,7 +143,7 @@ $(PROFIL_BIN): $(CLI_OBJ)
 $(BUILD)/test/mkprofile: test/cli/mkprofile.c $(filter $(BUILD)/cli-obj/model/% $(BUILD)/cli-obj/format/%,$(CLI_OBJ)) | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Icli -o $@ $^ -lz $(LDFLAGS)
 $(BUILD)/test/test-cli-cases.c: $(CLI_CASES) test/cli/cases.awk | $(BUILD)/test
-	awk -v dir='$(abspath test/cli)' -f test/cli/cases.awk $(CLI_CASES) > $@.tmp && mv $@.tmp $@
+	awk -v dir='$(abspath test/cli)' -f test/cli/cases.awk $(CLI_CASES) </dev/null > $@.tmp && mv $@.tmp $@
 
 # The signal handler's object may reference only the symbols in the
 # allow-list: its contract (src/sample.c) made mechanical.
@@ -293,11 +299,6 @@ check-symbols: $(SYMTEST) $(SYM_FILES)
 # Programs `profil record` tests profile (test/rec/): PIE and non-PIE, a
 # linked library, a dlopen'ed plugin, a stripped copy whose debuginfo is
 # a separate file found by .gnu_debuglink, and a C++ program.
-REC_T      := $(BUILD)/test/rec
-REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread $(SAN)
-REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
-REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
-              rec-prog-stripped rec-cxx)
 $(REC_T):
 	mkdir -p $@
 $(REC_T)/lib%.so: test/rec/lib%.c test/rec/rec.h | $(REC_T)
@@ -311,4 +312,6 @@ $(REC_T)/rec-prog-stripped: $(REC_T)/rec-prog
 	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@
 $(REC_T)/rec-cxx: test/rec/rec-cxx.cc test/rec/rec.h | $(REC_T)
 	$(CXX) -O2 -g -Wall -Wextra -Werror $(SAN) -o $@ $<
+$(REC_T)/rec-static: test/rec/rec-static.c | $(REC_T)
+	$(CC) -O2 -static -o $@ $<
 rec-progs: $(REC_FILES)

@@ -1,0 +1,126 @@
+# record.t - `profil record` on the programs of test/rec/ ($REC), read
+# back with `profil report`.  Hot functions burn equal work, so two of
+# them share the samples about evenly; with ~300 samples the binomial
+# standard deviation of a 50% share is under 3 points, and the bounds
+# below (30..70%, or >= 90% for a lone hot function) are far outside it.
+# Columns of the flat profile: self self% cum cum% seconds function module.
+
+# A hot function in a linked library on a second thread (PIE)
+$ profil record -o t.pprof $REC/rec-prog threads 30 && profil report t.pprof
+stdout /^# t.pprof: [0-9]+ samples/
+row /main_hot/ 2 >= 30
+row /main_hot/ 2 <= 70
+row /lib_hot/ 2 >= 30
+row /lib_hot +librec.so/ 2 <= 70
+stdout /main_hot +rec-prog$/
+stderr /1 process, 2 threads, 0 lost -> t.pprof/
+
+# The same, non-PIE: absolute addresses
+$ profil record -o t.pprof $REC/rec-prog-nopie threads 30 && profil report t.pprof
+row /main_hot +rec-prog-nopie/ 2 >= 30
+row /lib_hot +librec.so/ 2 >= 30
+
+# A library dlopen'ed and dlclose'd before the program exits
+$ profil record -o d.pprof $REC/rec-prog dlopen 30 && profil report d.pprof
+row /plug_hot +librecplug.so/ 2 >= 30
+row /plug_hot/ 2 <= 70
+row /main_hot/ 2 >= 30
+
+# A child made by fork is followed and reported as a process of its own
+$ profil record -o f.pprof $REC/rec-prog fork 30 && profil report --by process f.pprof
+stderr /2 processes/
+stdout-lines 4
+
+$ profil record -o f.pprof $REC/rec-prog fork 30 && profil report f.pprof
+row /child_hot/ 2 >= 30
+row /main_hot/ 2 >= 30
+
+# --no-children: the forked child is not profiled
+$ profil record --no-children -o f.pprof $REC/rec-prog fork 30 && profil report f.pprof
+!stdout /child_hot/
+row /main_hot/ 2 >= 90
+stderr /1 process,/
+
+# A child that execs: the new program image is profiled, in the same pid
+$ profil record -o x.pprof $REC/rec-prog exec 30 && profil report x.pprof
+row /exec_hot/ 2 >= 90
+stderr /2 processes/
+
+# Killed by SIGKILL midway: what was sampled is kept; status 128+9
+$ (profil record -o k.pprof $REC/rec-prog spin 30; echo "record status $?" >&2) | { read word pid; kill -KILL "$pid"; }; profil report k.pprof
+stderr /record status 137/
+row /main_hot/ 2 >= 90
+row /main_hot/ 1 >= 30
+
+# _exit without atexit or flushing: samples kept, exit status passed on
+$ profil record -o e.pprof $REC/rec-prog exit 30; echo "status $?"; profil report e.pprof
+stdout /^status 3$/
+!stdout /never flushed/
+row /main_hot/ 2 >= 90
+
+# Stripped binary; its debuginfo is a separate file (.gnu_debuglink)
+$ profil record -o s.pprof $REC/rec-prog-stripped threads 30 && profil report s.pprof
+row /main_hot +rec-prog-stripped/ 2 >= 30
+row /lib_hot/ 2 >= 30
+
+# An inlined hot function: its own name, inside its caller
+$ profil record -o i.pprof $REC/rec-prog inline 30 && profil report i.pprof
+row /inner_hot/ 2 >= 90
+row /outer_hot/ 4 >= 90
+
+$ profil record -o i.pprof $REC/rec-prog inline 30 && profil report --lines i.pprof
+stdout /rec-prog.c:[0-9]+/
+stdout /inner_hot/
+
+# C++: demangled names
+$ profil record -o c.pprof $REC/rec-cxx 30 && profil report c.pprof
+row /recns::Worker<long>::hot\(long\)/ 2 >= 90
+
+# Standard streams and the exit status pass through untouched
+$ echo hello | profil record -o p.pprof $REC/rec-prog echo
+exit 7
+stdout /^hello$/
+stdout-lines 1
+stderr /^to stderr$/
+stderr /profil record: [0-9]+ samples/
+
+# go tool pprof reads a recording and agrees on the hot functions
+$ profil record -o g.pprof $REC/rec-prog threads 30 && go tool pprof -top g.pprof
+needs go
+stdout /main_hot/
+stdout /lib_hot/
+
+# A real program we did not write: python3 with a thread and a child
+$ profil record -o py.pprof python3 -c 'import subprocess, threading; f = lambda: sum(i * i for i in range(1500000)); t = threading.Thread(target=f); t.start(); f(); t.join(); subprocess.run(["true"])' && profil report --by module py.pprof
+needs python3
+row /(python3|libpython3)/ 2 >= 50
+stderr /2 processes, [2-9] threads/
+
+# Errors: one line naming the problem, nothing written
+$ profil record -o n.pprof no-such-command-here
+exit 127
+stderr /no-such-command-here: command not found/
+stderr-lines 1
+nofile n.pprof
+
+$ profil record -o n.pprof $REC/rec-static
+exit 2
+stderr /statically linked/
+stderr-lines 1
+nofile n.pprof
+
+$ profil record
+exit 2
+stderr /no command to run/
+
+$ profil record -F 0 true
+exit 2
+stderr /-F 0: want a rate from 1 to/
+
+$ profil record -F 10x true
+exit 2
+stderr /-F 10x/
+
+$ profil record -o /nonexistent-dir/x.pprof $REC/rec-prog threads 1
+exit !0
+stderr /nonexistent-dir/
