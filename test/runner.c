@@ -1,9 +1,15 @@
 /*
  * runner.c - runs every test in a process of its own.
  *
- *   run-tests            all tests, one line each, then "N passed, N failed"
+ *   run-tests            all tests, one line each, then
+ *                        "N passed, N failed, N skipped"
  *   run-tests NAME...    only those
- *   run-tests --one NAME run NAME in this process (what the runner execs)
+ *   run-tests --one NAME run NAME in this process (what the runner execs);
+ *                        exit status 0 passed, TEST_SKIP_STATUS skipped
+ *
+ * A test that called skip_under() is skipped, not passed: it left out
+ * checks its tool cannot make.  Its reason comes back to the runner
+ * through a pipe whose descriptor the child finds in PROFIL_TEST_SKIP_FD.
  *
  * Each test is a fresh exec of this binary, so signal dispositions, timers
  * and threads never leak from one test into the next.  A test that does
@@ -12,12 +18,17 @@
 #include "runner.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define TEST_TIMEOUT 120
+
+char test_skip_reason[256];
+
+enum outcome { PASSED, FAILED, SKIPPED };
 
 #define TEST(name) int run_test_##name(void);
 #include "list.h"
@@ -84,35 +95,82 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Runs one test in a child process; returns 1 if it passed. */
-static int run_isolated(const char *self, const struct test *t)
+/* The child's skip reason, read without blocking: a grandchild may still
+ * hold the pipe open. */
+static void read_reason(int fd, char *buf, size_t size)
 {
-	double t0 = now();
+	ssize_t n = read(fd, buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+}
+
+static pid_t start_child(const char *self, const struct test *t, int skip_fd)
+{
 	pid_t pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		return 0;
-	}
 	if (pid == 0) {
+		char fd[16];
+		snprintf(fd, sizeof fd, "%d", skip_fd);
+		setenv("PROFIL_TEST_SKIP_FD", fd, 1);
 		alarm(TEST_TIMEOUT);
 		execl(self, self, "--one", t->name, (char *)NULL);
 		perror("exec");
 		_exit(127);
 	}
+	return pid;
+}
+
+/* Runs one test in a child process. */
+static enum outcome run_isolated(const char *self, const struct test *t)
+{
+	double t0 = now();
+	int p[2];
+	if (pipe(p) != 0 || fcntl(p[0], F_SETFL, O_NONBLOCK) != 0) {
+		perror("pipe");
+		return FAILED;
+	}
+	fcntl(p[0], F_SETFD, FD_CLOEXEC);
+	pid_t pid = start_child(self, t, p[1]);
+	close(p[1]);
+	if (pid < 0) {
+		perror("fork");
+		close(p[0]);
+		return FAILED;
+	}
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	double secs = now() - t0;
+	char why[256];
+	read_reason(p[0], why, sizeof why);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		printf("ok   %-40s %6.2fs\n", t->name, secs);
-		return 1;
+		return PASSED;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_STATUS) {
+		printf("skip %s (%s)\n", t->name, why[0] ? why : "no reason given");
+		return SKIPPED;
 	}
 	if (WIFSIGNALED(status))
 		printf("FAIL %-40s killed by signal %d (%s)\n", t->name, WTERMSIG(status),
 		       WTERMSIG(status) == SIGALRM ? "timeout" : strsignal(WTERMSIG(status)));
 	else
 		printf("FAIL %-40s exit status %d\n", t->name, WEXITSTATUS(status));
-	return 0;
+	return FAILED;
+}
+
+/* --one: the test itself; a skip is reported to the runner, if any. */
+static int run_here(const struct test *t)
+{
+	int rc = t->fn();
+	if (rc != 0 || !test_skip_reason[0])
+		return rc;
+	const char *fd = getenv("PROFIL_TEST_SKIP_FD");
+	if (fd && *fd) {
+		fflush(stdout);
+		ssize_t n = write(atoi(fd), test_skip_reason, strlen(test_skip_reason));
+		(void)n;
+	}
+	return TEST_SKIP_STATUS;
 }
 
 int main(int argc, char **argv)
@@ -123,24 +181,24 @@ int main(int argc, char **argv)
 			fprintf(stderr, "no test named %s\n", argv[2]);
 			return 2;
 		}
-		return t->fn();
+		return run_here(t);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	int passed = 0, failed = 0;
+	int count[3] = {0, 0, 0};
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++) {
 			const struct test *t = lookup(argv[i]);
 			if (!t) {
 				printf("FAIL %-40s no such test\n", argv[i]);
-				failed++;
+				count[FAILED]++;
 				continue;
 			}
-			run_isolated("/proc/self/exe", t) ? passed++ : failed++;
+			count[run_isolated("/proc/self/exe", t)]++;
 		}
 	} else {
 		for (size_t i = 0; i < NTESTS; i++)
-			run_isolated("/proc/self/exe", &tests[i]) ? passed++ : failed++;
+			count[run_isolated("/proc/self/exe", &tests[i])]++;
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	printf("%d passed, %d failed, %d skipped\n", count[PASSED], count[FAILED], count[SKIPPED]);
+	return count[FAILED] ? 1 : 0;
 }

@@ -88,15 +88,29 @@ static inline double binomial_tol(double p, double n, double systematic)
 	}
 
 /*
+ * A test that cannot check something under a tool says so with
+ * skip_under(); it is then reported as skipped, not passed: the runner
+ * process of the test (runner.c, --one) exits with TEST_SKIP_STATUS and
+ * hands the reason to the parent, which prints "skip NAME (reason)".
+ */
+#define TEST_SKIP_STATUS 77
+/* runner.c: the first reason the running test gave, "" if none. */
+extern char test_skip_reason[256];
+
+/*
  * PROFIL_TEST_TOOL names the tool the suite runs under (set by `make
- * sanitize`, `make tsan`, `make valgrind`).  A test that cannot run
- * under one says why and passes.
+ * sanitize`, `make tsan`, `make valgrind`).  Returns 1, noting the reason,
+ * when running under `tool`: the caller leaves out what it cannot check.
  */
 static inline int skip_under(const char *tool, const char *why)
 {
 	const char *t = getenv("PROFIL_TEST_TOOL");
 	if (t && strcmp(t, tool) == 0) {
+		if (!why || !*why)
+			why = "not checked under this tool";
 		printf("skipped under %s: %s\n", tool, why);
+		if (!test_skip_reason[0])
+			snprintf(test_skip_reason, sizeof test_skip_reason, "%s: %s", tool, why);
 		return 1;
 	}
 	return 0;
@@ -106,9 +120,9 @@ static inline int skip_under(const char *tool, const char *why)
  * TSan runs a signal handler only when the interrupted thread next enters
  * its runtime, and valgrind only at its own scheduling points and with
  * one thread running at a time, so the sample counts there say nothing
- * about the library: tests that count samples say so and pass under
- * `make tsan` and `make valgrind` (which check memory, locking and
- * atomics).
+ * about the library: tests that count samples say so and are counted
+ * as skipped under `make tsan` and `make valgrind` (which check memory,
+ * locking and atomics, in every test that does run).
  */
 #define SKIP_IF_SAMPLES_DEFERRED() do { \
 	if (skip_under("tsan", "TSan defers asynchronous signals; sample counts mean nothing there") || \
