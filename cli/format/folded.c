@@ -15,7 +15,8 @@ struct sbuf {
 	size_t n, cap;
 };
 
-static void add(struct sbuf *b, const char *s)
+/* Appends s (a frame name, cleaned unless raw). */
+static void add(struct sbuf *b, const char *s, int raw)
 {
 	size_t len = strlen(s);
 	if (b->n + len + 2 > b->cap) {
@@ -24,7 +25,7 @@ static void add(struct sbuf *b, const char *s)
 	}
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
-		b->p[b->n++] = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
+		b->p[b->n++] = raw ? c : c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
 	}
 	b->p[b->n] = '\0';
 }
@@ -34,17 +35,17 @@ static void stack(const struct profile *p, const struct prof_sample *s, struct s
 {
 	char buf[PROF_NAME_BUF];
 	b->n = 0;
-	add(b, "");
+	add(b, "", 1);
 	for (size_t i = s->nlocs; i-- > 0;) {
 		const struct prof_location *l = &p->locations[s->locs[i] - 1];
 		for (size_t k = l->nlines ? l->nlines : 1; k-- > 0;) {
 			if (b->n)
-				add(b, ";");
-			add(b, prof_frame_name(p, l, k, buf));
+				add(b, ";", 1);
+			add(b, prof_frame_name(p, l, k, buf), 0);
 		}
 	}
 	if (b->n == 0)
-		add(b, "[unknown]");
+		add(b, "[unknown]", 1);
 }
 
 int folded_write(const struct profile *p, FILE *f)

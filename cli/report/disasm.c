@@ -12,16 +12,15 @@
 #include "../format/elfaddr.h"
 #include "report.h"
 
-/* objdump's output for argv, read line by line into f with counts. */
-static int run(char *const argv[], const uint64_t *fa, const int64_t *count, size_t n,
-               int64_t total, FILE *f, int *lines)
+/* objdump's output for argv, as lines. */
+static char **objdump(char *const argv[], size_t *nlines)
 {
 	int fd[2];
+	char **v = NULL;
+	*nlines = 0;
 	if (pipe(fd) != 0)
-		return -1;
+		return NULL;
 	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
 	if (pid == 0) {
 		dup2(fd[1], 1);
 		close(fd[0]), close(fd[1]);
@@ -29,32 +28,59 @@ static int run(char *const argv[], const uint64_t *fa, const int64_t *count, siz
 		_exit(127);
 	}
 	close(fd[1]);
-	FILE *in = fdopen(fd[0], "r");
+	FILE *in = pid > 0 ? fdopen(fd[0], "r") : NULL;
 	char *line = NULL;
 	size_t cap = 0;
-	*lines = 0;
 	while (in && getline(&line, &cap, in) >= 0) {
-		char *end;
-		uint64_t a = strtoull(line, &end, 16);
-		int64_t c = 0;
-		if (end != line && *end == ':') {
-			for (size_t i = 0; i < n; i++)
-				c += fa[i] == a ? count[i] : 0;
-			(*lines)++;
-		}
-		if (c)
-			fprintf(f, "%8" PRId64 " %6.2f%% %s", c, 100.0 * (double)c / (double)total, line);
-		else
-			fprintf(f, "%8s %7s %s", "", "", line);
+		v = prof_xrealloc(v, *nlines + 1, sizeof *v);
+		v[(*nlines)++] = prof_xstrdup(line);
 	}
 	free(line);
-	if (in)
-		fclose(in);
-	else
-		close(fd[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	in ? fclose(in) : close(fd[0]);
+	int st = 0;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	return v;
+}
+
+/* Instruction address of an objdump line ("  401136:\t..."), or 0. */
+static uint64_t insn_addr(const char *line)
+{
+	char *end;
+	uint64_t a = strtoull(line, &end, 16);
+	return end != line && *end == ':' && (line[0] == ' ' || line[0] == '\t') ? a : 0;
+}
+
+/* Prints the function's lines: each instruction with the samples whose
+ * address falls in it (from its address up to the next one's).  Returns
+ * the number of instructions. */
+static size_t print(char **v, size_t nv, const uint64_t *fa, const int64_t *count, size_t n,
+                    int64_t total, FILE *f)
+{
+	size_t insns = 0;
+	for (size_t i = 0; i < nv; i++) {
+		uint64_t a = insn_addr(v[i]), next = UINT64_MAX;
+		if (!a && !strstr(v[i], ">:"))
+			continue; /* section headers and blank lines */
+		for (size_t j = i + 1; a && j < nv && next == UINT64_MAX; j++)
+			next = insn_addr(v[j]) ? insn_addr(v[j]) : strstr(v[j], ">:") ? a + 16 : UINT64_MAX;
+		int64_t c = 0;
+		for (size_t k = 0; a && k < n; k++)
+			c += fa[k] >= a && fa[k] < (next == UINT64_MAX ? a + 16 : next) ? count[k] : 0;
+		insns += a != 0;
+		if (c)
+			fprintf(f, "%8" PRId64 " %6.2f%% %s", c, 100.0 * (double)c / (double)total, v[i]);
+		else
+			fprintf(f, "%8s %7s %s", "", "", v[i]);
+	}
+	return insns;
+}
+
+static void free_lines(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 int annotate_disassembly(const struct profile *p, const struct prof_function *fn,
@@ -77,17 +103,23 @@ int annotate_disassembly(const struct profile *p, const struct prof_function *fn
 	    asprintf(&start, "--start-address=0x%" PRIx64, lo) < 0 ||
 	    asprintf(&stop, "--stop-address=0x%" PRIx64, hi + 16) < 0)
 		prof_oom();
-	int64_t total = prof_total(p);
-	fflush(f);
 	char *by_name[] = {"objdump", "-d", "--no-show-raw-insn", sym, m->path, NULL};
 	char *by_range[] = {"objdump", "-d", "--no-show-raw-insn", start, stop, m->path, NULL};
-	int lines = 0;
-	int rc = run(by_name, fa, count, n, total, f, &lines);
-	if (rc == 0 && lines == 0) /* no such symbol (stripped): the sampled range */
-		rc = run(by_range, fa, count, n, total, f, &lines);
-	if (rc != 0 || lines == 0)
+	size_t nv;
+	char **v = objdump(by_name, &nv);
+	size_t insns = 0;
+	for (size_t i = 0; i < nv; i++)
+		insns += insn_addr(v[i]) != 0;
+	if (insns == 0) { /* no such symbol (stripped): the sampled range */
+		free_lines(v, nv);
+		v = objdump(by_range, &nv);
+	}
+	fprintf(f, "# %s (%s): disassembly, samples per instruction\n", fn->name, m->path);
+	insns = print(v, nv, fa, count, n, prof_total(p), f);
+	free_lines(v, nv);
+	if (insns == 0)
 		fprintf(stderr, "profil report: objdump could not disassemble %s in %s\n", fn->name,
 		        m->path);
 	free(fa), free(sym), free(start), free(stop);
-	return rc == 0 && lines ? 0 : -1;
+	return insns ? 0 : -1;
 }

@@ -79,7 +79,7 @@ static void by_line(const struct profile *p, size_t si, struct rows *a)
 				prof_oom();
 			for (size_t j = k + 1; j < l->nlines; j++) {
 				char *c2, b2[PROF_NAME_BUF];
-				if (asprintf(&c2, "%s (inlined into %s:%" PRId64 ")", chain,
+				if (asprintf(&c2, "%s (inlined into %s, line %" PRId64 ")", chain,
 				             prof_frame_name(p, l, j, b2), l->lines[j].line) < 0)
 					prof_oom();
 				free(chain);
@@ -165,8 +165,9 @@ static void print_text(const struct profile *p, const struct rows *a, const stru
 	if (width && namew > width - 45 - 12)
 		namew = width - 45 - 12 > 20 ? width - 45 - 12 : 20;
 	report_header(p, o->file, f);
-	fprintf(f, "%8s %7s %8s %7s %9s  %-*s  %s\n", "self", "self%", "cum", "cum%", "seconds",
-	        namew, col_names[o->by][0], col_names[o->by][1]);
+	int two = *col_names[o->by][1];
+	fprintf(f, "%8s %7s %8s %7s %9s  %-*s%s%s\n", "self", "self%", "cum", "cum%", "seconds",
+	        two ? namew : 0, col_names[o->by][0], two ? "  " : "", col_names[o->by][1]);
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &a->rows[i];
 		int len = (int)strlen(r->name);
@@ -175,8 +176,8 @@ static void print_text(const struct profile *p, const struct rows *a, const stru
 		if (width && len > namew) /* keep the end: it tells C++ overloads apart */
 			fprintf(f, "...%s", r->name + len - (namew - 3));
 		else
-			fprintf(f, "%-*s", namew, r->name);
-		fprintf(f, "  %s\n", r->detail);
+			fprintf(f, "%-*s", *r->detail ? namew : 0, r->name);
+		fprintf(f, "%s%s\n", *r->detail ? "  " : "", r->detail);
 	}
 }
 

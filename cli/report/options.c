@@ -102,7 +102,7 @@ int report_options(int argc, char **argv, struct ropts *o)
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		if (c == '?' || c == ':') /* getopt leaves the word it choked on before optind */
 			return bad("unknown option or missing argument:", argv[optind - 1]);
 		if (one(c, optarg, o) != 0)

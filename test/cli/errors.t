@@ -1,0 +1,101 @@
+# errors.t - every error is one line on stderr naming the problem, a
+# non-zero exit, and no partial output; hostile files never crash or hang
+# the reader.  Format: test/test-cli.c.
+
+$ profil report nosuch.pprof
+exit 1
+stderr /^profil report: cannot open nosuch.pprof: No such file or directory$/
+stderr-lines 1
+
+$ profil report random.bin
+exit 1
+stderr /^profil report: random.bin: not a pprof profile/
+stderr-lines 1
+
+$ profil report notgzip.txt
+exit 1
+stderr /^profil report: notgzip.txt: not a pprof profile/
+stderr-lines 1
+
+$ profil report empty.pprof
+exit 1
+stderr /^profil report: empty.pprof: empty file$/
+
+$ profil report truncated.pprof
+exit 1
+stderr /^profil report: truncated.pprof: truncated gzip data$/
+stderr-lines 1
+
+$ profil report gzjunk.gz
+exit 1
+stderr /^profil report: gzjunk.gz: (not a pprof profile|corrupt pprof profile)/
+stderr-lines 1
+
+$ profil report hugevarint.pprof
+exit 1
+stderr /^profil report: hugevarint.pprof: not a pprof profile \(malformed protobuf at byte [0-9]+\)$/
+
+$ PROFIL_MAX_INPUT=1048576 profil report bomb.gz
+exit 1
+stderr /^profil report: bomb.gz: decompresses to more than 1 MiB; refusing it$/
+
+$ profil report badindex.pprof
+exit 1
+stderr /^profil report: badindex.pprof: corrupt pprof profile: string index out of range$/
+
+$ profil report badloc.pprof
+exit 1
+stderr /^profil report: badloc.pprof: corrupt pprof profile: reference to location 7, which is not in the file$/
+
+# The message cut off anywhere: a clean error (or, cut between two
+# fields, a smaller profile), never a crash; the gzip stream cut: an error
+$ for n in $(seq 1 7 915); do gzip -dc basic.pprof | head -c $n > cut.pb; profil report cut.pb >/dev/null 2>err; s=$?; [ $s = 0 ] || { [ $s = 1 ] && [ $(wc -l < err) = 1 ]; } || { echo "cut at $n: status $s"; cat err; }; [ $n -lt $(wc -c < basic.pprof) ] || continue; head -c $n basic.pprof > cut.gz; profil report cut.gz >/dev/null 2>err; s=$?; [ $s = 1 ] && [ $(wc -l < err) = 1 ] || { echo "gzip cut at $n: status $s"; cat err; }; done
+stdout-lines 0
+
+# Output that cannot be written: no partial file, the old one untouched
+$ profil report -o /nonexistent/dir/out.txt basic.pprof
+exit 1
+stderr /^profil report: cannot write \/nonexistent\/dir\/out.txt: No such file or directory$/
+
+$ echo old > out.csv && profil report --format csv -o out.csv --annotate nope basic.pprof
+exit 1
+file out.csv /^old$/
+
+$ profil report --format pprof -o /dev/full basic.pprof
+exit 1
+stderr /^profil: cannot write \/dev\/full: No space left on device$/
+
+$ profil report -o /dev/full basic.pprof
+exit 1
+stderr /No space left on device/
+
+# Bad command lines
+$ profil report --by nothing basic.pprof
+exit 2
+stderr /^profil report: --by takes function, module, thread or process, not 'nothing'/
+
+$ profil report --format xml basic.pprof
+exit 2
+stderr /--format takes text, csv, pprof, gmon or folded, not 'xml'/
+
+$ profil report --top -3 basic.pprof
+exit 2
+stderr /--top takes a positive number, not '-3'/
+
+$ profil report --frobnicate basic.pprof
+exit 2
+stderr /^profil report: unknown option or missing argument: '--frobnicate'/
+
+$ profil report a.pprof b.pprof
+exit 2
+stderr /more than one input file: 'b.pprof'/
+
+$ profil frobnicate
+exit 2
+stderr /^profil: unknown command 'frobnicate'/
+
+$ profil --version
+stdout /^profil [0-9]+\.[0-9]+\.[0-9]+$/
+
+$ profil --help
+stdout /^usage: profil record/

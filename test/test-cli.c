@@ -1,0 +1,277 @@
+/*
+ * test-cli.c - runs the profil command's test cases, which are data:
+ * the files test/cli/NAME.t (the Makefile makes each case a test cli_<file>_<n>).
+ *
+ * A case file is a list of cases; "#" lines and blank lines are comments.
+ *
+ *   $ COMMAND                 opens a case: run with /bin/sh -c in a fresh
+ *                             directory holding the fixtures (see below)
+ *   exit N                    its exit status (default 0; "exit !0": any
+ *                             failure)
+ *   stdout /ERE/              some line of standard output matches
+ *   !stdout /ERE/             no line matches
+ *   stderr /ERE/, !stderr /ERE/
+ *   stdout-lines N, stderr-lines N    exactly N lines
+ *   row /ERE/ K OP V          in the first stdout line matching ERE, the
+ *                             K-th whitespace-separated field (1-based,
+ *                             a trailing % ignored) compares OP (== != <
+ *                             <= > >=) with the number V
+ *   file PATH /ERE/           PATH exists and a line of it matches
+ *   nofile PATH               PATH does not exist (no partial output)
+ *   needs TOOL                skip the case, saying so, without TOOL
+ *
+ * The command runs with PATH starting with the build directory (so
+ * `profil` is the one just built), in a temporary directory where
+ * $MKPROFILE (test/cli/mkprofile.c) has written the fixture profiles;
+ * the directory is removed afterwards.
+ */
+#include "runner.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <regex.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int cli_case(const char *file, int n);
+
+struct text {
+	char **lines;
+	size_t n;
+};
+
+static void slurp(const char *path, struct text *t)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	t->lines = NULL, t->n = 0;
+	while (f && (len = getline(&line, &cap, f)) >= 0) {
+		if (len > 0 && line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		t->lines = realloc(t->lines, (t->n + 1) * sizeof *t->lines);
+		ASSERT(t->lines);
+		t->lines[t->n++] = strdup(line);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+}
+
+/* The regex between slashes at s (the last '/' of the line ends it). */
+static void regex_at(const char *s, regex_t *re, const char **rest)
+{
+	const char *a = strchr(s, '/'), *b = a ? strrchr(a + 1, '/') : NULL;
+	if (!a || !b)
+		FAIL_AT("no /regex/ in: %s", s);
+	char *src = strndup(a + 1, (size_t)(b - a - 1));
+	if (regcomp(re, src, REG_EXTENDED | REG_NOSUB) != 0)
+		FAIL_AT("bad regex /%s/", src);
+	free(src);
+	if (rest)
+		*rest = b + 1;
+}
+
+static const char *match(const struct text *t, regex_t *re)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (regexec(re, t->lines[i], 0, NULL, 0) == 0)
+			return t->lines[i];
+	return NULL;
+}
+
+static void dump(const char *what, const struct text *t)
+{
+	fprintf(stderr, "--- %s (%zu lines)\n", what, t->n);
+	for (size_t i = 0; i < t->n && i < 40; i++)
+		fprintf(stderr, "%s\n", t->lines[i]);
+}
+
+/* row /ERE/ K OP V */
+static int row_check(const struct text *out, const char *arg)
+{
+	regex_t re;
+	const char *rest;
+	regex_at(arg, &re, &rest);
+	const char *line = match(out, &re);
+	regfree(&re);
+	int k;
+	char op[3];
+	double want;
+	if (sscanf(rest, "%d %2s %lf", &k, op, &want) != 3)
+		FAIL_AT("bad row check: %s", arg);
+	if (!line)
+		return 0;
+	char *copy = strdup(line), *save, *tok = strtok_r(copy, " \t", &save);
+	for (int i = 1; tok && i < k; i++)
+		tok = strtok_r(NULL, " \t", &save);
+	double v = tok ? strtod(tok, NULL) : NAN;
+	free(copy);
+	int ok = !strcmp(op, "==") ? v == want : !strcmp(op, "!=") ? v != want
+	       : !strcmp(op, "<") ? v < want : !strcmp(op, "<=") ? v <= want
+	       : !strcmp(op, ">") ? v > want : !strcmp(op, ">=") ? v >= want : -1;
+	if (ok < 0)
+		FAIL_AT("bad operator in: %s", arg);
+	if (!ok)
+		fprintf(stderr, "field %d of \"%s\" is %g\n", k, line, v);
+	return ok;
+}
+
+static int file_check(const char *arg, int want)
+{
+	char path[PATH_MAX];
+	if (sscanf(arg, "%4095s", path) != 1)
+		FAIL_AT("bad file check: %s", arg);
+	if (!want)
+		return access(path, F_OK) != 0;
+	struct text t;
+	regex_t re;
+	slurp(path, &t);
+	regex_at(arg + strlen(path), &re, NULL);
+	int ok = match(&t, &re) != NULL;
+	regfree(&re);
+	return ok;
+}
+
+/* Lines of case n (1-based) of file: its command first. */
+static void load_case(const char *file, int n, struct text *c)
+{
+	struct text all;
+	slurp(file, &all);
+	if (all.n == 0)
+		FAIL_AT("cannot read %s", file);
+	int k = 0;
+	c->lines = calloc(all.n, sizeof *c->lines);
+	c->n = 0;
+	for (size_t i = 0; i < all.n; i++) {
+		const char *l = all.lines[i];
+		if (!strncmp(l, "$ ", 2))
+			k++;
+		if (k == n && *l && *l != '#')
+			c->lines[c->n++] = all.lines[i];
+	}
+	if (c->n == 0)
+		FAIL_AT("%s has no case %d", file, n);
+}
+
+static int run(const char *cmd, const char *dir)
+{
+	char self[PATH_MAX], build[PATH_MAX], env[3 * PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	ASSERT(len > 0);
+	self[len] = '\0';
+	*strrchr(self, '/') = '\0';                 /* BUILD/test */
+	snprintf(build, sizeof build, "%s", self);
+	*strrchr(build, '/') = '\0';                /* BUILD */
+	snprintf(env, sizeof env, "%s:%s", build, getenv("PATH") ? getenv("PATH") : "/bin:/usr/bin");
+	setenv("PATH", env, 1);
+	snprintf(env, sizeof env, "%s/mkprofile", self);
+	setenv("MKPROFILE", env, 1);
+	setenv("LC_ALL", "C", 1);
+	snprintf(env, sizeof env, "%s/rec", self);   /* test/rec/ programs */
+	setenv("REC", env, 1);
+	char mk[2 * PATH_MAX];
+	snprintf(mk, sizeof mk, "'%s/mkprofile' '%s'", self, dir);
+	if (system(mk) != 0)
+		FAIL_AT("mkprofile failed");
+	pid_t pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		if (chdir(dir) != 0)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		ASSERT(errno == EINTR);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* One check line; 1 if it holds. */
+static int check(const char *l, int status, const struct text *out, const struct text *err,
+                 int *skip)
+{
+	regex_t re;
+	int neg = *l == '!';
+	const char *w = l + neg;
+	if (!strncmp(w, "exit ", 5))
+		return !strcmp(w + 5, "!0") ? status != 0 : status == atoi(w + 5);
+	if (!strncmp(w, "stdout ", 7) || !strncmp(w, "stderr ", 7)) {
+		regex_at(w + 7, &re, NULL);
+		int found = match(w[3] == 'o' ? out : err, &re) != NULL;
+		regfree(&re);
+		return found != neg;
+	}
+	if (!strncmp(w, "stdout-lines ", 13))
+		return out->n == (size_t)atoi(w + 13);
+	if (!strncmp(w, "stderr-lines ", 13))
+		return err->n == (size_t)atoi(w + 13);
+	if (!strncmp(w, "row ", 4))
+		return row_check(out, w + 4);
+	if (!strncmp(w, "file ", 5))
+		return file_check(w + 5, 1);
+	if (!strncmp(w, "nofile ", 7))
+		return file_check(w + 7, 0);
+	(void)skip;
+	FAIL_AT("unknown check: %s", l);
+}
+
+static int tool_missing(const struct text *c)
+{
+	for (size_t i = 1; i < c->n; i++) {
+		char cmd[512];
+		if (strncmp(c->lines[i], "needs ", 6))
+			continue;
+		snprintf(cmd, sizeof cmd, "command -v '%s' >/dev/null 2>&1", c->lines[i] + 6);
+		if (system(cmd) != 0) {
+			printf("skipped: %s is not installed\n", c->lines[i] + 6);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int cli_case(const char *file, int n)
+{
+	struct text c, out, err;
+	load_case(file, n, &c);
+	if (tool_missing(&c))
+		return 0;
+	char dir[] = "/tmp/profil-cli-XXXXXX", cmd[8192], path[64];
+	ASSERT(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "exec >'%s/.stdout' 2>'%s/.stderr'; %s", dir, dir, c.lines[0] + 2);
+	int status = run(cmd, dir);
+	snprintf(path, sizeof path, "%s/.stdout", dir);
+	slurp(path, &out);
+	snprintf(path, sizeof path, "%s/.stderr", dir);
+	slurp(path, &err);
+	int failed = 0, has_exit = 0, skip = 0;
+	ASSERT_OK(chdir(dir)); /* file checks name files of the case's directory */
+	for (size_t i = 1; i < c.n; i++) {
+		const char *l = c.lines[i];
+		if (!strncmp(l, "needs ", 6))
+			continue;
+		has_exit |= !strncmp(l, "exit ", 5);
+		if (!check(l, status, &out, &err, &skip)) {
+			fprintf(stderr, "%s case %d: %s\n  failed: %s (exit status %d)\n", file, n,
+			        c.lines[0], l, status);
+			failed = 1;
+		}
+	}
+	if (!has_exit && status != 0) {
+		fprintf(stderr, "%s case %d: %s\n  failed: exit status %d, want 0\n", file, n,
+		        c.lines[0], status);
+		failed = 1;
+	}
+	if (failed) {
+		dump("stdout", &out);
+		dump("stderr", &err);
+	}
+	ASSERT_OK(chdir("/"));
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return failed;
+}
