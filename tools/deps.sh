@@ -18,6 +18,20 @@ command -v objcopy >/dev/null 2>&1 || need="$need binutils"
 if command -v dpkg >/dev/null 2>&1 && ! dpkg -s libc6-dbg >/dev/null 2>&1; then
 	need="$need libc6-dbg"
 fi
+# the profil command's pprof files are gzipped: zlib
+[ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
+# optional: a test reads our pprof files with Go's pprof; without go it
+# is skipped, saying so
+if ! command -v go >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "deps: installing golang-go (optional)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null 2>&1 ||
+			echo "deps: could not install golang-go; the go pprof test will be skipped" >&2
+	else
+		echo "deps: optional golang-go missing (the go pprof test will be skipped);" \
+		     "to add it:  sudo apt-get install -y golang-go" >&2
+	fi
+fi
 [ -n "$need" ] || exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing$need"
