@@ -28,4 +28,17 @@ C
 cc -Wall -Werror -o "$tmp/user" "$tmp/user.c" $(pkg-config --cflags --libs profil)
 "$tmp/user"
 test -f "$tmp/usr/share/man/man3/profil.3"
-echo "check-install: installed copy builds and runs a user program via pkg-config"
+# no man1 directory unless there is a section 1 page to put in it
+if ! ls man/*.1 >/dev/null 2>&1 && [ -e "$tmp/usr/share/man/man1" ]; then
+	echo "check-install: an empty man1 directory was installed" >&2
+	exit 1
+fi
+# uninstall removes every file install put there
+make -s uninstall PREFIX="$tmp/usr" >/dev/null
+left=$(find "$tmp/usr" ! -type d)
+if [ -n "$left" ]; then
+	echo "check-install: left after make uninstall:" >&2
+	echo "$left" >&2
+	exit 1
+fi
+echo "check-install: installed copy builds and runs a user program via pkg-config; uninstall removes it all"
