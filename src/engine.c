@@ -148,6 +148,7 @@ static void stop_timers(void)
 void engine_reap(void)
 {
 	if (timers_signal() && current && !atomic_load(&profil_published)) {
+		drain(); /* a handler still writing may fault: recovery stays */
 		timers_stop();
 		signal_restore();
 		fault_uninstall();
@@ -172,6 +173,7 @@ int engine_publish_take(struct ptable *t, size_t *pcsample_stored)
 	}
 	if (t)
 		reset_stats();
+	signal_settle(); /* a move the program asked for (handover.c) */
 	atomic_store(&profil_published, t);
 	drain();
 	if (!t)

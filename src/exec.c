@@ -75,32 +75,16 @@ static void drain_pending(int sig)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static void ignore_signal(int sig, int on)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sigfillset(&sa.sa_mask);
-	if (on) {
-		sa.sa_handler = SIG_IGN;
-	} else { /* back to the sampling handler, as signals.c installs it */
-		sa.sa_sigaction = sample_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigdelset(&sa.sa_mask, SIGSEGV);
-		sigdelset(&sa.sa_mask, SIGBUS);
-	}
-	fault_real_sigaction(sig, &sa, NULL);
-}
-
 static void exec_prepare(struct exec_state *st)
 {
 	memset(st, 0, sizeof *st);
-	if (getpid() != timers_owner())
+	if (!sigstate_mine() || getpid() != timers_owner())
 		return; /* vfork child, or never profiled: not ours to touch */
 	if (engine_held_here()) {
 		/* Re-entered from a signal handler: see the header. */
 		st->ignored = timers_signal();
 		if (st->ignored)
-			ignore_signal(st->ignored, 1);
+			signal_ignore(st->ignored, 1);
 		return;
 	}
 	engine_lock();
@@ -119,7 +103,7 @@ static void exec_resume(struct exec_state *st)
 {
 	int e = errno;
 	if (st->ignored)
-		ignore_signal(st->ignored, 0);
+		signal_ignore(st->ignored, 0);
 	if (st->sig) {
 		fault_install();
 		timers_start(st->sig, st->hz); /* on failure: off, as after a fault */

@@ -32,9 +32,13 @@
  * moment profiling started is saved in prev[], and sigwrap.c routes the
  * program's later sigaction()/signal() calls for these two signals here,
  * so ours stays installed, theirs is recorded, and they read back what
- * they set.  All of that state is guarded by a spin lock taken with every
- * signal blocked (fault_lock), because sigaction() is async-signal-safe
- * and may be called from any handler on any thread.
+ * they set.  All of that state is guarded by the sigstate lock (fault.h),
+ * a spin lock taken with every signal blocked, because sigaction() is
+ * async-signal-safe and may be called from any handler on any thread.
+ *
+ * A signal sent by kill() while the program ignores it is dropped, as the
+ * kernel would have; our handler stays, so a later fault in a buffer is
+ * still recovered.
  */
 #include "sampling.h"
 #include "fault.h"
@@ -42,16 +46,34 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #define NSIG_OWNED 2
 static const int owned[NSIG_OWNED] = {SIGSEGV, SIGBUS};
 
-/* All fields below: guarded by `spin` (fault_lock).  prev[i] is the
- * program's disposition of owned[i]; on[i] is nonzero while our handler
- * is the one installed in the kernel for owned[i]. */
+/* All fields below: guarded by `spin` (the sigstate lock).  prev[i] is
+ * the program's disposition of owned[i]; on[i] is nonzero while our
+ * handler is the one installed in the kernel for owned[i]. */
 static atomic_flag spin = ATOMIC_FLAG_INIT;
 static struct sigaction prev[NSIG_OWNED];
 static int on[NSIG_OWNED];
+/* The process whose state this is (sigstate_mine()): set when profiling
+ * installs anything, and in a fork child.  Atomic. */
+static _Atomic pid_t state_pid;
+
+/* getpid() by system call: in a vfork child, nothing cached in the
+ * memory it shares with its parent can be trusted. */
+NO_TSAN static pid_t raw_getpid(void)
+{
+	return (pid_t)syscall(SYS_getpid);
+}
+
+int sigstate_mine(void)
+{
+	pid_t p = atomic_load(&state_pid);
+	return p != 0 && p == raw_getpid();
+}
 
 NO_TSAN static int slot_of(int sig)
 {
@@ -60,7 +82,7 @@ NO_TSAN static int slot_of(int sig)
 
 /* Block every signal on this thread, then take the spin lock: no handler
  * can interrupt the holder, so the holder is never waiting on itself. */
-NO_TSAN static void fault_lock(sigset_t *old)
+void sigstate_lock(sigset_t *old)
 {
 	sigset_t all;
 	sigfillset(&all);
@@ -69,7 +91,7 @@ NO_TSAN static void fault_lock(sigset_t *old)
 		sched_yield();
 }
 
-NO_TSAN static void fault_unlock(const sigset_t *old)
+void sigstate_unlock(const sigset_t *old)
 {
 	atomic_flag_clear_explicit(&spin, memory_order_release);
 	pthread_sigmask(SIG_SETMASK, old, NULL);
@@ -97,8 +119,15 @@ NO_TSAN static void chain(int sig, siginfo_t *info, void *uc)
 {
 	int i = slot_of(sig);
 	sigset_t old;
-	fault_lock(&old);
+	sigstate_lock(&old);
 	struct sigaction p = prev[i];
+	int sent = info->si_code <= 0;
+	if (sent && p.sa_handler == SIG_IGN && !(p.sa_flags & SA_SIGINFO)) {
+		/* kill() of an ignored signal: the kernel would have dropped
+		 * it.  Ours stays installed for the buffers' sake. */
+		sigstate_unlock(&old);
+		return;
+	}
 	int direct = p.sa_handler == SIG_DFL || p.sa_handler == SIG_IGN;
 	if (direct) {
 		fault_real_sigaction(sig, &p, NULL);
@@ -107,11 +136,11 @@ NO_TSAN static void chain(int sig, siginfo_t *info, void *uc)
 		prev[i].sa_handler = SIG_DFL; /* one-shot, as the kernel does */
 		prev[i].sa_flags &= ~SA_SIGINFO;
 	}
-	fault_unlock(&old);
+	sigstate_unlock(&old);
 	if (direct) {
 		/* A sent (not raised-by-fault) signal does not come back by
 		 * itself: send it again now that the disposition is theirs. */
-		if (info->si_code <= 0 && p.sa_handler == SIG_DFL)
+		if (sent)
 			raise(sig);
 		return;
 	}
@@ -141,19 +170,26 @@ static sigset_t fork_mask;
 
 void fault_atfork_prepare(void)
 {
-	fault_lock(&fork_mask);
+	sigstate_lock(&fork_mask);
 }
 
-void fault_atfork_release(void)
+void fault_atfork_parent(void)
 {
-	fault_unlock(&fork_mask);
+	sigstate_unlock(&fork_mask);
+}
+
+void fault_atfork_child(void)
+{
+	atomic_store(&state_pid, raw_getpid());
+	sigstate_unlock(&fork_mask);
 }
 
 int fault_install(void)
 {
 	sigset_t old;
 	int rc = 0;
-	fault_lock(&old);
+	sigstate_lock(&old);
+	atomic_store(&state_pid, raw_getpid());
 	for (int i = 0; i < NSIG_OWNED && rc == 0; i++) {
 		if (on[i])
 			continue;
@@ -163,7 +199,7 @@ int fault_install(void)
 			on[i] = 1;
 	}
 	int e = errno;
-	fault_unlock(&old);
+	sigstate_unlock(&old);
 	if (rc != 0)
 		fault_uninstall();
 	errno = e;
@@ -174,42 +210,34 @@ void fault_uninstall(void)
 {
 	sigset_t old;
 	int e = errno;
-	fault_lock(&old);
+	sigstate_lock(&old);
 	for (int i = 0; i < NSIG_OWNED; i++) {
 		if (on[i])
 			fault_real_sigaction(owned[i], &prev[i], NULL);
 		on[i] = 0;
 	}
-	fault_unlock(&old);
+	sigstate_unlock(&old);
 	errno = e;
 }
 
-int fault_user_sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+int fault_owns(int sig)
 {
 	int i = slot_of(sig);
-	if (i < 0)
-		return fault_real_sigaction(sig, act, oact);
-	/* The caller's memory is read and written outside the lock: a bad
-	 * pointer then faults as it would in libc, not with signals blocked. */
-	struct sigaction in, out;
-	if (act)
-		in = *act;
-	sigset_t old;
-	int rc = 0;
-	fault_lock(&old);
-	if (!on[i]) {
-		rc = fault_real_sigaction(sig, act ? &in : NULL, &out);
-	} else {
-		out = prev[i];
-		if (act) {
-			prev[i] = in;
-			rc = install_ours(i); /* follows their SA_ONSTACK */
+	return i >= 0 && on[i];
+}
+
+int fault_user_sigaction_locked(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	int i = slot_of(sig);
+	struct sigaction out = prev[i];
+	if (act) {
+		prev[i] = *act;
+		if (install_ours(i) != 0) { /* follows their SA_ONSTACK */
+			prev[i] = out;
+			return -1;
 		}
 	}
-	int e = errno;
-	fault_unlock(&old);
-	if (rc == 0 && oact)
+	if (oact)
 		*oact = out;
-	errno = e;
-	return rc;
+	return 0;
 }

@@ -20,14 +20,45 @@ HIDDEN NO_TSAN int fault_install(void);
 /* Give the program back its dispositions (engine lock held).  Preserves
  * errno. */
 HIDDEN NO_TSAN void fault_uninstall(void);
-/* sigaction() as the program sees it: for SIGSEGV/SIGBUS while ours is
- * installed, reads and writes the saved disposition instead of the
- * kernel's.  Async-signal-safe. */
-HIDDEN NO_TSAN int fault_user_sigaction(int sig, const struct sigaction *act,
-                                struct sigaction *oact);
-/* fork.c: hold the state lock across fork (every signal blocked). */
+/* Whether sig is SIGSEGV or SIGBUS and our handler holds it (sigstate
+ * lock held). */
+HIDDEN NO_TSAN int fault_owns(int sig);
+/* sigaction() as the program sees it for an owned sig: reads and writes
+ * the saved disposition instead of the kernel's (sigstate lock held). */
+HIDDEN NO_TSAN int fault_user_sigaction_locked(int sig, const struct sigaction *act,
+                                       struct sigaction *oact);
+
+/*
+ * The sigstate lock guards the program's view of every signal we own
+ * (fault.c: SIGSEGV and SIGBUS; signals.c: the sampling signal).  A spin
+ * lock taken with every signal blocked on this thread, so no handler can
+ * interrupt its holder: sigaction() is async-signal-safe and programs
+ * call it from handlers.  The holder never waits for anything else.
+ */
+HIDDEN NO_TSAN void sigstate_lock(sigset_t *old);
+HIDDEN NO_TSAN void sigstate_unlock(const sigset_t *old);
+/* Whether this process is the one whose signal state this memory holds:
+ * false in a vfork child (shared memory) or a raw clone's child, whose
+ * calls the interposers pass straight to libc.  Async-signal-safe. */
+HIDDEN NO_TSAN int sigstate_mine(void);
+
+/* handover.c, sigstate lock held: whether sig is the sampling signal (or
+ * the one it is moving to), and sigaction() as the program sees it. */
+HIDDEN NO_TSAN int signal_owns_locked(int sig);
+HIDDEN NO_TSAN int signal_user_sigaction_locked(int sig, const struct sigaction *act,
+                                        struct sigaction *oact);
+/* exec.c: the sampling signal set to SIG_IGN (on) or back to ours. */
+HIDDEN void signal_ignore(int sig, int on);
+/* sigwrap.c: the public sigaction(), for our own dispositions (a
+ * sanitizer runtime interposing it sees them); our interposer passes the
+ * call straight to libc. */
+HIDDEN NO_TSAN int signal_sigaction_internal(int sig, const struct sigaction *act,
+                                     struct sigaction *oact);
+
+/* fork.c: hold the sigstate lock across fork (every signal blocked). */
 HIDDEN NO_TSAN void fault_atfork_prepare(void);
-HIDDEN NO_TSAN void fault_atfork_release(void);  /* in the parent and the child */
+HIDDEN NO_TSAN void fault_atfork_parent(void);
+HIDDEN NO_TSAN void fault_atfork_child(void);  /* also: this process owns */
 /* libc's sigaction, bypassing our interposer (sigwrap.c). */
 HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);

@@ -34,13 +34,13 @@ static void prepare(void)
 
 static void parent(void)
 {
-	fault_atfork_release();
+	fault_atfork_parent();
 	engine_unlock();
 }
 
 static void child(void)
 {
-	fault_atfork_release();
+	fault_atfork_child();
 	/* Handlers that were running on other threads at the fork do not
 	 * exist in the child; their increments must not make drain() wait. */
 	atomic_store(&profil_inflight, 0);

@@ -10,7 +10,7 @@
  *   engine.c
  *       publishes a table atomically, retires the old one (waiting for
  *       handlers still reading it), and starts/stops the timers
- *   timers.c, threads.c, signals.c
+ *   timers.c, threads.c, signals.c, handover.c
  *       one CPU-time timer per thread; thread creation interposed; the
  *       sampling signal chosen and installed
  *   sample.c
@@ -135,6 +135,8 @@ HIDDEN int probe_writable(const void *p, size_t len);
 
 /* hz.c */
 HIDDEN unsigned int hz_current(void);
+/* One line on stderr: "profil: NAME=VALUE what". */
+HIDDEN void env_warning(const char *name, const char *value, const char *what);
 
 /*
  * Published state read by the signal handler (sample.c).  Defined in
@@ -208,23 +210,22 @@ HIDDEN unsigned int timers_hz(void);
 HIDDEN pid_t timers_owner(void);       /* process the timers belong to;
                                           atomic, readable without lock */
 
-/* signals.c (engine lock held) */
+/* signals.c, handover.c (engine lock held, not in signal context) */
 HIDDEN int signal_choose(void);        /* signal number, or -1 errno */
-HIDDEN int signal_install(int sig);    /* saves the old disposition */
-HIDDEN void signal_restore(void);      /* discards pending, restores */
-struct sigaction;
+HIDDEN int signal_free_rt(int not);    /* a free real-time signal, or -1 */
+HIDDEN int signal_install(int sig);    /* records the program's disposition */
+HIDDEN void signal_restore(void);      /* discards pending, gives it back */
+/* Carries out a move the program asked for by installing a handler on
+ * the sampling signal (the interposer only records it). */
+HIDDEN void signal_settle(void);
 /* Sampling signal, or 0: atomic, read without the lock by sigwrap.c. */
 HIDDEN int signal_sampling(void);
-/* The program sets a disposition for the signal we sample with (from
- * sigwrap.c, engine lock NOT held): move sampling to another free signal
- * and give the program this one.  0, or -1 if that could not be done
- * (the caller then passes the call to libc as it is). */
-HIDDEN int signal_hand_over(int sig, const struct sigaction *act, struct sigaction *oact);
 
 /* sweeper.c: the fallback thread that covers threads no hook saw. */
 HIDDEN int sweeper_start(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
 HIDDEN void sweeper_forget(void);
+HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
 
 /* sweeper.c: called every sweep, no lock held (agent/). */
 extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;

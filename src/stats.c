@@ -14,6 +14,7 @@ int profil_get_stats(struct profil_stats *st)
 		return -1;
 	}
 	engine_lock();
+	signal_settle(); /* a safe point: the signal reported is the one in use */
 	st->signals = LOAD(signals);
 	st->ticks = LOAD(ticks);
 	st->in_range = LOAD(in_range);

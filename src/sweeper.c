@@ -10,10 +10,18 @@
  * on the engine lock (it tries, and skips a round if busy), so the engine
  * may join it while holding the lock.  It blocks every signal and is
  * excluded from sampling.
+ *
+ * It also carries out what must not be done where it is asked for: a
+ * program that installs a handler on the sampling signal, maybe from a
+ * signal handler, only records that the samples must move (handover.c)
+ * and wakes the sweeper with sweeper_wake(), a futex wake, which is
+ * async-signal-safe where a condition variable is not.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -26,36 +34,50 @@
 void (*_Atomic sweeper_tick_hook)(void);
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_t thread;  /* mu */
-static int running, quit; /* mu */
+static int running;       /* mu */
+static atomic_int quit;
+/* Bumped by every wake; the sweeper sleeps while it is unchanged. */
+static atomic_int wake;
+
+static void futex_wait(atomic_int *word, int seen, long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+void sweeper_wake(void)
+{
+	int e = errno;
+	atomic_fetch_add(&wake, 1);
+	syscall(SYS_futex, &wake, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	errno = e;
+}
 
 static void *sweep(void *unused)
 {
 	(void)unused;
 	timers_exclude((pid_t)syscall(SYS_gettid));
-	pthread_mutex_lock(&mu);
-	while (!quit) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += SWEEP_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L)
-			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-		pthread_cond_timedwait(&cv, &mu, &ts);
-		if (quit)
+	long ms = SWEEP_MS;
+	int seen = atomic_load(&wake);
+	while (!atomic_load(&quit)) {
+		futex_wait(&wake, seen, ms); /* a wake since `seen`: at once */
+		seen = atomic_load(&wake);
+		if (atomic_load(&quit))
 			break;
-		pthread_mutex_unlock(&mu);
+		ms = SWEEP_MS;
 		if (engine_trylock() == 0) {
 			engine_reap();
+			signal_settle();
 			timers_rescan();
 			engine_unlock();
+		} else {
+			ms = 5; /* a move may be waiting: try again soon */
 		}
 		void (*hook)(void) = atomic_load(&sweeper_tick_hook);
 		if (hook) /* the agent's module poll: no engine lock held */
 			hook();
-		pthread_mutex_lock(&mu);
 	}
-	pthread_mutex_unlock(&mu);
 	return NULL;
 }
 
@@ -64,18 +86,10 @@ int sweeper_start(void)
 	pthread_mutex_lock(&mu);
 	int rc = 0;
 	if (!running) {
-		/* No waiter exists now: (re)initialise the condition on the
-		 * monotonic clock, so wall-clock jumps do not stall sweeps. */
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_destroy(&cv);
-		pthread_cond_init(&cv, &ca);
-		pthread_condattr_destroy(&ca);
 		sigset_t all, old;
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by it */
-		quit = 0;
+		atomic_store(&quit, 0);
 		rc = threads_create_raw(&thread, NULL, sweep, NULL);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		running = rc == 0;
@@ -93,9 +107,9 @@ void sweeper_stop(void)
 		pthread_mutex_unlock(&mu);
 		return;
 	}
-	quit = 1;
+	atomic_store(&quit, 1);
 	running = 0;
-	pthread_cond_signal(&cv);
+	sweeper_wake();
 	pthread_t t = thread;
 	pthread_mutex_unlock(&mu);
 	pthread_join(t, NULL);
@@ -105,10 +119,7 @@ void sweeper_stop(void)
 /* In a forked child the helper thread does not exist. */
 void sweeper_forget(void)
 {
-	/* The parent's sweeper may be a waiter of cv: pthread_cond_destroy()
-	 * in sweeper_start() would wait for it for ever.  Start afresh. */
-	cv = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	pthread_mutex_init(&mu, NULL);
 	running = 0;
-	quit = 0;
+	atomic_store(&quit, 0);
 }

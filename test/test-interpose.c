@@ -1,0 +1,494 @@
+/*
+ * test-interpose.c - issue 9: the interposed signal calls inside real
+ * programs (vfork children, signal()/siginterrupt(), handing the sampling
+ * signal over, calls from signal handlers, the choice of signal).
+ */
+#include "safety.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+/* The old calls this file checks are what programs really use. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+sighandler_t bsd_signal(int sig, sighandler_t fn);
+/* sigaction with one struct for new and old (its parameters are
+ * restrict-qualified, so the call is hidden from the compiler). */
+static int (*volatile sigaction_fn)(int, const struct sigaction *, struct sigaction *) = sigaction;
+
+static void handler_nop(int sig)
+{
+	(void)sig;
+}
+
+static atomic_int hits;
+static void handler_count(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&hits, 1);
+}
+
+static int current_signal(void)
+{
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	return st.signal;
+}
+
+static unsigned long long current_ticks(void)
+{
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	return st.ticks;
+}
+
+static int child_status(pid_t pid)
+{
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		ASSERT(errno == EINTR);
+	return status;
+}
+
+/* What the kernel has installed, past every interposer. */
+static void kernel_action(int sig, struct sigaction *out)
+{
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		unsigned long mask;
+	} k;
+	ASSERT_EQ(syscall(SYS_rt_sigaction, sig, NULL, &k, 8), 0);
+	memset(out, 0, sizeof *out);
+	out->sa_handler = (sighandler_t)k.handler;
+	out->sa_flags = (int)k.flags;
+}
+
+/* Item 1: a vfork child (CPython's _posixsubprocess) resets SIGPROF and
+ * SIGSEGV before exec: the parent's profiling state must not change. */
+TEST_IMPL(interpose_vfork_sigaction)
+{
+	static unsigned short buf[2];
+	struct sigaction segv_view;
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	int sig = current_signal();
+	ASSERT_EQ(sig, SIGPROF);
+	ASSERT_OK(sigaction(SIGSEGV, NULL, &segv_view));
+	pid_t pid = vfork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGPROF, &sa, NULL);
+		sa.sa_handler = handler_nop;
+		sigaction(SIGSEGV, &sa, NULL);
+		signal(SIGBUS, handler_nop);
+		_exit(0);
+	}
+	ASSERT_EQ(child_status(pid), 0);
+	usleep(300000); /* a sweep or two */
+	ASSERT_EQ(current_signal(), SIGPROF);
+	struct sigaction now;
+	ASSERT_OK(sigaction(SIGSEGV, NULL, &now));
+	ASSERT(now.sa_handler == segv_view.sa_handler);
+	unsigned long long t0 = current_ticks();
+	burn(0.2);
+	ASSERT(skip_under("valgrind", "") || current_ticks() > t0 + 50);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	kernel_action(SIGPROF, &now);
+	ASSERT(now.sa_handler == SIG_DFL);
+	kernel_action(SIGSEGV, &now);
+	ASSERT(now.sa_handler == SIG_DFL);
+	return 0;
+}
+
+/* Item 1: a vfork child that changes SIGSEGV and execs (or fails to). */
+TEST_IMPL(interpose_vfork_exec)
+{
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	int sig = current_signal();
+	for (int i = 0; i < 20; i++) {
+		pid_t pid = vfork();
+		ASSERT(pid >= 0);
+		if (pid == 0) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof sa);
+			sa.sa_handler = handler_nop;
+			sigaction(SIGSEGV, &sa, NULL);
+			sigaction(sig, &sa, NULL);
+			if (i % 2)
+				execl("/nonexistent/x", "x", (char *)NULL);
+			else
+				execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		int status = child_status(pid);
+		ASSERT(WIFEXITED(status));
+		ASSERT_EQ(WEXITSTATUS(status), i % 2 ? 127 : 0);
+	}
+	usleep(300000);
+	ASSERT_EQ(current_signal(), sig);
+	struct sigaction now;
+	ASSERT_OK(sigaction(SIGSEGV, NULL, &now));
+	ASSERT(now.sa_handler == SIG_DFL);
+	unsigned long long t0 = current_ticks();
+	burn(0.2);
+	ASSERT(skip_under("valgrind", "") || current_ticks() > t0 + 50);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
+
+/* Item 2: siginterrupt(sig, 1) then signal(sig, h): a read() the signal
+ * interrupts fails with EINTR, as with glibc.  A writer thread unblocks
+ * the read after 3 s if the signal restarted it. */
+static int rfd_w;
+static void *late_writer(void *p)
+{
+	(void)p;
+	sleep(3);
+	ssize_t r = write(rfd_w, "x", 1);
+	(void)r;
+	return NULL;
+}
+
+static void read_interrupted(void)
+{
+	ASSERT_OK(siginterrupt(SIGUSR1, 1));
+	ASSERT(signal(SIGUSR1, handler_count) != SIG_ERR);
+	int p[2];
+	ASSERT_OK(pipe(p));
+	rfd_w = p[1];
+	pthread_t th;
+	ASSERT_EQ(pthread_create(&th, NULL, late_writer, NULL), 0);
+	timer_t t;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGUSR1;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	ASSERT_OK(timer_create(CLOCK_MONOTONIC, &sev, &t));
+	struct itimerspec its = {{0, 0}, {0, 100000000}};
+	ASSERT_OK(timer_settime(t, 0, &its, NULL));
+	char c;
+	ssize_t r = read(p[0], &c, 1);
+	int e = errno;
+	printf("read: %zd (%s), %d signals\n", r, r < 0 ? strerror(e) : "data", atomic_load(&hits));
+	ASSERT_EQ(r, -1);
+	ASSERT_EQ(e, EINTR);
+	/* siginterrupt(sig, 0) makes signal() restart again */
+	ASSERT_OK(siginterrupt(SIGUSR1, 0));
+	struct sigaction now;
+	ASSERT(signal(SIGUSR1, handler_count) == handler_count);
+	ASSERT_OK(sigaction(SIGUSR1, NULL, &now));
+	ASSERT(now.sa_flags & SA_RESTART);
+	pthread_cancel(th);
+	pthread_join(th, NULL);
+	timer_delete(t);
+}
+
+TEST_IMPL(interpose_siginterrupt_profiling_off)
+{
+	read_interrupted();
+	return 0;
+}
+
+TEST_IMPL(interpose_siginterrupt_profiling_on)
+{
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	read_interrupted();
+	/* bsd_signal, sysv_signal: glibc's flags */
+	ASSERT_OK(siginterrupt(SIGUSR2, 1));
+	ASSERT(bsd_signal(SIGUSR2, handler_nop) == SIG_DFL);
+	struct sigaction now;
+	ASSERT_OK(sigaction(SIGUSR2, NULL, &now));
+	ASSERT_EQ(now.sa_flags & SA_RESTART, 0);
+	ASSERT(sysv_signal(SIGUSR2, handler_count) == handler_nop);
+	ASSERT_OK(sigaction(SIGUSR2, NULL, &now));
+	ASSERT_EQ(now.sa_flags & (SA_RESTART | SA_RESETHAND | SA_NODEFER),
+	          SA_RESETHAND | SA_NODEFER);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
+
+/* Installs a handler on every real-time signal, so none is free. */
+static void take_all_rt(void)
+{
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		ASSERT(signal(s, handler_nop) != SIG_ERR);
+}
+
+/* Item 3: no free signal to move to.  The program's SIGPROF handler gets
+ * its own ITIMER_PROF signals (not our samples), sampling carries on, and
+ * after stop its handler is still there: its ITIMER_PROF cannot kill it. */
+TEST_IMPL(interpose_failed_hand_over)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	take_all_rt();
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	ASSERT_EQ(current_signal(), SIGPROF);
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler_count;
+	sa.sa_flags = SA_RESTART;
+	ASSERT_OK(sigaction(SIGPROF, &sa, &old));
+	ASSERT(old.sa_handler == SIG_DFL);
+	struct itimerval it = {{0, 10000}, {0, 10000}}; /* 100 Hz */
+	ASSERT_OK(setitimer(ITIMER_PROF, &it, NULL));
+	double c0 = cpu_process();
+	unsigned short b0 = buf[0];
+	burn(1.0);
+	double cpu = cpu_process() - c0;
+	int own = atomic_load(&hits);
+	printf("program's SIGPROF: %d in %.3f CPU s; samples %u\n", own, cpu, buf[0] - b0);
+	ASSERT_NEAR(own / (cpu * 100), 1.0, 0.3);
+	ASSERT((buf[0] - b0) > cpu * profil_hz() * 0.5);
+	ASSERT_OK(sigaction(SIGPROF, NULL, &old));
+	ASSERT(old.sa_handler == handler_count);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	int before = atomic_load(&hits);
+	burn(0.3); /* ITIMER_PROF still runs */
+	ASSERT(atomic_load(&hits) > before);
+	kernel_action(SIGPROF, &old);
+	ASSERT(old.sa_handler == handler_count);
+	return 0;
+}
+
+/* Item 4: sigaction(sig, &sa, &sa) on the signals we own. */
+TEST_IMPL(interpose_sigaction_same_pointer)
+{
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	int owned[] = {SIGSEGV, SIGBUS, SIGPROF, SIGUSR1};
+	for (int i = 0; i < 4; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = handler_nop;
+		sa.sa_flags = SA_RESTART;
+		ASSERT_OK(sigaction_fn(owned[i], &sa, &sa));
+		ASSERT(sa.sa_handler == SIG_DFL);
+		struct sigaction now;
+		ASSERT_OK(sigaction(owned[i], NULL, &now));
+		if (now.sa_handler != handler_nop)
+			FAIL_AT("signal %d: the program's handler was not installed", owned[i]);
+	}
+	usleep(300000);
+	ASSERT(current_signal() != SIGPROF);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
+
+/* Item 7: a program's handler that calls sigaction() on the sampling
+ * signal, interrupting the program's own calls into the library. */
+static volatile sig_atomic_t target_sig;
+static void handler_takes(int sig)
+{
+	(void)sig;
+	int e = errno;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler_nop;
+	if (target_sig)
+		sigaction(target_sig, &sa, NULL);
+	sigaction(SIGSEGV, NULL, &sa);
+	errno = e;
+}
+
+TEST_IMPL(interpose_sigaction_in_handler)
+{
+	alarm(30); /* a deadlock fails the test */
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	ASSERT(signal(SIGUSR1, handler_takes) != SIG_ERR);
+	timer_t t;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGUSR1;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	ASSERT_OK(timer_create(CLOCK_MONOTONIC, &sev, &t));
+	struct itimerspec its = {{0, 20000}, {0, 20000}};
+	ASSERT_OK(timer_settime(t, 0, &its, NULL));
+	double end = mono_now() + 3;
+	int calls = 0;
+	while (mono_now() < end) {
+		target_sig = current_signal();
+		ASSERT_OK(profil_set_hz(calls % 2 ? 1000 : 900));
+		calls++;
+	}
+	its.it_value.tv_nsec = its.it_interval.tv_nsec = 0;
+	timer_settime(t, 0, &its, NULL);
+	printf("%d calls, sampling on signal %d\n", calls, current_signal());
+	ASSERT(current_signal() != 0);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
+
+/* Item 11: a thread that blocks a real-time signal (sigwait, signalfd)
+ * consumes it: profiling must not choose it. */
+static atomic_int waiter_ready;
+static void *blocker(void *p)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMAX);
+	sigaddset(&set, SIGRTMAX - 1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	atomic_store(&waiter_ready, 1);
+	while (atomic_load((atomic_int *)p))
+		usleep(1000);
+	return NULL;
+}
+
+TEST_IMPL(interpose_choose_unblocked_signal)
+{
+	ASSERT(signal(SIGPROF, handler_nop) != SIG_ERR); /* the program owns it */
+	atomic_int run = 1;
+	pthread_t th;
+	ASSERT_EQ(pthread_create(&th, NULL, blocker, &run), 0);
+	while (!atomic_load(&waiter_ready))
+		usleep(1000);
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	int sig = current_signal();
+	printf("chose %d (SIGRTMAX %d)\n", sig, SIGRTMAX);
+	ASSERT(sig >= SIGRTMIN && sig < SIGRTMAX - 1);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	atomic_store(&run, 0);
+	pthread_join(th, NULL);
+	return 0;
+}
+
+/* Runs fn with stderr captured; returns how many lines mention `what`. */
+static int stderr_lines(void (*fn)(void), const char *what, const char *value)
+{
+	char path[] = "/tmp/profil-stderr-XXXXXX";
+	int fd = mkstemp(path);
+	ASSERT(fd >= 0);
+	unlink(path);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fd, 2);
+	fn();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	char text[4096] = {0};
+	ssize_t n = pread(fd, text, sizeof text - 1, 0);
+	close(fd);
+	ASSERT(n >= 0);
+	fprintf(stderr, "captured: %s", text);
+	int lines = 0;
+	for (char *l = text; *l; l++)
+		lines += *l == '\n';
+	ASSERT(!*text || (strstr(text, what) && strstr(text, value)));
+	return lines;
+}
+
+static void start_stop_twice(void)
+{
+	static unsigned short buf[2];
+	for (int i = 0; i < 2; i++) {
+		ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+		ASSERT_OK(profil(no_buf, 0, 0, 0));
+	}
+}
+
+/* Item 11: a bad PROFIL_SIGNAL says so once, and the default is used. */
+TEST_IMPL(interpose_bad_profil_signal)
+{
+	setenv("PROFIL_SIGNAL", "RTMIN+99", 1);
+	ASSERT_EQ(stderr_lines(start_stop_twice, "PROFIL_SIGNAL", "RTMIN+99"), 1);
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	ASSERT_EQ(current_signal(), SIGPROF);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	setenv("PROFIL_SIGNAL", "RTMAX-2", 1);
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	ASSERT_EQ(current_signal(), SIGRTMAX - 2);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
+
+static unsigned int hz_seen;
+static void read_hz(void)
+{
+	hz_seen = profil_hz();
+	hz_seen = profil_hz();
+}
+
+/* Item 11: PROFIL_HZ not a number: one line, the default. */
+TEST_IMPL(interpose_bad_profil_hz)
+{
+	setenv("PROFIL_HZ", "fast", 1);
+	ASSERT_EQ(stderr_lines(read_hz, "PROFIL_HZ", "fast"), 1);
+	ASSERT_EQ(hz_seen, PROFIL_HZ_DEFAULT);
+	return 0;
+}
+
+/* Item 11: PROFIL_HZ out of range: one line, clamped. */
+TEST_IMPL(interpose_profil_hz_clamped)
+{
+	setenv("PROFIL_HZ", "99999999", 1);
+	ASSERT_EQ(stderr_lines(read_hz, "PROFIL_HZ", "99999999"), 1);
+	ASSERT_EQ(hz_seen, PROFIL_HZ_MAX);
+	return 0;
+}
+
+/* Item 12: the real-time signal we sample with reads back as the
+ * program left it; installing a handler there moves sampling. */
+TEST_IMPL(interpose_sampling_signal_read_back)
+{
+	ASSERT(signal(SIGPROF, handler_nop) != SIG_ERR);
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	int sig = current_signal();
+	ASSERT(sig >= SIGRTMIN);
+	struct sigaction old;
+	ASSERT_OK(sigaction(sig, NULL, &old));
+	ASSERT(old.sa_handler == SIG_DFL);
+	ASSERT_EQ(old.sa_flags & SA_SIGINFO, 0);
+	ASSERT(signal(sig, handler_count) == SIG_DFL);
+	usleep(300000);
+	int moved = current_signal();
+	printf("sampling moved from %d to %d\n", sig, moved);
+	ASSERT(moved != sig && moved != 0);
+	ASSERT_OK(sigaction(sig, NULL, &old));
+	ASSERT(old.sa_handler == handler_count);
+	ASSERT_OK(kill(getpid(), sig));
+	ASSERT_EQ(atomic_load(&hits), 1);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	ASSERT_OK(sigaction(sig, NULL, &old));
+	ASSERT(old.sa_handler == handler_count);
+	return 0;
+}
+
+/* Item 13: SIGSEGV ignored by the program and sent by kill: ignored, and
+ * a later buffer fault is still recovered. */
+TEST_IMPL(interpose_segv_ignored_keeps_recovery)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	ASSERT(signal(SIGSEGV, SIG_IGN) != SIG_ERR);
+	unsigned short *buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT(buf != MAP_FAILED);
+	ASSERT_OK(profil(buf, 4096, 0, 2));
+	ASSERT_OK(kill(getpid(), SIGSEGV));
+	burn(0.05);
+	ASSERT_OK(munmap(buf, 4096));
+	burn(0.1);
+	ASSERT(wait_engine_off(2));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT(st.faults >= 1);
+	struct sigaction now;
+	kernel_action(SIGSEGV, &now);
+	ASSERT(now.sa_handler == SIG_IGN);
+	return 0;
+}
