@@ -12,7 +12,11 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -23,6 +27,71 @@ struct exec_real_fns exec_real;
 static int raw_execve(const char *path, char *const argv[], char *const envp[])
 {
 	return (int)syscall(SYS_execve, path, argv, envp);
+}
+
+/*
+ * In a statically linked program dlsym(RTLD_NEXT) finds nothing: execve,
+ * fexecve and execvpe are then done here with system calls, execvpe
+ * searching PATH as glibc's does (stack only: still async-signal-safe).
+ */
+static int raw_fexecve(int fd, char *const argv[], char *const envp[])
+{
+	return (int)syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+}
+
+/* A file that is not an executable format is run by the shell. */
+static int try_exec(const char *path, char *const argv[], char *const envp[])
+{
+	exec_real.execve(path, argv, envp);
+	if (errno != ENOEXEC)
+		return -1;
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char *sh_argv[n + 2];
+	sh_argv[0] = (char *)"/bin/sh";
+	sh_argv[1] = (char *)path;
+	for (size_t i = 1; i <= n; i++)
+		sh_argv[i + 1] = argv[i];
+	exec_real.execve("/bin/sh", sh_argv, envp);
+	errno = ENOEXEC;
+	return -1;
+}
+
+static int raw_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	if (!*file) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (strchr(file, '/'))
+		return try_exec(file, argv, envp);
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	size_t flen = strlen(file);
+	int denied = 0;
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		char buf[PATH_MAX];
+		size_t dlen = (size_t)(end - p);
+		if (dlen + flen + 2 <= sizeof buf) {
+			memcpy(buf, p, dlen);
+			buf[dlen] = '/';
+			memcpy(buf + dlen + (dlen > 0), file, flen + 1);
+			try_exec(buf, argv, envp);
+			if (errno == EACCES)
+				denied = 1;
+			else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE &&
+			         errno != ENODEV && errno != ETIMEDOUT)
+				return -1;
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	errno = denied ? EACCES : ENOENT;
+	return -1;
 }
 
 static void resolve(void)
@@ -37,6 +106,10 @@ static void resolve(void)
 		dlsym(RTLD_NEXT, "execveat");
 	if (!exec_real.execve)
 		exec_real.execve = raw_execve;
+	if (!exec_real.execvpe)
+		exec_real.execvpe = raw_execvpe;
+	if (!exec_real.fexecve)
+		exec_real.fexecve = raw_fexecve;
 }
 
 /* Before main(); also called by an exec that comes first (another

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <threads.h>
 #include <unistd.h>
 
 /*
@@ -41,12 +42,26 @@ struct start {
 	void *arg;
 };
 
+/*
+ * Static links.  dlsym(RTLD_NEXT) finds nothing in a statically linked
+ * program, so libc's function is then taken under its internal name, weak
+ * here (libc.so does not export it, and a dynamic link needs none).  In
+ * libc.a it is defined in pthread_create.o next to a weak pthread_create,
+ * which ours overrides; the reference to thrd_create below makes the
+ * static linker load that object (thrd_create.o calls __pthread_create),
+ * and costs nothing in a dynamic link, where libc.so exports thrd_create.
+ */
+extern create_fn __pthread_create __attribute__((weak));
+static void *const pull_libc_create __attribute__((used)) = (void *)&thrd_create;
+
 static __attribute__((unused)) create_fn *real_create(void)
 {
 	static create_fn *_Atomic real;
 	create_fn *f = atomic_load_explicit(&real, memory_order_acquire);
 	if (!f) {
 		f = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+		if (!f)
+			f = __pthread_create;
 		atomic_store_explicit(&real, f, memory_order_release);
 	}
 	return f;
