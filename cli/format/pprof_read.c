@@ -58,6 +58,8 @@ void rd_id_add(struct rd *r, int kind, uint64_t file, uint64_t model)
 
 static int id_seal(struct rd *r, int kind)
 {
+	if (r->nmaps[kind] == 0)
+		return 0; /* qsort and bsearch want an array, even an empty one */
 	qsort(r->maps[kind], r->nmaps[kind], sizeof **r->maps, cmp_id);
 	for (size_t i = 1; i < r->nmaps[kind]; i++)
 		if (r->maps[kind][i].file == r->maps[kind][i - 1].file) {
@@ -71,6 +73,8 @@ static int id_seal(struct rd *r, int kind)
 uint64_t rd_id_get(struct rd *r, int kind, uint64_t file)
 {
 	struct idmap key = {file, 0}, *m;
+	if (r->nmaps[kind] == 0)
+		return 0;
 	m = bsearch(&key, r->maps[kind], r->nmaps[kind], sizeof key, cmp_id);
 	return m ? m->model : 0;
 }

@@ -76,6 +76,8 @@ static int by_key(const void *x, const void *y)
 /* Sorting moves rows: the hash slots are rebuilt for later lookups. */
 void rows_sort(struct rows *a)
 {
+	if (a->n == 0)
+		return;
 	qsort(a->rows, a->n, sizeof *a->rows, by_self);
 	a->nslots /= 2;
 	rehash(a);
@@ -83,6 +85,8 @@ void rows_sort(struct rows *a)
 
 void rows_sort_key(struct rows *a)
 {
+	if (a->n == 0)
+		return;
 	qsort(a->rows, a->n, sizeof *a->rows, by_key);
 	a->nslots /= 2;
 	rehash(a);
