@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "../src/internal.h"
 #include "../src/ring.h"
+#include "../src/unwind.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +29,9 @@
 #define MODLOG_SIZE (1u << 20)
 
 static char dir[4096]; /* PROFIL_RECORD_DIR, set once at load */
+/* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
+ * (no unwind tables are built).  Set once at load. */
+static uint32_t stack_depth = 128;
 static int only_root;  /* PROFIL_RECORD_NOCHILD */
 
 static void say(const char *what)
@@ -49,6 +53,7 @@ static int publish(struct ring_file *rf)
 	t->form = PFORM_RING;
 	t->ring = rf;
 	t->ring_data = (unsigned char *)rf + rf->data_offset;
+	t->stack_depth = stack_depth;
 	rf->hz = hz_current();
 	return engine_publish(t);
 }
@@ -83,6 +88,8 @@ static int start(void)
 		return -1;
 	}
 	modules_init(rf);
+	if (stack_depth > 1 && unwind_start() != 0)
+		say("cannot build unwind tables for every module");
 	if (publish(rf) != 0) {
 		say("cannot start profiling");
 		return -1;
@@ -121,6 +128,11 @@ __attribute__((constructor)) static void agent_start(void)
 	const char *nochild = getenv("PROFIL_RECORD_NOCHILD");
 	const char *root = getenv("PROFIL_RECORD_ROOT");
 	only_root = nochild && strcmp(nochild, "1") == 0;
+	const char *depth = getenv("PROFIL_STACK_DEPTH");
+	if (depth && *depth) {
+		long v = atol(depth);
+		stack_depth = v < 1 ? 1 : v > (long)RING_MAX_DEPTH ? RING_MAX_DEPTH : (uint32_t)v;
+	}
 	if (only_root && root && atol(root) != (long)getpid())
 		return;
 	if (start() != 0)

@@ -14,6 +14,7 @@
  */
 #include "agent.h"
 #include "../src/ring.h"
+#include "../src/unwind.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -152,6 +153,7 @@ static void rescan_locked(void)
 		log_event(RING_MODULE_UNLOAD, NULL, NULL, &segs[i]);
 		segs[i] = segs[--nsegs];
 	}
+	unwind_refresh(); /* the stack walk's tables follow the same loads */
 }
 
 void modules_init(struct ring_file *rf)
@@ -176,6 +178,7 @@ void modules_rescan(void)
 void modules_reset(struct ring_file *rf)
 {
 	pthread_mutex_init(&mu, NULL);
+	unwind_after_fork();
 	nsegs = 0;
 	log_rf = rf;
 	rescan_locked();

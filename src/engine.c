@@ -12,6 +12,7 @@
  */
 #include "internal.h"
 #include "fault.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -74,6 +75,13 @@ static void drain(void)
 {
 	while (atomic_load(&profil_inflight) != 0)
 		sched_yield();
+}
+
+/* The same wait for other data the handler reads inside its in-flight
+ * window (the unwind tables, unwind_build.c). */
+void engine_drain(void)
+{
+	drain();
 }
 
 static void reset_stats(void)

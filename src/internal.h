@@ -96,6 +96,9 @@ struct ptable {
 
 	struct ring_file *ring; /* PTABLE_RING: control block (ring.h) */
 	unsigned char *ring_data; /* its record area, ring->data_size bytes */
+	uint32_t stack_depth;   /* PTABLE_RING: most frames per sample (leaf
+	                           included, <= RING_MAX_DEPTH); 0 or 1: the
+	                           leaf only (unwind.h) */
 
 	size_t nranges;
 	struct prange ranges[];

@@ -28,7 +28,23 @@
  *   modgen  the module log's generation when the sample was taken, so a
  *           pc is looked up among the modules loaded at that moment
  *   pcs[]   size - 2 words: pcs[0] is the interrupted pc, then callers
- *           (return addresses), when stacks are recorded
+ *           (return addresses), when stacks are recorded (the agent's
+ *           PROFIL_STACK_DEPTH > 1: src/unwind.h).  A frame interrupted
+ *           by a signal (below a signal trampoline) is written as its pc
+ *           + 1, so that every entry after pcs[0], minus one, lies inside
+ *           the instruction that was executing or calling.  A stack that
+ *           does not end at the outermost frame ends with a marker in
+ *           place of a pc: RING_PC_TRUNCATED (cut at the depth limit) or
+ *           RING_PC_UNKNOWN (the unwind could not go on: no CFI for a
+ *           frame, a bad stack, a fault).  A marker is never a pc: user
+ *           space ends far below.  Markers live in pcs[] rather than in
+ *           the record type so that the reader's aggregation key (the
+ *           pcs) keeps a cut stack apart from a complete one with no
+ *           further change to it.
+ *
+ *           The writer reserves room for the deepest stack, unwinds into
+ *           it, and turns the unused tail into a SKIP record, committed
+ *           before the sample's own hdr.
  *
  * Bounds: data_size <= 2^30, so positions (head, tail: byte counts that
  * only grow) cannot wrap a 64-bit counter in any real run.
@@ -62,6 +78,13 @@ struct ring_record {
 
 /* Most pcs one record may carry (the stack depth limit's ceiling). */
 #define RING_MAX_PCS 1024u
+
+/* Stack end markers in pcs[] (see Records above). */
+#define RING_PC_TRUNCATED UINT64_C(0xffffffffffffffff)
+#define RING_PC_UNKNOWN UINT64_C(0xfffffffffffffffe)
+#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_UNKNOWN)
+/* Most frames a stack may hold: a marker must still fit. */
+#define RING_MAX_DEPTH (RING_MAX_PCS - 1u)
 
 /*
  * Module log: an append-only sequence of struct ring_module records

@@ -12,6 +12,9 @@
  *   Reads:     profil_published, a pointer to an IMMUTABLE struct ptable
  *              that engine_publish() swaps atomically (its atomic pcnext
  *              aside); profil_pstats (atomic counters); sample_epoch.
+ *              For a ring table that wants stacks: unwind_published
+ *              (IMMUTABLE, retired by the same handshake) and the
+ *              interrupted stack, read by unwind.c under this contract.
  *   Writes:    the caller's counters (atomic, saturating), pcsample
  *              slots, or records into a sample ring (ring.h: space
  *              reserved by compare-and-swap, committed by a release
@@ -30,11 +33,14 @@
  * point with __builtin_setjmp, which saves three registers inline (a few
  * nanoseconds, no call).  fault.c's SIGSEGV/SIGBUS handler, finding the
  * fault raised while sample_writing is set on this thread, jumps back
- * here; the table is then withdrawn so no later sample touches it.
+ * here; the table is then withdrawn so no later sample touches it.  The
+ * stack walk re-arms the recovery point for itself (walk_stack()): a bad
+ * stack costs that sample its callers, not the table.
  */
 #include "sampling.h"
 #include "bin.h"
 #include "ring.h"
+#include "unwind.h"
 
 #include <ucontext.h>
 
@@ -140,9 +146,10 @@ static void count_pc(struct ptable *t, uintptr_t pc, unsigned long w)
  * Reserves len bytes of the ring (plus a SKIP filler when they would cross
  * the end), or returns 0 when the reader is too far behind.  Writers race
  * only on head; the reader moves tail, which only frees space, so a
- * reservation checked against an older tail is still safe.
+ * reservation checked against an older tail is still safe.  *at: the
+ * record's position (a byte count, like head).
  */
-static unsigned char *ring_reserve(const struct ptable *t, uint32_t len)
+static unsigned char *ring_reserve(const struct ptable *t, uint32_t len, uint64_t *at)
 {
 	struct ring_file *rf = t->ring;
 	uint64_t size = rf->data_size, h, pad;
@@ -159,13 +166,66 @@ static unsigned char *ring_reserve(const struct ptable *t, uint32_t len)
 	if (pad)
 		__atomic_store_n((uint32_t *)(t->ring_data + (h & (size - 1))),
 		                 RING_HDR(RING_SKIP, pad / 8), __ATOMIC_RELEASE);
+	*at = h + pad;
 	return t->ring_data + ((h + pad) & (size - 1));
 }
 
-static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, unsigned long w)
+/*
+ * The interrupted thread's stack into pcs[] (unwind.c): at most max
+ * frames, then a marker when it did not end at the outermost frame
+ * (ring.h).  A fault in the walk comes back to the recovery point armed
+ * here, and the outer one (record()'s) is put back after.  Returns the
+ * number of words written, at most max + 1.
+ */
+static __attribute__((noinline)) uint32_t walk_stack(const struct uw_table *ut,
+                                                     const void *ucontext, uint64_t *pcs,
+                                                     uint32_t max)
 {
-	const uint32_t words = sizeof(struct ring_record) / 8 + 1;
-	struct ring_record *r = (struct ring_record *)ring_reserve(t, words * 8);
+	const ucontext_t *uc = ucontext;
+	volatile uint32_t n = 0;
+	void *outer[5];
+	enum uw_end end;
+	for (int i = 0; i < 5; i++)
+		outer[i] = sample_recover[i];
+	if (__builtin_setjmp(sample_recover))
+		end = UW_END_FAILED;
+	else
+		end = unwind_walk(ut, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, &n);
+	for (int i = 0; i < 5; i++)
+		sample_recover[i] = outer[i];
+	uint32_t k = n;
+	if (k == 0)
+		pcs[k++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (end != UW_END_COMPLETE)
+		pcs[k++] = end == UW_END_TRUNCATED ? RING_PC_TRUNCATED : RING_PC_UNKNOWN;
+	return k;
+}
+
+/* Most frames this sample may carry: 1 (the pc) without registers, without
+ * unwind tables, or when the table wants no stacks. */
+static uint32_t stack_room(const struct ptable *t, const void *uc, const struct uw_table **ut)
+{
+#if defined(__x86_64__)
+	if (uc && t->stack_depth > 1 && (*ut = atomic_load(&unwind_published)) != 0)
+		return t->stack_depth < RING_MAX_DEPTH ? t->stack_depth : RING_MAX_DEPTH;
+#else
+	(void)t, (void)uc;
+#endif
+	*ut = 0;
+	return 1;
+}
+
+static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const void *uc,
+                       unsigned long w)
+{
+	const uint32_t head = sizeof(struct ring_record) / 8;
+	const struct uw_table *ut;
+	uint32_t max = stack_room(t, uc, &ut);
+	uint32_t room = head + max + (ut != 0);
+	uint64_t at, end;
+	struct ring_record *r = (struct ring_record *)ring_reserve(t, room * 8, &at);
 	if (!r) {
 		atomic_fetch_add_explicit(&t->ring->lost, w, memory_order_relaxed);
 		ADD(out_of_range, w);
@@ -175,6 +235,16 @@ static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, unsigned
 	r->weight = (uint32_t)w;
 	r->modgen = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
 	r->pcs[0] = pc;
+	uint32_t words = head + (ut ? walk_stack(ut, uc, r->pcs, max) : 1);
+	/* The rest of the reservation: given back when no writer reserved
+	 * after us (the usual case), else a SKIP record, committed before
+	 * ours so that the reader never stops in front of it. */
+	end = at + room * 8;
+	if (words < room &&
+	    !atomic_compare_exchange_strong_explicit(&t->ring->head, &end, at + words * 8,
+	                                             memory_order_relaxed, memory_order_relaxed))
+		__atomic_store_n((uint32_t *)&r->pcs[words - head],
+		                 RING_HDR(RING_SKIP, room - words), __ATOMIC_RELEASE);
 	__atomic_store_n(&r->hdr, RING_HDR(RING_SAMPLE, words), __ATOMIC_RELEASE);
 	ADD(in_range, w);
 }
@@ -189,9 +259,10 @@ static void withdraw(struct ptable *t)
 	atomic_compare_exchange_strong(&profil_published, &expect, (struct ptable *)0);
 }
 
-/* Kept out of line so __builtin_setjmp's frame is this function's. */
+/* Kept out of line so __builtin_setjmp's frame is this function's.  uc:
+ * the interrupted registers, for a stack; 0 for the pc alone. */
 static __attribute__((noinline)) void record(struct ptable *t, pid_t tid, uintptr_t pc,
-                                             unsigned long w)
+                                             const void *uc, unsigned long w)
 {
 	if (__builtin_setjmp(sample_recover)) {
 		sample_writing = 0;
@@ -202,7 +273,7 @@ static __attribute__((noinline)) void record(struct ptable *t, pid_t tid, uintpt
 	if (t->mode == PTABLE_PCSAMPLE)
 		count_pc(t, pc, w);
 	else if (t->mode == PTABLE_RING)
-		count_ring(t, tid, pc, w);
+		count_ring(t, tid, pc, uc, w);
 	else
 		count_hist(t, pc, w);
 	sample_writing = 0;
@@ -234,7 +305,7 @@ void sample_credit(pid_t tid, uintptr_t pc, unsigned long w)
 	if (t) {
 		ADD(ticks, w);
 		ADD(reconciled, w);
-		record(t, tid, pc, w);
+		record(t, tid, pc, 0, w);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }
@@ -255,7 +326,7 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		ADD(ticks, w);
 		ADD(overruns, w - 1);
 		tally(w, pc_of(uc));
-		record(t, timer_tag_tid(info), pc_of(uc), w);
+		record(t, timer_tag_tid(info), pc_of(uc), uc, w);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }

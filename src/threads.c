@@ -10,6 +10,7 @@
  * Threads created another way are found by the sweeper (sweeper.c).
  */
 #include "internal.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -114,6 +115,7 @@ static void *trampoline(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
+	unwind_note_stack(); /* bounds for the stack walk (unwind.h) */
 	engine_lock();
 	timers_add_born(); /* failure leaves the thread to the sweeper */
 	engine_unlock();

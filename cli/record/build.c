@@ -9,10 +9,13 @@
  * last scan has a later load event (the agent finds loads by polling,
  * agent/modules.c), so failing that, the first later load covering the
  * pc is taken.  A pc in no module keeps mapping 0 and is reported by
- * address.
+ * address.  A stack the agent could not finish ends in a marker
+ * (src/ring.h), which becomes a frame named [truncated] (the depth limit)
+ * or [unknown] (the unwind failed): never a silently short stack.
  */
 #include "record_int.h"
 #include "../model/profile.h"
+#include "../../src/ring.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +70,17 @@ static uint64_t mapping_of(const struct image *im, const uint64_t *ids, uint64_t
 	return pick < im->nmods ? ids[pick] : 0;
 }
 
+/* The location of a stack end marker: a function of that name, mapping 0,
+ * the marker itself as its address. */
+static uint64_t marker_location(struct profile *p, uint64_t marker)
+{
+	const char *name = marker == RING_PC_TRUNCATED ? "[truncated]" : "[unknown]";
+	uint64_t id = prof_intern_location(p, 0, marker);
+	struct prof_line line = {prof_intern_function(p, name, name, "", 0), 0};
+	prof_set_lines(p, id, &line, 1);
+	return id;
+}
+
 static void add_samples(struct profile *p, const struct image *im, const uint64_t *ids,
                         int64_t period_ns)
 {
@@ -84,6 +98,10 @@ static void add_samples(struct profile *p, const struct image *im, const uint64_
 		for (size_t k = 0; k < n; k++) {
 			/* Callers' entries are return addresses: the call is the
 			 * instruction before (pprof's rule: address - 1). */
+			if (RING_PC_IS_MARKER(e->words[2 + k])) {
+				locs[k] = marker_location(p, e->words[2 + k]);
+				continue;
+			}
 			uint64_t pc = e->words[2 + k] - (k > 0);
 			locs[k] = prof_intern_location(p, mapping_of(im, ids, pc, gen), pc);
 		}
