@@ -103,3 +103,38 @@ TEST_IMPL(threads_short_lived_10ms_100hz)
 {
 	return check_short_lived(10, 100, stress_seconds(0.8));
 }
+
+SPIN_FN(spin_c11, 51)
+
+static int c11_main(void *p)
+{
+	spin_c11(*(unsigned long *)p);
+	return 7;
+}
+
+/*
+ * glibc's thrd_create calls its internal __pthread_create, not the
+ * interposed pthread_create: a C11 thread is found by the sweeper, which
+ * looks every SWEEP_MS (100 ms).  A thread burning 1 CPU second must show
+ * at least 0.9 s minus the scan's delay (allowed: 0.25 s in all, for a
+ * loaded machine) and no more than it ran.
+ */
+TEST_IMPL(threads_thrd_create_covered)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	if (skip_under("tsan", "TSan does not intercept thrd_create's internal thread creation"))
+		return 0;
+	unsigned short buf[2] = {0};
+	unsigned long n = iters_for(1.0);
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	thrd_t t;
+	ASSERT_EQ(thrd_create(&t, c11_main, &n), thrd_success);
+	int res = 0;
+	ASSERT_EQ(thrd_join(t, &res), thrd_success);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	ASSERT_EQ(res, 7);
+	printf("C11 thread: %u samples of ~%u\n", buf[0], profil_hz());
+	ASSERT(buf[0] > 0.75 * profil_hz());
+	ASSERT(buf[0] < 1.15 * profil_hz());
+	return 0;
+}
