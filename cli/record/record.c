@@ -1,6 +1,6 @@
 /*
- * record.c - `profil record [-F HZ] [-o FILE] [--no-children] [-v] [--]
- * CMD [ARGS...]`: run CMD with the agent preloaded, read its samples
+ * record.c - `profil record [-F HZ] [-o FILE] [--max-depth N]
+ * [--no-children] [-v] [--] CMD [ARGS...]`: run CMD with the agent preloaded, read its samples
  * while it runs, then symbolize and write a pprof file.
  *
  * The samples live in ring files on tmpfs (agent/, src/ring.h), which we
@@ -14,6 +14,7 @@
 #include "../format/pprof.h"
 #include "../model/profile.h"
 #include "../symbol/symbolize.h"
+#include "../../src/ring.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,8 +31,8 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: profil record [-F HZ] [-o FILE] [--no-children] [-v] [--] CMD [ARGS...]\n",
-	      f);
+	fputs("usage: profil record [-F HZ] [-o FILE] [--max-depth N] [--no-children] [-v] [--]"
+	      " CMD [ARGS...]\n", f);
 }
 
 static int parse(int argc, char **argv, struct record_opts *o)
@@ -39,7 +40,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	static const struct option longs[] = {
 		{"freq", required_argument, 0, 'F'}, {"output", required_argument, 0, 'o'},
 		{"no-children", no_argument, 0, 'n'}, {"verbose", no_argument, 0, 'v'},
-		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+		{"help", no_argument, 0, 'h'}, {"max-depth", required_argument, 0, 'D'},
+		{0, 0, 0, 0}};
 	memset(o, 0, sizeof *o);
 	o->hz = DEFAULT_HZ;
 	o->output = "profil.pprof";
@@ -57,6 +59,18 @@ static int parse(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			o->hz = (unsigned)hz;
+			break;
+		case 'D':
+			/* Frames per sample, leaf included (1: no stacks); the
+			 * agent reads it from the environment CMD inherits. */
+			errno = 0;
+			unsigned long depth = strtoul(optarg, &end, 10);
+			if (errno || *end || depth < 1 || depth > RING_MAX_DEPTH || *optarg == '-') {
+				fprintf(stderr, "profil record: --max-depth %s: want 1 to %u\n",
+				        optarg, RING_MAX_DEPTH);
+				return -1;
+			}
+			setenv("PROFIL_STACK_DEPTH", optarg, 1);
 			break;
 		case 'o': o->output = optarg; break;
 		case 'n': o->no_children = 1; break;
