@@ -19,6 +19,23 @@ static int keep(const struct prof_sample *s, void *ctx)
 	return (o->pid < 0 || s->pid == (uint32_t)o->pid) && (!o->comm || !strcmp(s->comm, o->comm));
 }
 
+/* After a filter: only the processes that still have samples, so the
+ * header and a pprof written from the filtered profile agree. */
+static void keep_sampled_processes(struct profile *p)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nprocesses; i++) {
+		int sampled = 0;
+		for (size_t k = 0; k < p->nsamples && !sampled; k++)
+			sampled = p->samples[k].pid == p->processes[i].pid;
+		if (sampled)
+			p->processes[n++] = p->processes[i];
+		else
+			free(p->processes[i].cmdline);
+	}
+	p->nprocesses = n;
+}
+
 /* Writes the chosen text report onto the output; 0 or -1. */
 static int write_report(const struct profile *p, const struct ropts *o)
 {
@@ -74,6 +91,8 @@ int cmd_report(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (o.pid >= 0 || o.comm)
+		keep_sampled_processes(p);
 	int rc = o.fmt == FMT_PPROF ? pprof_write(p, o.output ? o.output : "-")
 	                            : write_report(p, &o);
 	prof_free(p);

@@ -41,7 +41,7 @@ row /child \[200\]/ 1 == 10
 
 # Filters
 $ profil report --pid 200 basic.pprof
-stdout /^# basic.pprof: 10 samples/
+stdout /^# basic.pprof: 10 samples, 0.100 CPU seconds, 100 Hz, 1 process, 1 thread, 3 lost$/
 row / hot / 1 == 10
 !stdout / warm /
 
