@@ -125,6 +125,10 @@ struct profil_stats {
 	                                    for expiries never delivered */
 	unsigned int untimed;            /* threads left without a timer to
 	                                    spare the signal-queue limit */
+	unsigned long long exec_lost;    /* the program's own pending signals
+	                                    (of the one we sample with) that
+	                                    could not be queued again around an
+	                                    exec: no room (RLIMIT_SIGPENDING) */
 };
 
 /* Fill *st.  Returns 0, or -1 with errno EINVAL when st is NULL. */

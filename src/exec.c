@@ -1,5 +1,5 @@
 /*
- * exec.c - the new program never receives a profiling signal (SPEC.md §4).
+ * exec.c - the new program never receives a profiling signal.
  *
  * exec keeps the calling thread's pending signals and resets handled
  * dispositions to SIG_DFL, which for SIGPROF and the real-time signals is
@@ -14,9 +14,12 @@
  *      mask: the new program inherits the program's own mask; a pending
  *      signal that was not ours (kill, the program's timer) is queued
  *      again, as it would have been inherited;
- *   3. give SIGSEGV/SIGBUS back to the program (fault.c);
- *   4. call libc's exec; if it fails, restart the timers at the same rate
- *      and signal and reinstall the fault handler: profiling goes on.
+ *   3. withdraw the table and wait for handlers still writing, then give
+ *      SIGSEGV/SIGBUS back to the program (fault.c): no sample writes
+ *      without fault recovery;
+ *   4. call libc's exec; if it fails, reinstall the fault handler,
+ *      publish the table again and restart the timers at the same rate
+ *      and signal: profiling goes on.
  *
  * The engine lock is held throughout, so no other thread can restart
  * profiling in between.  Entry points: execve, execv, execvp, execvpe,
@@ -49,29 +52,75 @@ struct exec_state {
 	int sig;          /* timers stopped for this signal, or 0 */
 	unsigned int hz;
 	int ignored;      /* fallback: this signal was set to SIG_IGN, or 0 */
+	struct ptable *table; /* withdrawn while the exec is tried */
 };
 
+/* Room for the program's own instances when no marker can be queued. */
 #define REQUEUE_MAX 32
 
-/* Takes every pending instance of sig on this thread; queues again those
- * that were not our timers'. */
+/* The siginfo that ends a pass over this thread's queue: its value is
+ * this address, unique to this copy of the library. */
+static const char requeue_tag = 'r';
+
+static int queue_self(int sig, const siginfo_t *si)
+{
+	return (int)syscall(SYS_rt_tgsigqueueinfo, (pid_t)getpid(),
+	                    (pid_t)syscall(SYS_gettid), sig, si);
+}
+
+static int is_marker(const siginfo_t *si)
+{
+	return si->si_code == SI_QUEUE && si->si_value.sival_ptr == (void *)&requeue_tag &&
+	       si->si_pid == getpid();
+}
+
+/* The program's instances when there is no marker: kept on the stack
+ * (at most one for a standard signal); beyond REQUEUE_MAX, lost. */
+struct keep {
+	siginfo_t si[REQUEUE_MAX];
+	int n;
+	unsigned long lost;
+};
+
+/*
+ * Takes every pending instance of sig on this thread and queues again, in
+ * order, those that were not our timers' (a real-time signal queues each
+ * one).  A marker queued first ends the pass: what is queued again goes
+ * behind it.  Without room for the marker (RLIMIT_SIGPENDING), up to
+ * REQUEUE_MAX are kept; what cannot be queued again is counted in
+ * profil_stats's exec_lost.
+ */
 static void drain_pending(int sig)
 {
 	sigset_t one, old;
 	sigemptyset(&one);
 	sigaddset(&one, sig);
 	pthread_sigmask(SIG_BLOCK, &one, &old);
+	siginfo_t mark, si;
+	memset(&mark, 0, sizeof mark);
+	mark.si_signo = sig;
+	mark.si_code = SI_QUEUE;
+	mark.si_pid = getpid();
+	mark.si_uid = getuid();
+	mark.si_value.sival_ptr = (void *)&requeue_tag;
+	int marked = sig >= SIGRTMIN && queue_self(sig, &mark) == 0;
+	struct keep k = {.n = 0, .lost = 0};
 	struct timespec zero = {0, 0};
-	siginfo_t keep[REQUEUE_MAX], si;
-	int nkeep = 0;
 	while (sigtimedwait(&one, &si, &zero) == sig) {
-		int ours = timer_tag_ours(&si);
-		if (!ours && nkeep < REQUEUE_MAX)
-			keep[nkeep++] = si;
+		if (marked && is_marker(&si))
+			break;
+		if (timer_tag_ours(&si))
+			continue;
+		if (marked)
+			k.lost += queue_self(sig, &si) != 0;
+		else if (k.n < REQUEUE_MAX)
+			k.si[k.n++] = si;
+		else
+			k.lost++;
 	}
-	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
-	for (int i = 0; i < nkeep; i++)
-		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &keep[i]);
+	for (int i = 0; i < k.n; i++)
+		k.lost += queue_self(sig, &k.si[i]) != 0;
+	atomic_fetch_add(&profil_pstats.exec_lost, k.lost);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -95,6 +144,11 @@ static void exec_prepare(struct exec_state *st)
 	st->hz = timers_hz();
 	timers_stop();
 	drain_pending(st->sig);
+	/* No sample may write without fault recovery: withdraw the table and
+	 * wait for handlers still writing (samples pending on other threads
+	 * then find nothing to write to). */
+	st->table = atomic_exchange(&profil_published, (struct ptable *)0);
+	engine_drain();
 	fault_uninstall();
 }
 
@@ -106,6 +160,7 @@ static void exec_resume(struct exec_state *st)
 		signal_ignore(st->ignored, 0);
 	if (st->sig) {
 		fault_install();
+		atomic_store(&profil_published, st->table);
 		timers_start(st->sig, st->hz); /* on failure: off, as after a fault */
 	}
 	if (st->locked)

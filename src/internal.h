@@ -158,6 +158,7 @@ struct pstats {
 	_Atomic unsigned long long overruns;
 	_Atomic unsigned long long faults;
 	_Atomic unsigned long long reconciled; /* credited at thread exit */
+	_Atomic unsigned long long exec_lost; /* program's signals lost at exec */
 	_Atomic int stopped;
 };
 extern struct pstats profil_pstats HIDDEN;
@@ -189,6 +190,9 @@ HIDDEN int engine_held_here(void);   /* this thread holds it */
 /* Sweeper, lock held: stop timers left running after a fault withdrew
  * the published table. */
 HIDDEN void engine_reap(void);
+/* Waits until no handler is between its in-flight increment and
+ * decrement (defined in engine.c, also declared in unwind.h). */
+HIDDEN void engine_drain(void);
 
 /* timers.c (engine lock held for all of these) */
 HIDDEN int timers_start(int sig, unsigned int hz); /* all threads; -1 errno */

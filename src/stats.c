@@ -28,6 +28,7 @@ int profil_get_stats(struct profil_stats *st)
 	st->engine = st->signal ? PROFIL_ENGINE_THREAD_TIMERS : PROFIL_ENGINE_OFF;
 	st->threads = timers_count();
 	st->reconciled = LOAD(reconciled);
+	st->exec_lost = LOAD(exec_lost);
 	st->untimed = timers_untimed();
 	engine_unlock();
 	return 0;

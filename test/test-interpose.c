@@ -492,3 +492,51 @@ TEST_IMPL(interpose_segv_ignored_keeps_recovery)
 	ASSERT(now.sa_handler == SIG_IGN);
 	return 0;
 }
+
+/* Item 18: the program's own queued instances of the sampling signal
+ * (blocked, so pending) are all still pending, in order, after an exec
+ * that failed; none was lost to a bound. */
+TEST_IMPL(interpose_exec_requeue_all)
+{
+	ASSERT(signal(SIGPROF, handler_nop) != SIG_ERR); /* a real-time signal */
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	int sig = current_signal();
+	ASSERT(sig >= SIGRTMIN);
+	sigset_t one, before, after;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	ASSERT_OK(pthread_sigmask(SIG_BLOCK, &one, &before));
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < 100; i++) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		si.si_signo = sig;
+		si.si_code = SI_QUEUE;
+		si.si_pid = getpid();
+		si.si_uid = getuid();
+		si.si_value.sival_int = i;
+		ASSERT_EQ(syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, sig, &si), 0);
+	}
+	ASSERT_ERR(execl("/nonexistent/program", "x", (char *)NULL), ENOENT);
+	ASSERT_OK(pthread_sigmask(SIG_SETMASK, NULL, &after));
+	for (int s = 1; s < NSIG; s++)
+		if (s != 32 && s != 33)
+			ASSERT_EQ(sigismember(&after, s), sigismember(&before, s) || s == sig);
+	struct timespec zero = {0, 0};
+	siginfo_t si;
+	int n = 0;
+	while (sigtimedwait(&one, &si, &zero) == sig)
+		if (si.si_code == SI_QUEUE) {
+			ASSERT_EQ(si.si_value.sival_int, n);
+			n++;
+		}
+	printf("%d of 100 still queued\n", n);
+	ASSERT_EQ(n, 100);
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT_EQ(st.exec_lost, 0);
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_THREAD_TIMERS);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
