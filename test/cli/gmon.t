@@ -1,0 +1,21 @@
+# gmon.t - `profil report --format gmon` on real recordings, read by GNU
+# gprof with the recorded file: a PIE, a non-PIE executable (absolute
+# addresses) and a shared library (--module).  Format: test/test-cli.c.
+
+$ profil record -o t.pprof $REC/rec-prog threads 30 2>/dev/null && profil report --format gmon t.pprof && gprof -p -b $REC/rec-prog gmon.out
+needs gprof
+row / main_hot$/ 1 >= 99
+stdout-lines 6
+
+$ profil record -o t.pprof $REC/rec-prog-nopie threads 30 2>/dev/null && profil report --format gmon -o n.out t.pprof && gprof -p -b $REC/rec-prog-nopie n.out
+needs gprof
+row / main_hot$/ 1 >= 99
+
+$ profil record -o t.pprof $REC/rec-prog threads 30 2>/dev/null && profil report --format gmon --module librec.so -o l.out t.pprof && gprof -p -b $REC/librec.so l.out
+needs gprof
+row / lib_hot$/ 1 >= 99
+
+# The seconds gprof prints are the profile's: samples x period
+$ profil record -o t.pprof $REC/rec-prog threads 30 2>/dev/null && profil report --format csv --top 2 t.pprof | grep main_hot | cut -d, -f5 > ours && profil report --format gmon t.pprof && gprof -p -b $REC/rec-prog gmon.out | awk '/main_hot$/ { print $3 }' > theirs && awk 'NR == FNR { a = $1; next } { d = a - $1; if (d < 0) d = -d; print (d < 0.011 ? "agree" : "differ " a " " $1) }' ours theirs
+needs gprof
+stdout /^agree$/
