@@ -219,10 +219,53 @@ static void hostile(void)
 	pb_free(&m);
 }
 
+#define SAME(what, cond) do { if (!(cond)) { \
+	fprintf(stderr, "mkprofile: round trip changed %s\n", what); bad = 1; } } while (0)
+
+/* Reads basic.pprof back and checks every field the writer was given. */
+static int roundtrip(void)
+{
+	struct profile *p;
+	char err[512];
+	int bad = 0;
+	if (pprof_read(at("basic.pprof"), &p, err, sizeof err) != 0) {
+		fprintf(stderr, "mkprofile: %s\n", err);
+		return 1;
+	}
+	SAME("header", p->period_ns == 10000000 && p->time_ns == 1700000000000000000 &&
+	     p->duration_ns == 5000000000 && p->lost == 3 && !strcmp(p->command, "prog --fast") &&
+	     !strcmp(p->engine, "test-engine"));
+	SAME("processes", p->nprocesses == 2 && p->processes[1].pid == 200 &&
+	     p->processes[1].ppid == 100 && !strcmp(p->processes[1].cmdline, "child x"));
+	SAME("comments", p->ncomments == 1 && !strcmp(p->comments[0], "a comment, kept"));
+	SAME("mappings", p->nmappings == 3 && p->mappings[0].start == 0x1000 &&
+	     p->mappings[0].limit == 0x9000 && p->mappings[0].file_offset == 0x1000 &&
+	     !strcmp(p->mappings[0].build_id, "abc123") && p->mappings[0].pid == 100 &&
+	     p->mappings[2].pid == 200 && p->mappings[0].has_lines && !p->mappings[1].has_lines &&
+	     !strcmp(p->mappings[1].path, "/usr/lib/libm.so.6"));
+	SAME("functions", p->nfunctions == 5 && !strcmp(p->functions[1].name, "hot") &&
+	     !strcmp(p->functions[1].filename, "prog.c") && p->functions[1].start_line == 10);
+	const struct prof_location *inl = &p->locations[4];
+	SAME("inline chain", p->nlocations == 7 && inl->address == 0x1210 && inl->nlines == 2 &&
+	     !strcmp(p->functions[inl->lines[0].function_id - 1].name, "inl") &&
+	     inl->lines[1].line == 13);
+	SAME("samples", p->nsamples == 5 && prof_total(p) == 1000 && p->samples[2].count == 200 &&
+	     p->samples[2].cpu_ns == 2000000000 && p->samples[2].tid == 101 &&
+	     !strcmp(p->samples[2].thread, "worker") && !strcmp(p->samples[4].comm, "child") &&
+	     p->samples[3].nlocs == 3);
+	prof_free(p);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--roundtrip")) {
+		dir = argv[2];
+		basic();
+		return roundtrip();
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: mkprofile DIR\n");
+		fprintf(stderr, "usage: mkprofile [--roundtrip] DIR\n");
 		return 2;
 	}
 	dir = argv[1];

@@ -110,6 +110,10 @@ stdout-lines 4
 $ profil report --format pprof -o copy.pprof basic.pprof && profil report copy.pprof --lines | sed 's/copy/basic/' > a && profil report basic.pprof --lines > b && cmp a b
 file copy.pprof /./
 
+# Every field of the model comes back from the file exactly
+$ "$MKPROFILE" --roundtrip .
+stderr-lines 0
+
 $ profil report --format pprof basic.pprof | gzip -dc | wc -c
 row /./ 1 > 100
 
