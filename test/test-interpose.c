@@ -540,3 +540,57 @@ TEST_IMPL(interpose_exec_requeue_all)
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	return 0;
 }
+
+/* Item 18: fork while other threads change dispositions and settings
+ * (the locks the atfork handlers take): every child can use the library
+ * and exits, none hangs. */
+static void *disposition_churn(void *p)
+{
+	atomic_int *run = p;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	while (atomic_load(run)) {
+		sa.sa_handler = handler_nop;
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGSEGV, &sa, NULL);
+		profil_set_hz(1000);
+	}
+	return NULL;
+}
+
+TEST_IMPL(interpose_fork_during_churn)
+{
+	if (skip_under("tsan", "TSan's runtime in a multi-threaded fork child") ||
+	    skip_under("valgrind", "200 forks of a threaded process are slow there"))
+		return 0;
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	atomic_int run = 1;
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(pthread_create(&th[i], NULL, disposition_churn, &run), 0);
+	for (int i = 0; i < 200; i++) {
+		pid_t pid = fork();
+		ASSERT(pid >= 0);
+		if (pid == 0) {
+			alarm(10);
+			struct sigaction sa;
+			memset(&sa, 0, sizeof sa);
+			sa.sa_handler = handler_nop;
+			if (sigaction(SIGSEGV, &sa, NULL) != 0 || current_signal() == 0)
+				_exit(3);
+			profil_set_hz(500);
+			_exit(0);
+		}
+		int status = child_status(pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			FAIL_AT("child %d: status %#x", i, status);
+	}
+	atomic_store(&run, 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
