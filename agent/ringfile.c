@@ -70,8 +70,9 @@ static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_si
 	if (nl)
 		*nl = '\0';
 	/* The magic last: a reader that sees it sees a complete header. */
-	atomic_thread_fence(memory_order_release);
-	memcpy(rf->magic, RING_MAGIC, sizeof rf->magic);
+	uint64_t magic;
+	memcpy(&magic, RING_MAGIC, sizeof magic);
+	__atomic_store_n((uint64_t *)rf->magic, magic, __ATOMIC_RELEASE);
 }
 
 struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modlog_size)

@@ -115,7 +115,7 @@ struct ring_module {
 
 /* The control block at offset 0 of a ring file. */
 struct ring_file {
-	char magic[8];           /* RING_MAGIC */
+	_Alignas(8) char magic[8]; /* RING_MAGIC, stored last (release) */
 	uint32_t version;        /* RING_VERSION */
 	uint32_t header_size;    /* RING_HEADER_SIZE */
 	uint64_t data_offset, data_size;

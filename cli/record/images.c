@@ -67,11 +67,13 @@ static int open_image(struct image *im)
 	if (p == MAP_FAILED)
 		return 0;
 	struct ring_file *rf = p;
-	if (memcmp(rf->magic, RING_MAGIC, 8) != 0) {
+	/* The agent stores the magic last, with release: seen, the rest of
+	 * the header is complete. */
+	uint64_t magic = __atomic_load_n((uint64_t *)rf->magic, __ATOMIC_ACQUIRE);
+	if (memcmp(&magic, RING_MAGIC, 8) != 0) {
 		munmap(p, (size_t)st.st_size);
 		return 0; /* the agent has not finished its header */
 	}
-	atomic_thread_fence(memory_order_acquire);
 	im->rf = rf;
 	im->maplen = (size_t)st.st_size;
 	if (!header_ok(rf, im->maplen)) {
