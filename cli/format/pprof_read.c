@@ -67,6 +67,9 @@ static int id_seal(struct rd *r, int kind)
 			         pprof_id_names[kind], r->maps[kind][i].file);
 			return -1;
 		}
+	r->dense[kind] = 1; /* ids 1..n (ours, and most writers'): found by index */
+	for (size_t i = 0; i < r->nmaps[kind] && r->dense[kind]; i++)
+		r->dense[kind] = r->maps[kind][i].file == i + 1;
 	return 0;
 }
 
@@ -75,6 +78,8 @@ uint64_t rd_id_get(struct rd *r, int kind, uint64_t file)
 	struct idmap key = {file, 0}, *m;
 	if (r->nmaps[kind] == 0)
 		return 0;
+	if (r->dense[kind])
+		return file >= 1 && file <= r->nmaps[kind] ? r->maps[kind][file - 1].model : 0;
 	m = bsearch(&key, r->maps[kind], r->nmaps[kind], sizeof key, cmp_id);
 	return m ? m->model : 0;
 }

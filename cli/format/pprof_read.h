@@ -21,6 +21,7 @@ struct rd {
 	size_t nstrs;
 	struct idmap *maps[3]; /* mappings, functions, locations; sorted */
 	size_t nmaps[3];
+	int dense[3]; /* the file's ids are 1..n in order */
 	int vcount, vcpu, nvalues; /* value indices; -1 when absent */
 	int64_t total, total_ns; /* sums so far: overflow is an error */
 	struct idmap *mpid; /* (mapping file id, pid) from comments */

@@ -81,46 +81,124 @@ static int neighbours(const struct profile *p, const char *func, int dir, FILE *
 	return 0;
 }
 
-/* The tree: rows keyed by the path from the root ("a\x1f" "b\x1f" ...). */
-static void tree_print(const struct rows *a, size_t i, int depth, int64_t total, double thr,
-                       FILE *f)
+/* The call tree: a node per distinct path from a root, found by (parent,
+ * name) in a hash table; printed depth first without recursion, since a
+ * hostile file's stacks may be as deep as it likes. */
+struct node {
+	size_t parent, name; /* node 0 is the (unprinted) root of all roots */
+	int64_t cum;
+	size_t child, sibling; /* first child, next sibling; 0: none */
+};
+
+struct tree {
+	struct node *v;
+	size_t n, cap;
+	size_t *slots, nslots; /* node index; 0 empty */
+	struct rows names;
+};
+
+static size_t slot_of(const struct tree *t, size_t parent, size_t name)
 {
-	const struct row *r = &a->rows[i];
-	if (pct(r->cum, total) < thr)
-		return;
-	fprintf(f, "%8" PRId64 " %6.2f%%  %*s%s\n", r->cum, pct(r->cum, total), 2 * depth, "",
-	        r->name);
-	size_t len = strlen(r->key);
-	/* children: rows right after in key order whose key extends ours by one frame */
-	for (size_t j = i + 1; j < a->n && strncmp(a->rows[j].key, r->key, len) == 0; j++)
-		if (!strchr(a->rows[j].key + len, '\x1f') || strchr(a->rows[j].key + len, '\x1f')[1] == 0)
-			tree_print(a, j, depth + 1, total, thr, f);
+	uint64_t h = (parent * 0x9e3779b97f4a7c15ull) ^ (name * 0xff51afd7ed558ccdull);
+	size_t k = (size_t)(h ^ h >> 31) & (t->nslots - 1);
+	while (t->slots[k] && (t->v[t->slots[k]].parent != parent || t->v[t->slots[k]].name != name))
+		k = (k + 1) & (t->nslots - 1);
+	return k;
+}
+
+static size_t child_of(struct tree *t, size_t parent, size_t name)
+{
+	if (2 * (t->n + 1) > t->nslots) {
+		free(t->slots);
+		t->nslots = t->nslots ? 2 * t->nslots : 1024;
+		t->slots = prof_xcalloc(t->nslots, sizeof *t->slots);
+		for (size_t i = 1; i < t->n; i++)
+			t->slots[slot_of(t, t->v[i].parent, t->v[i].name)] = i;
+	}
+	size_t k = slot_of(t, parent, name);
+	if (t->slots[k])
+		return t->slots[k];
+	if (t->n == t->cap)
+		t->v = prof_xrealloc(t->v, t->cap = 2 * t->cap, sizeof *t->v);
+	t->v[t->n] = (struct node){parent, name, 0, 0, 0};
+	return t->slots[k] = t->n++;
+}
+
+/* Links children, hottest first (insertion sort per parent would be
+ * quadratic: sort all nodes by cum, then prepend in reverse order). */
+static const struct tree *sort_tree;
+static int by_cum(const void *x, const void *y)
+{
+	const struct node *a = &sort_tree->v[*(const size_t *)x], *b = &sort_tree->v[*(const size_t *)y];
+	return a->cum != b->cum ? (a->cum > b->cum ? -1 : 1) : (*(const size_t *)x < *(const size_t *)y ? -1 : 1);
+}
+
+static void link_children(struct tree *t)
+{
+	size_t *order = prof_xrealloc(NULL, t->n, sizeof *order);
+	for (size_t i = 0; i < t->n; i++)
+		order[i] = i;
+	sort_tree = t;
+	if (t->n > 1)
+		qsort(order + 1, t->n - 1, sizeof *order, by_cum);
+	for (size_t i = t->n; i-- > 1;) {
+		struct node *c = &t->v[order[i]], *par = &t->v[c->parent];
+		c->sibling = par->child;
+		par->child = order[i];
+	}
+	free(order);
+}
+
+static void tree_print(const struct tree *t, int64_t total, double thr, FILE *f)
+{
+	size_t *stack = prof_xrealloc(NULL, t->n + 1, sizeof *stack), *depth = NULL, top = 0;
+	depth = prof_xcalloc(t->n, sizeof *depth);
+	for (size_t c = t->v[0].child; c; c = t->v[c].sibling) /* roots, hottest on top */
+		stack[top++] = c;
+	for (size_t i = 0; i < top / 2; i++) {
+		size_t x = stack[i];
+		stack[i] = stack[top - 1 - i], stack[top - 1 - i] = x;
+	}
+	while (top) {
+		size_t i = stack[--top];
+		const struct node *nd = &t->v[i];
+		if (pct(nd->cum, total) < thr)
+			continue;
+		fprintf(f, "%8" PRId64 " %6.2f%%  %*s%s\n", nd->cum, pct(nd->cum, total),
+		        (int)(2 * (depth[i] < 200 ? depth[i] : 200)), "", t->names.rows[nd->name].name);
+		size_t first = top;
+		for (size_t c = nd->child; c; c = t->v[c].sibling) {
+			depth[c] = depth[i] + 1;
+			stack[top++] = c;
+		}
+		for (size_t a = first, b = top; a + 1 < b; a++, b--) { /* hottest child next */
+			size_t x = stack[a];
+			stack[a] = stack[b - 1], stack[b - 1] = x;
+		}
+	}
+	free(stack), free(depth);
 }
 
 static int tree(const struct profile *p, double thr, FILE *f)
 {
-	struct rows a = {0};
+	struct tree t = {prof_xcalloc(64, sizeof(struct node)), 1, 64, NULL, 0, {0}};
 	for (size_t si = 0; si < p->nsamples; si++) {
-		size_t n, len = 0;
+		size_t n, cur = 0;
 		char **v = frames(p, &p->samples[si], &n);
-		char *path = prof_xstrdup("");
 		for (size_t i = n; i-- > 0;) {
-			len += strlen(v[i]) + 1;
-			path = prof_xrealloc(path, len + 1, 1);
-			strcat(strcat(path, v[i]), "\x1f");
-			rows_add(rows_row(&a, path, v[i], ""), si, 0, p->samples[si].count, 0);
+			size_t name = (size_t)(rows_row(&t.names, v[i], v[i], "") - t.names.rows);
+			cur = child_of(&t, cur, name);
+			t.v[cur].cum += p->samples[si].count; /* a path occurs once per sample */
 		}
-		free(path);
 		free_frames(v, n);
 	}
-	rows_sort_key(&a);
+	link_children(&t);
 	int64_t total = prof_total(p);
 	fprintf(f, "# call tree, top down, pruned below %.2f%%\n%8s %7s  %s\n", thr, "samples", "%",
 	        "function");
-	for (size_t i = 0; i < a.n; i++)
-		if (strchr(a.rows[i].key, '\x1f')[1] == 0)
-			tree_print(&a, i, 0, total, thr, f);
-	rows_free(&a);
+	tree_print(&t, total, thr, f);
+	free(t.v), free(t.slots);
+	rows_free(&t.names);
 	return 0;
 }
 

@@ -15,38 +15,30 @@
 #include "report.h"
 #include "../model/rows.h"
 
-/* Adds the sample's frames to rows keyed by function and module. */
-static void by_function(const struct profile *p, size_t si, struct rows *a)
+/* The rows of a location's frames, innermost first, by function: their
+ * indices go to out[] (room for max(nlines, 1)); returns how many. */
+static size_t loc_functions(const struct profile *p, const struct prof_location *l,
+                            struct rows *a, size_t *out)
 {
-	const struct prof_sample *s = &p->samples[si];
-	char buf[PROF_NAME_BUF], key[PROF_NAME_BUF * 2];
-	for (size_t i = 0; i < s->nlocs; i++) {
-		const struct prof_location *l = &p->locations[s->locs[i] - 1];
-		const char *mod = prof_module_name(p, l->mapping_id);
-		for (size_t k = 0; k < (l->nlines ? l->nlines : 1); k++) {
-			const char *name = prof_frame_name(p, l, k, buf);
-			char *dyn = NULL;
-			const char *kp = key;
-			if (snprintf(key, sizeof key, "%s\t%s", name, mod) >= (int)sizeof key) {
-				if (asprintf(&dyn, "%s\t%s", name, mod) < 0)
-					prof_oom();
-				kp = dyn;
-			}
-			rows_add(rows_row(a, kp, name, mod), si, i == 0 && k == 0, s->count, s->cpu_ns);
-			free(dyn);
-		}
+	char buf[PROF_NAME_BUF], *key;
+	const char *mod = prof_module_name(p, l->mapping_id);
+	size_t n = l->nlines ? l->nlines : 1;
+	for (size_t k = 0; k < n; k++) {
+		const char *name = prof_frame_name(p, l, k, buf);
+		if (asprintf(&key, "%s\t%s", name, mod) < 0)
+			prof_oom();
+		out[k] = (size_t)(rows_row(a, key, name, mod) - a->rows);
+		free(key);
 	}
+	return n;
 }
 
-static void by_module(const struct profile *p, size_t si, struct rows *a)
+static size_t loc_module(const struct profile *p, const struct prof_location *l,
+                         struct rows *a, size_t *out)
 {
-	const struct prof_sample *s = &p->samples[si];
-	for (size_t i = 0; i < s->nlocs; i++) {
-		const char *mod = prof_module_name(p, p->locations[s->locs[i] - 1].mapping_id);
-		rows_add(rows_row(a, mod, mod, ""), si, i == 0, s->count, s->cpu_ns);
-	}
-	if (s->nlocs == 0)
-		rows_add(rows_row(a, "[unknown]", "[unknown]", ""), si, 1, s->count, s->cpu_ns);
+	const char *mod = prof_module_name(p, l->mapping_id);
+	out[0] = (size_t)(rows_row(a, mod, mod, "") - a->rows);
+	return 1;
 }
 
 static void by_task(const struct profile *p, size_t si, struct rows *a, int thread)
@@ -61,36 +53,82 @@ static void by_task(const struct profile *p, size_t si, struct rows *a, int thre
 	         s->cpu_ns);
 }
 
-/* file:line of line entry k of l, and the inline chain it sits in. */
-static void by_line(const struct profile *p, size_t si, struct rows *a)
+/* Rows per source line (file:line of line entry k) with the inline
+ * chain it sits in. */
+static size_t loc_lines(const struct profile *p, const struct prof_location *l,
+                        struct rows *a, size_t *out)
 {
-	const struct prof_sample *s = &p->samples[si];
-	for (size_t i = 0; i < s->nlocs; i++) {
-		const struct prof_location *l = &p->locations[s->locs[i] - 1];
-		char buf[PROF_NAME_BUF], *where = NULL, *chain = NULL, *key = NULL;
-		for (size_t k = 0; k < (l->nlines ? l->nlines : 1); k++) {
-			const char *fn = prof_frame_name(p, l, k, buf);
-			const struct prof_function *f = k < l->nlines && l->lines[k].function_id
-			                                ? &p->functions[l->lines[k].function_id - 1] : NULL;
-			int n = f && *f->filename
-			        ? asprintf(&where, "%s:%" PRId64, f->filename, l->lines[k].line)
-			        : asprintf(&where, "%s", fn);
-			if (n < 0 || asprintf(&chain, "%s", fn) < 0)
+	char buf[PROF_NAME_BUF], *where = NULL, *chain = NULL, *key = NULL;
+	size_t n = l->nlines ? l->nlines : 1;
+	for (size_t k = 0; k < n; k++) {
+		const char *fn = prof_frame_name(p, l, k, buf);
+		const struct prof_function *f = k < l->nlines && l->lines[k].function_id
+		                                ? &p->functions[l->lines[k].function_id - 1] : NULL;
+		int rc = f && *f->filename
+		         ? asprintf(&where, "%s:%" PRId64, f->filename, l->lines[k].line)
+		         : asprintf(&where, "%s", fn);
+		if (rc < 0 || asprintf(&chain, "%s", fn) < 0)
+			prof_oom();
+		for (size_t j = k + 1; j < l->nlines; j++) {
+			char *c2, b2[PROF_NAME_BUF];
+			if (asprintf(&c2, "%s (inlined into %s, line %" PRId64 ")", chain,
+			             prof_frame_name(p, l, j, b2), l->lines[j].line) < 0)
 				prof_oom();
-			for (size_t j = k + 1; j < l->nlines; j++) {
-				char *c2, b2[PROF_NAME_BUF];
-				if (asprintf(&c2, "%s (inlined into %s, line %" PRId64 ")", chain,
-				             prof_frame_name(p, l, j, b2), l->lines[j].line) < 0)
-					prof_oom();
-				free(chain);
-				chain = c2;
-			}
-			if (asprintf(&key, "%s\t%s", where, chain) < 0)
-				prof_oom();
-			rows_add(rows_row(a, key, where, chain), si, i == 0 && k == 0, s->count, s->cpu_ns);
-			free(where), free(chain), free(key);
+			free(chain);
+			chain = c2;
+		}
+		if (asprintf(&key, "%s\t%s", where, chain) < 0)
+			prof_oom();
+		out[k] = (size_t)(rows_row(a, key, where, chain) - a->rows);
+		free(where), free(chain), free(key);
+	}
+	return n;
+}
+
+typedef size_t loc_rows_fn(const struct profile *, const struct prof_location *, struct rows *,
+                           size_t *);
+
+/* Row indices per location, computed once: a profile has far fewer
+ * locations than frames in its samples. */
+struct loc_cache {
+	size_t *off, *n; /* per location: start in pool, count; n == SIZE_MAX: not yet */
+	size_t *pool, npool, cap;
+};
+
+static const size_t *cached(const struct profile *p, struct loc_cache *c, uint64_t id,
+                            struct rows *a, loc_rows_fn *fn, size_t *n)
+{
+	if (c->n[id - 1] == SIZE_MAX) {
+		const struct prof_location *l = &p->locations[id - 1];
+		size_t need = l->nlines ? l->nlines : 1;
+		while (c->npool + need > c->cap)
+			c->pool = prof_xrealloc(c->pool, c->cap = c->cap ? 2 * c->cap : 1024,
+			                        sizeof *c->pool);
+		c->off[id - 1] = c->npool;
+		c->n[id - 1] = fn(p, l, a, c->pool + c->npool);
+		c->npool += c->n[id - 1];
+	}
+	*n = c->n[id - 1];
+	return c->pool + c->off[id - 1];
+}
+
+/* Every sample's frames into rows: self for the leaf, cum once each. */
+static void by_frames(const struct profile *p, struct rows *a, loc_rows_fn *fn)
+{
+	struct loc_cache c = {prof_xcalloc(p->nlocations, sizeof *c.off),
+	                      prof_xrealloc(NULL, p->nlocations, sizeof *c.n), NULL, 0, 0};
+	for (size_t i = 0; i < p->nlocations; i++)
+		c.n[i] = SIZE_MAX;
+	for (size_t si = 0; si < p->nsamples; si++) {
+		const struct prof_sample *s = &p->samples[si];
+		for (size_t i = 0; i < s->nlocs; i++) {
+			size_t n;
+			const size_t *idx = cached(p, &c, s->locs[i], a, fn, &n);
+			for (size_t k = 0; k < n; k++)
+				rows_add(&a->rows[idx[k]], si, i == 0 && k == 0, s->count, s->cpu_ns);
 		}
 	}
+	free(c.off), free(c.n), free(c.pool);
 }
 
 static void no_stack(const struct profile *p, size_t si, struct rows *a)
@@ -184,17 +222,14 @@ static void print_text(const struct profile *p, const struct rows *a, const stru
 static void build(const struct profile *p, enum by by, struct rows *a)
 {
 	for (size_t si = 0; si < p->nsamples; si++) {
-		if (by == BY_FUNCTION || by == BY_LINE)
+		if (by == BY_FUNCTION || by == BY_LINE || by == BY_MODULE)
 			no_stack(p, si, a);
-		if (by == BY_FUNCTION)
-			by_function(p, si, a);
-		else if (by == BY_MODULE)
-			by_module(p, si, a);
-		else if (by == BY_LINE)
-			by_line(p, si, a);
-		else
+		if (by == BY_THREAD || by == BY_PROCESS)
 			by_task(p, si, a, by == BY_THREAD);
 	}
+	if (by == BY_FUNCTION || by == BY_LINE || by == BY_MODULE)
+		by_frames(p, a, by == BY_FUNCTION ? loc_functions : by == BY_LINE ? loc_lines
+		                                                                  : loc_module);
 	rows_sort(a);
 }
 
