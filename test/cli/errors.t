@@ -52,6 +52,14 @@ stderr /^profil report: badloc.pprof: corrupt pprof profile: reference to locati
 $ for n in $(seq 1 7 915); do gzip -dc basic.pprof | head -c $n > cut.pb; profil report cut.pb >/dev/null 2>err; s=$?; [ $s = 0 ] || { [ $s = 1 ] && [ $(wc -l < err) = 1 ]; } || { echo "cut at $n: status $s"; cat err; }; [ $n -lt $(wc -c < basic.pprof) ] || continue; head -c $n basic.pprof > cut.gz; profil report cut.gz >/dev/null 2>err; s=$?; [ $s = 1 ] && [ $(wc -l < err) = 1 ] || { echo "gzip cut at $n: status $s"; cat err; }; done
 stdout-lines 0
 
+# A stack 100000 frames deep: no recursion runs out of stack
+$ profil report deep.pprof && profil report --tree --threshold 0 deep.pprof | wc -l && profil report --callers recurse deep.pprof && profil report --format folded deep.pprof | wc -c
+row / recurse / 1 == 7
+row / recurse / 3 == 7
+row /^100002$/ 1 == 100002
+row / recurse$/ 1 == 7
+row /^800002$/ 1 == 800002
+
 # Output that cannot be written: no partial file, the old one untouched
 $ profil report -o /nonexistent/dir/out.txt basic.pprof
 exit 1

@@ -13,7 +13,7 @@
  *                  900, main 100), for gmon/gprof and disassembly
  *   hostile files  truncated.pprof, random.bin, notgzip.txt, gzjunk.gz,
  *                  hugevarint.pprof, bomb.gz (8 MiB of zeros), badindex.pprof,
- *                  badloc.pprof, empty.pprof
+ *                  badloc.pprof, empty.pprof, deep.pprof (100000 frames)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +171,24 @@ static void self(void)
 	prof_free(p);
 }
 
+/* A stack 100000 frames deep (recursion gone wild, or a hostile file). */
+static void deep(void)
+{
+	struct profile *p = prof_new();
+	p->period_ns = 1000000;
+	struct prof_mapping m = {0x1000, 0x2000, 0, "/bin/deep", "", 1, 1, 1};
+	uint64_t map = prof_add_mapping(p, &m), n = 100000;
+	uint64_t f = prof_intern_function(p, "recurse", NULL, "deep.c", 1);
+	uint64_t l = loc(p, map, 0x1010, f, 2), *locs = malloc(n * sizeof *locs);
+	for (uint64_t i = 0; i < n; i++)
+		locs[i] = l;
+	prof_add_sample(p, locs, n, 7, 1, 1, "deep", "deep");
+	free(locs);
+	if (pprof_write(p, at("deep.pprof")) != 0)
+		exit(1);
+	prof_free(p);
+}
+
 static void hostile(void)
 {
 	static unsigned char buf[1 << 16];
@@ -273,6 +291,7 @@ int main(int argc, char **argv)
 	basic();
 	unsym();
 	self();
+	deep();
 	hostile();
 	return 0;
 }
