@@ -128,6 +128,18 @@ $(BUILD)/test/libprofil-user.so: test/link/user.c $(SHLIB) | $(BUILD)/test
 $(BUILD)/test/lib%.so: test/lib/%.c | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -fPIC -shared -o $@ $< $(LDFLAGS)
 
+# The stack walk's tests (test-unwind.c): a program and a library built
+# without frame pointers (as Debian builds its libraries), run under the
+# agent.  The program checks its own ring file (test/unwind/prog.c).
+TEST_HELPERS += $(BUILD)/test/uwprog $(BUILD)/test/libuwchain.so
+UW_CFLAGS   = $(BASEFLAGS) $(CFLAGS) -O2 -fomit-frame-pointer
+$(BUILD)/test/libuwchain.so: test/unwind/chain.c test/unwind/chain.h | $(BUILD)/test
+	$(CC) $(UW_CFLAGS) -fPIC -shared -o $@ $< $(LDFLAGS)
+$(BUILD)/test/uwprog: test/unwind/prog.c test/unwind/chain.h src/ring.h \
+                      $(BUILD)/test/libuwchain.so $(AGENT) | $(BUILD)/test
+	$(CC) $(UW_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/test \
+	    -Wl,-rpath,$(abspath $(BUILD)/test) -luwchain -ldl $(LDFLAGS)
+
 $(BUILD)/examples/%: examples/%.c $(SHLIB) | $(BUILD)/examples
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $< $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 

@@ -223,7 +223,8 @@ static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const vo
 	const uint32_t head = sizeof(struct ring_record) / 8;
 	const struct uw_table *ut;
 	uint32_t max = stack_room(t, uc, &ut);
-	uint32_t room = head + max + (ut != 0);
+	uint32_t want = t->stack_depth > 1; /* room for a marker */
+	uint32_t room = head + max + want;
 	uint64_t at, end;
 	struct ring_record *r = (struct ring_record *)ring_reserve(t, room * 8, &at);
 	if (!r) {
@@ -235,7 +236,11 @@ static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const vo
 	r->weight = (uint32_t)w;
 	r->modgen = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
 	r->pcs[0] = pc;
-	uint32_t words = head + (ut ? walk_stack(ut, uc, r->pcs, max) : 1);
+	uint32_t words = head + 1;
+	if (ut)
+		words = head + walk_stack(ut, uc, r->pcs, max);
+	else if (want) /* no registers (weight credited at a thread's exit) */
+		r->pcs[words++ - head] = RING_PC_UNKNOWN;
 	/* The rest of the reservation: given back when no writer reserved
 	 * after us (the usual case), else a SKIP record, committed before
 	 * ours so that the reader never stops in front of it. */

@@ -1,0 +1,281 @@
+/*
+ * test-unwind.c - call stacks recorded with every sample (src/unwind.h).
+ *
+ * The stack tests run test/unwind/prog.c (uwprog, built -O2
+ * -fomit-frame-pointer with a library built the same way) under the
+ * agent; uwprog checks its own ring file and prints what it found, which
+ * is judged here.  The row builder is checked against readelf's
+ * interpretation of the same .eh_frame (binutils, an independent reader).
+ */
+#include "runner.h"
+
+#include "../src/unwind_cfi.c"
+#include "../src/unwind_table.c"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+
+/* BUILD/test, where the runner and uwprog live. */
+static void test_dir(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	ASSERT(n > 0);
+	buf[n] = '\0';
+	*strrchr(buf, '/') = '\0';
+}
+
+struct uwresult {
+	long hot, full, main, thread, truncated, unknown;
+};
+
+/* Runs uwprog MODE under the agent with a depth limit; its counts. */
+static struct uwresult uwprog(const char *mode, int depth)
+{
+	char dir[PATH_MAX], tmp[] = "/tmp/profil-unwind.XXXXXX", cmd[4 * PATH_MAX];
+	test_dir(dir, sizeof dir);
+	ASSERT(mkdtemp(tmp) != NULL);
+	snprintf(cmd, sizeof cmd,
+	         "PROFIL_HZ=1000 PROFIL_STACK_DEPTH=%d PROFIL_RECORD_DIR=%s "
+	         "LD_PRELOAD=%s/../libprofil-agent.so %s/uwprog %s; rm -rf %s",
+	         depth, tmp, dir, dir, mode, tmp);
+	FILE *p = popen(cmd, "r");
+	ASSERT(p != NULL);
+	struct uwresult r = {-1, -1, -1, -1, -1, -1};
+	char key[32];
+	long v;
+	while (fscanf(p, "%31s %ld", key, &v) == 2) {
+		long *f = !strcmp(key, "hot") ? &r.hot : !strcmp(key, "full") ? &r.full :
+		          !strcmp(key, "main") ? &r.main : !strcmp(key, "thread") ? &r.thread :
+		          !strcmp(key, "truncated") ? &r.truncated :
+		          !strcmp(key, "unknown") ? &r.unknown : NULL;
+		if (f)
+			*f = v;
+	}
+	ASSERT_EQ(pclose(p), 0);
+	printf("%s: hot %ld, full chain %ld (main %ld, thread %ld), truncated %ld, unknown %ld\n",
+	       mode, r.hot, r.full, r.main, r.thread, r.truncated, r.unknown);
+	return r;
+}
+
+static int skip_tools(void)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	return skip_under("asan", "uwprog runs under the agent, not built for ASan");
+}
+
+/* >= 99% of the samples in uw_hot have the whole chain to their root. */
+static void assert_complete(const struct uwresult *r)
+{
+	ASSERT(r->hot >= 100);
+	if (r->full < r->hot * 99 / 100)
+		FAIL_AT("%ld of %ld stacks complete, want 99%%", r->full, r->hot);
+}
+
+/* Through libc's qsort, a library and back, on main and a second thread. */
+TEST_IMPL(unwind_qsort_callback)
+{
+	if (skip_tools())
+		return 0;
+	struct uwresult r = uwprog("chain", 128);
+	assert_complete(&r);
+	ASSERT(r.main >= 30);
+	ASSERT(r.thread >= 30);
+	return 0;
+}
+
+TEST_IMPL(unwind_recursion_50)
+{
+	if (skip_tools())
+		return 0;
+	struct uwresult r = uwprog("recurse", 128);
+	assert_complete(&r);
+	ASSERT_EQ(r.truncated, 0);
+	return 0;
+}
+
+/* A SIGALRM handler on a sigaltstack: handler, trampoline, the
+ * interrupted function, main. */
+TEST_IMPL(unwind_signal_handler)
+{
+	if (skip_tools())
+		return 0;
+	struct uwresult r = uwprog("signal", 128);
+	assert_complete(&r);
+	return 0;
+}
+
+/* 201 frames deep at a limit of 16: 16 frames and the marker, always. */
+TEST_IMPL(unwind_truncated)
+{
+	if (skip_tools())
+		return 0;
+	struct uwresult r = uwprog("truncate", 16);
+	assert_complete(&r);
+	ASSERT(r.truncated >= r.hot * 99 / 100);
+	return 0;
+}
+
+/* --- the row builder against readelf --debug-dump=frames-interp --- */
+
+static const struct uw_row *row_at(const struct uw_module *m, uintptr_t pc)
+{
+	const struct uw_row *best = NULL;
+	size_t lo = 0, hi = m->nrows;
+	if (pc < m->lo || pc >= m->hi)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pc - m->lo < m->rows[mid].pc)
+			hi = mid;
+		else
+			best = &m->rows[mid], lo = mid + 1;
+	}
+	return best;
+}
+
+struct target {
+	const char *suffix;
+	struct uw_module *m;
+	uintptr_t bias;
+	char path[PATH_MAX];
+};
+
+static int find_target(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct target *t = arg;
+	const char *n = info->dlpi_name;
+	size_t ln = strlen(n), ls = strlen(t->suffix);
+	if (t->m || ln < ls || strcmp(n + ln - ls, t->suffix) != 0)
+		return 0;
+	uintptr_t hdr = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	t->m = uw_module_build(info, hdr);
+	t->bias = info->dlpi_addr;
+	snprintf(t->path, sizeof t->path, "%s", n);
+	return 1;
+}
+
+/* What readelf's CFA, rbp and ra columns say, as our row would; -1 for a
+ * rule the handler does not follow (our row must then stop the walk). */
+static int readelf_row(const char *cfa, const char *rbp, const char *ra, struct uw_row *want)
+{
+	memset(want, 0, sizeof *want);
+	if (ra && !strcmp(ra, "u")) {
+		want->cfa = UW_CFA_END;
+		return 0;
+	}
+	if (ra && strcmp(ra, "c-8") != 0)
+		return -1; /* the return address elsewhere: not followed */
+	if (!strncmp(cfa, "rsp+", 4) || !strncmp(cfa, "rbp+", 4)) {
+		want->cfa = cfa[1] == 's' ? UW_CFA_RSP : UW_CFA_RBP;
+		want->cfa_off = atoi(cfa + 4);
+	} else {
+		return -1; /* an expression, another register: not followed */
+	}
+	if (!rbp || !strcmp(rbp, "u") || !strcmp(rbp, "s")) {
+		want->rbp = UW_RBP_SAME;
+	} else if (rbp[0] == 'c') {
+		want->rbp = UW_RBP_SAVED;
+		want->rbp_off = (int16_t)atoi(rbp + 1);
+	} else {
+		want->rbp = UW_RBP_UNKNOWN;
+	}
+	return 0;
+}
+
+/* Compares every row readelf prints for t against ours; returns the
+ * number of rows compared, fails on the first difference. */
+static long compare_rows(struct target *t)
+{
+	char cmd[PATH_MAX + 64], line[512], col[16][32];
+	snprintf(cmd, sizeof cmd, "readelf --debug-dump=frames-interp '%s'", t->path);
+	FILE *p = popen(cmd, "r");
+	ASSERT(p != NULL);
+	int ncol = 0, rbp_col = -1, ra_col = -1, in_fde = 0;
+	unsigned long end = 0;
+	long rows = 0, exprs = 0;
+	while (fgets(line, sizeof line, p)) {
+		unsigned long lo, hi;
+		if (strstr(line, " FDE ")) {
+			char *pc = strstr(line, "pc=");
+			in_fde = pc && sscanf(pc, "pc=%lx..%lx", &lo, &hi) == 2;
+			end = in_fde ? hi : 0;
+			continue;
+		}
+		if (strstr(line, " CIE ") || strstr(line, "ZERO terminator")) {
+			in_fde = 0;
+			continue;
+		}
+		/* "r10 (r10)": a register rule is one column */
+		for (char *q; (q = strstr(line, " (")) != NULL;) {
+			char *close = strchr(q, ')');
+			if (!close)
+				break;
+			memmove(q, close + 1, strlen(close + 1) + 1);
+		}
+		int n = sscanf(line, "%31s %31s %31s %31s %31s %31s %31s %31s %31s %31s", col[0],
+		               col[1], col[2], col[3], col[4], col[5], col[6], col[7], col[8], col[9]);
+		if (n >= 2 && !strcmp(col[0], "LOC")) {
+			ncol = n, rbp_col = ra_col = -1;
+			for (int i = 0; i < n; i++) {
+				rbp_col = !strcmp(col[i], "rbp") ? i : rbp_col;
+				ra_col = !strcmp(col[i], "ra") ? i : ra_col;
+			}
+			continue;
+		}
+		if (!in_fde || n != ncol || n < 2 || sscanf(col[0], "%lx", &lo) != 1 || lo >= end)
+			continue;
+		struct uw_row want;
+		const struct uw_row *got = row_at(t->m, t->bias + lo);
+		if (readelf_row(col[1], rbp_col > 0 ? col[rbp_col] : NULL,
+		                ra_col > 0 ? col[ra_col] : NULL, &want) != 0) {
+			if (!got || (got->cfa != UW_CFA_PLT && got->cfa != UW_CFA_UNKNOWN &&
+			             got->cfa != UW_CFA_SIGNAL))
+				FAIL_AT("%s at %#lx: readelf says %s, we have kind %d", t->path, lo,
+				        col[1], got ? got->cfa : -1);
+			exprs++;
+			continue;
+		}
+		if (!got || got->cfa != want.cfa ||
+		    (want.cfa != UW_CFA_END &&
+		     (got->cfa_off != want.cfa_off || got->rbp != want.rbp ||
+		      (want.rbp == UW_RBP_SAVED && got->rbp_off != want.rbp_off))))
+			FAIL_AT("%s at %#lx: readelf says %s (rbp %s), we have cfa kind %d off %d, "
+			        "rbp %d off %d", t->path, lo, col[1], rbp_col > 0 ? col[rbp_col] : "-",
+			        got ? got->cfa : -1, got ? got->cfa_off : 0, got ? got->rbp : -1,
+			        got ? got->rbp_off : 0);
+		rows++;
+	}
+	pclose(p); /* its status: 1 on Debian's libc, which it reads whole */
+	printf("%s: %ld rows agree with readelf, %ld CFA expressions (PLT, signal frame)\n",
+	       t->path, rows, exprs);
+	return rows;
+}
+
+TEST_IMPL(unwind_cfi_rows)
+{
+	if (system("readelf --version >/dev/null 2>&1") != 0) {
+		printf("readelf not found: nothing to compare against\n");
+		return 0;
+	}
+	char dir[PATH_MAX], lib[PATH_MAX + 32];
+	test_dir(dir, sizeof dir);
+	snprintf(lib, sizeof lib, "%s/libuwchain.so", dir);
+	void *h = dlopen(lib, RTLD_NOW);
+	ASSERT(h != NULL);
+	/* Our own test library, and Debian's libc (no frame pointers). */
+	static const char *const suffixes[] = {"/libuwchain.so", "/libc.so.6"};
+	for (size_t i = 0; i < 2; i++) {
+		struct target t = {suffixes[i], NULL, 0, ""};
+		dl_iterate_phdr(find_target, &t);
+		ASSERT(t.m != NULL);
+		ASSERT(compare_rows(&t) > 0);
+		free(t.m);
+	}
+	dlclose(h);
+	return 0;
+}

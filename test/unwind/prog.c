@@ -1,0 +1,292 @@
+/*
+ * prog.c - known call chains for the stack walk's tests (test-unwind.c),
+ * built -O2 -fomit-frame-pointer and run under the agent, which records
+ * into a ring file in $PROFIL_RECORD_DIR.  With no `profil record`
+ * reading it, every sample stays in the ring; at the end the program
+ * reads its own ring file and checks each stack whose leaf is uw_hot
+ * against the chain that led there, resolving addresses in its own
+ * address space (dladdr; the program is linked -rdynamic).
+ *
+ *   uwprog chain     main and a second thread: work -> qsort (libc) ->
+ *                    uw_cmp -> uw_through (libuwchain.so) -> uw_hot
+ *   uwprog recurse   main -> uw_recurse x 51 -> uw_hot
+ *   uwprog signal    main -> uw_interrupted, interrupted by SIGALRM whose
+ *                    handler (on a sigaltstack) runs uw_hot
+ *   uwprog truncate  uw_recurse x 201 -> uw_hot, run with a depth limit
+ *
+ * Prints "hot N", "full N" (stacks of the whole expected chain, complete),
+ * "main N", "thread N", "truncated N", "unknown N"; the test judges.
+ */
+#include "chain.h"
+#include "../../src/ring.h"
+
+#include <dirent.h>
+#include <stdatomic.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SECONDS 1.0
+
+/* Global, and exported by -rdynamic, so that dladdr() names them. */
+unsigned long uw_hot(unsigned long n);
+int uw_cmp(const void *a, const void *b);
+void uw_work(void);
+void *uw_thread_main(void *arg);
+unsigned long uw_recurse(int n);
+void uw_on_alarm(int sig);
+void uw_interrupted(void);
+
+volatile unsigned long uw_sink;
+static volatile int alarm_done;
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The hot leaf: spins n rounds. */
+__attribute__((noinline)) unsigned long uw_hot(unsigned long n)
+{
+	unsigned long s = 0;
+	for (unsigned long i = 0; i < n; i++)
+		s += i * i ^ uw_sink;
+	return s;
+}
+
+__attribute__((noinline)) int uw_cmp(const void *a, const void *b)
+{
+	uw_sink += uw_through(uw_hot, 2000);
+	return *(const int *)a - *(const int *)b;
+}
+
+__attribute__((noinline)) void uw_work(void)
+{
+	int v[64];
+	double end = thread_cpu() + SECONDS;
+	while (thread_cpu() < end) {
+		for (int i = 0; i < 64; i++)
+			v[i] = rand() & 0xffff;
+		qsort(v, 64, sizeof v[0], uw_cmp);
+		uw_sink += (unsigned long)v[0];
+	}
+}
+
+__attribute__((noinline)) void *uw_thread_main(void *arg)
+{
+	uw_work();
+	uw_sink++;
+	return arg;
+}
+
+__attribute__((noinline)) unsigned long uw_recurse(int n)
+{
+	unsigned long r = n ? uw_recurse(n - 1) : uw_hot(100000);
+	uw_sink += r; /* after the call: not a tail call, not a loop */
+	return r + 1;
+}
+
+/* Inlined: main calls uw_recurse itself. */
+static inline __attribute__((always_inline)) void recurse_for(int depth)
+{
+	double end = thread_cpu() + SECONDS;
+	while (thread_cpu() < end)
+		uw_recurse(depth);
+}
+
+__attribute__((noinline)) void uw_on_alarm(int sig)
+{
+	(void)sig;
+	double end = thread_cpu() + SECONDS;
+	while (thread_cpu() < end)
+		uw_sink += uw_hot(100000);
+	alarm_done = 1;
+}
+
+__attribute__((noinline)) void uw_interrupted(void)
+{
+	unsigned long spins = 0;
+	while (!alarm_done)
+		spins++;
+	uw_sink += spins;
+}
+
+static void signal_case(void)
+{
+	static char alt[64 * 1024];
+	stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt};
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = uw_on_alarm;
+	sa.sa_flags = SA_ONSTACK;
+	if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGALRM, &sa, NULL) != 0) {
+		perror("uwprog: signal setup");
+		exit(2);
+	}
+	struct itimerval it = {{0, 0}, {0, 20000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	uw_interrupted();
+}
+
+/* The function pc is in, as one of ours by name, "libc", or "?". */
+static const char *name_of(uint64_t pc)
+{
+	Dl_info di;
+	if (!dladdr((void *)(uintptr_t)pc, &di) || !di.dli_fname)
+		return "?";
+	if (strstr(di.dli_fname, "libc.so"))
+		return "libc";
+	return di.dli_sname ? di.dli_sname : "?";
+}
+
+static int is_sigreturn(uint64_t pc)
+{
+	static const unsigned char code[] = {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05};
+	return memcmp((const void *)(uintptr_t)pc, code, sizeof code) == 0;
+}
+
+struct tally {
+	long hot, full, main, thread, truncated, unknown, shown;
+};
+
+static void show(struct tally *t, const char *why, const uint64_t *pcs, uint32_t n)
+{
+	if (t->shown++ >= 3)
+		return;
+	fprintf(stderr, "uwprog: %s:", why);
+	for (uint32_t k = 0; k < n; k++)
+		fprintf(stderr, " %s", RING_PC_IS_MARKER(pcs[k]) ? "MARKER" : name_of(pcs[k] - (k > 0)));
+	fputc('\n', stderr);
+}
+
+/* Frames of pcs from k on named `name`, in a row. */
+static uint32_t run_of(const uint64_t *pcs, uint32_t n, uint32_t k, const char *name)
+{
+	uint32_t c = 0;
+	while (k + c < n && !RING_PC_IS_MARKER(pcs[k + c]) &&
+	       strcmp(name_of(pcs[k + c] - 1), name) == 0)
+		c++;
+	return c;
+}
+
+/* Whether the stack (leaf uw_hot) is the chain `mode` makes. */
+static int full_chain(const char *mode, const uint64_t *pcs, uint32_t n, struct tally *t)
+{
+	uint32_t k = 1;
+	if (!strcmp(mode, "chain")) {
+		if (run_of(pcs, n, k, "uw_through") != 1 || run_of(pcs, n, k + 1, "uw_cmp") != 1)
+			return 0;
+		uint32_t c = run_of(pcs, n, k + 2, "libc");
+		k += 2 + c;
+		if (c == 0 || run_of(pcs, n, k, "uw_work") != 1)
+			return 0;
+		if (run_of(pcs, n, k + 1, "main") == 1)
+			return ++t->main;
+		return run_of(pcs, n, k + 1, "uw_thread_main") == 1 ? ++t->thread : 0;
+	}
+	if (!strcmp(mode, "recurse"))
+		return run_of(pcs, n, k, "uw_recurse") == 51 && run_of(pcs, n, k + 51, "main") == 1;
+	if (!strcmp(mode, "truncate"))
+		return n == 17 && pcs[16] == RING_PC_TRUNCATED && run_of(pcs, n, 1, "uw_recurse") == 15;
+	/* signal: the handler, the trampoline, the interrupted frame, main */
+	return run_of(pcs, n, 1, "uw_on_alarm") == 1 && n > 4 && is_sigreturn(pcs[2]) &&
+	       run_of(pcs, n, 3, "uw_interrupted") == 1 && run_of(pcs, n, 4, "main") == 1;
+}
+
+static void judge(const char *mode, const struct ring_record *r, struct tally *t)
+{
+	uint32_t n = RING_HDR_WORDS(r->hdr) - 2;
+	int marker = RING_PC_IS_MARKER(r->pcs[n - 1]);
+	if (strcmp(name_of(r->pcs[0]), "uw_hot") != 0)
+		return;
+	t->hot++;
+	t->truncated += r->pcs[n - 1] == RING_PC_TRUNCATED;
+	t->unknown += r->pcs[n - 1] == RING_PC_UNKNOWN;
+	int want_marker = !strcmp(mode, "truncate");
+	if (marker == want_marker && full_chain(mode, r->pcs, n, t))
+		t->full++;
+	else
+		show(t, "not the full chain", r->pcs, n);
+}
+
+/* Our ring file: $PROFIL_RECORD_DIR/<pid>.<n>.ring. */
+static FILE *open_ring(void)
+{
+	const char *dir = getenv("PROFIL_RECORD_DIR");
+	char prefix[32], path[4096];
+	snprintf(prefix, sizeof prefix, "%d.", (int)getpid());
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *e;
+	FILE *f = NULL;
+	while (d && !f && (e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		f = fopen(path, "rb");
+	}
+	if (d)
+		closedir(d);
+	return f;
+}
+
+static void check_ring(const char *mode)
+{
+	FILE *f = open_ring();
+	static struct ring_file rf;
+	if (!f || fread(&rf, sizeof rf, 1, f) != 1) {
+		fprintf(stderr, "uwprog: no ring file (run under the agent)\n");
+		exit(2);
+	}
+	uint64_t head = atomic_load(&rf.head);
+	unsigned char *data = malloc(rf.data_size);
+	if (!data || head > rf.data_size || fseek(f, (long)rf.data_offset, SEEK_SET) != 0 ||
+	    fread(data, 1, rf.data_size, f) != rf.data_size) {
+		fprintf(stderr, "uwprog: ring wrapped or unreadable\n");
+		exit(2);
+	}
+	struct tally t = {0};
+	for (uint64_t off = 0; off + 8 <= head;) {
+		const struct ring_record *r = (const void *)(data + off);
+		if (r->hdr == 0)
+			break;
+		if (RING_HDR_TYPE(r->hdr) == RING_SAMPLE && RING_HDR_WORDS(r->hdr) > 2)
+			judge(mode, r, &t);
+		off += RING_HDR_WORDS(r->hdr) * 8;
+	}
+	printf("hot %ld\nfull %ld\nmain %ld\nthread %ld\ntruncated %ld\nunknown %ld\n", t.hot,
+	       t.full, t.main, t.thread, t.truncated, t.unknown);
+	free(data);
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "chain";
+	if (!strcmp(mode, "chain")) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, uw_thread_main, NULL) != 0)
+			return 2;
+		uw_work();
+		pthread_join(th, NULL);
+	} else if (!strcmp(mode, "recurse")) {
+		recurse_for(50);
+	} else if (!strcmp(mode, "truncate")) {
+		recurse_for(200);
+	} else if (!strcmp(mode, "signal")) {
+		signal_case();
+	} else {
+		fprintf(stderr, "uwprog: unknown mode %s\n", mode);
+		return 2;
+	}
+	check_ring(mode);
+	uw_sink++; /* main's own frame stays below the callees */
+	return 0;
+}
