@@ -93,6 +93,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (o.pid >= 0 || o.comm)
 		keep_sampled_processes(p);
+	if (o.fmt == FMT_PPROF && !o.output && isatty(STDOUT_FILENO)) {
+		fputs("profil report: not writing a binary profile to a terminal; use -o FILE\n", stderr);
+		prof_free(p);
+		return 2;
+	}
 	int rc = o.fmt == FMT_PPROF ? pprof_write(p, o.output ? o.output : "-")
 	                            : write_report(p, &o);
 	prof_free(p);
