@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct seg {
@@ -94,6 +95,9 @@ static void log_event(int event, const struct dl_phdr_info *info, const ElfW(Phd
 	m->base = s->base;
 	m->start = s->start;
 	m->end = s->end;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m->time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	if (info && ph) {
 		m->file_offset = ph->p_offset;
 		m->build_id_len = (uint16_t)build_id(info, m->build_id, sizeof m->build_id);

@@ -109,6 +109,7 @@ struct ring_module {
 	uint64_t base;           /* load bias (dl_iterate_phdr's dlpi_addr) */
 	uint64_t start, end;     /* executable segment [start, end) */
 	uint64_t file_offset;    /* its p_offset */
+	int64_t time_ns;         /* CLOCK_REALTIME of the event */
 	uint8_t build_id[32];
 	char path[];             /* NUL-terminated; "[vdso]" for the vDSO */
 };

@@ -193,6 +193,7 @@ static void read_modules(struct image *im)
 		e->gen = m->gen;
 		e->base = m->base, e->start = m->start, e->end = m->end;
 		e->file_offset = m->file_offset;
+		e->time_ns = m->time_ns;
 		e->path = prof_xcalloc(m->path_len + 1, 1);
 		memcpy(e->path, m->path, m->path_len);
 		hex(m->build_id, m->build_id_len, e->build_id);

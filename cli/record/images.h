@@ -22,6 +22,7 @@ struct module_event {
 	int load;               /* 1 load, 0 unload */
 	uint32_t gen;
 	uint64_t base, start, end, file_offset;
+	int64_t time_ns;        /* when it happened (CLOCK_REALTIME) */
 	char *path;
 	char build_id[65];      /* lowercase hex */
 };
