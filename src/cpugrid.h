@@ -23,6 +23,16 @@
 
 #include <stdint.h>
 #include <time.h>
+#include <sys/types.h>
+
+#define CPUGRID_HIDDEN __attribute__((visibility("hidden")))
+
+/* cpugrid.c (engine lock held) */
+CPUGRID_HIDDEN clockid_t cpugrid_clockid(pid_t tid); /* thread tid's CPU clock */
+CPUGRID_HIDDEN int64_t cpugrid_period(unsigned int hz); /* ns, at least 1 */
+CPUGRID_HIDDEN uint64_t cpugrid_phase(int64_t per);   /* uniform in [1, per] */
+/* Thread tid's CPU time in ns; -1 when it has gone. */
+CPUGRID_HIDDEN int cpugrid_clock_of(pid_t tid, int64_t *ns);
 
 struct cpugrid {
 	int64_t first;  /* CPU ns of the first expiry of this segment */

@@ -206,7 +206,6 @@ HIDDEN int timers_add_born(void);      /* same, counting from its CPU time 0 */
  * expiries of its grid (cpugrid.h) it passed beyond the `credited` ones its
  * handler saw; -1 if it had no timer. */
 HIDDEN int timers_reconcile_self(unsigned long credited, unsigned long *owed);
-HIDDEN void timers_remove_self(void);
 HIDDEN unsigned int timers_count(void);
 HIDDEN unsigned int timers_untimed(void); /* threads refused a timer */
 HIDDEN int timers_signal(void);        /* signal in use, 0 when stopped */

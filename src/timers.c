@@ -55,7 +55,6 @@ static int cur_sig;          /* engine lock; 0 when stopped */
 static unsigned int cur_hz;  /* engine lock */
 static size_t max_timers;    /* engine lock: budget() at the last scan */
 static unsigned int untimed; /* engine lock: threads refused by budget */
-static uint64_t rng;         /* engine lock: phase generator state */
 /* Process the timers belong to: written under the engine lock, read
  * without it by exec.c (a vfork child shares this memory, not the timers). */
 static _Atomic pid_t owner_pid;
@@ -63,43 +62,6 @@ static _Atomic pid_t owner_pid;
 static pid_t my_tid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
-}
-
-/* The CPU clock of thread tid, as glibc's pthread_getcpuclockid builds it:
- * ~tid << 3 | CPUCLOCK_PERTHREAD (4) | CPUCLOCK_SCHED (2). */
-static clockid_t thread_clock(pid_t tid)
-{
-	return (clockid_t)((~(unsigned int)tid << 3) | 6u);
-}
-
-static int64_t period_ns(unsigned int hz)
-{
-	int64_t ns = 1000000000 / (int64_t)hz;
-	return ns > 0 ? ns : 1;
-}
-
-/* Uniform in [1, per]: xorshift64*, seeded once per process. */
-static uint64_t phase(int64_t per)
-{
-	if (!rng) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		rng = ((uint64_t)ts_ns(&ts) ^ ((uint64_t)getpid() << 32)) | 1;
-	}
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return 1 + (rng * 0x2545F4914F6CDD1Dull >> 11) % (uint64_t)per;
-}
-
-/* Thread tid's CPU time in ns; -1 when it has gone. */
-static int cpu_of(pid_t tid, int64_t *ns)
-{
-	struct timespec ts;
-	if (clock_gettime(thread_clock(tid), &ts) != 0)
-		return -1;
-	*ns = ts_ns(&ts);
-	return 0;
 }
 
 /*
@@ -137,7 +99,7 @@ static int make_timer(pid_t tid, int64_t at, int64_t per, timer_t *out)
 	sev.sigev_value.sival_ptr = timer_tag(tid);
 	sev.sigev_notify_thread_id = tid;
 	timer_t id;
-	if (timer_create(thread_clock(tid), &sev, &id) != 0)
+	if (timer_create(cpugrid_clockid(tid), &sev, &id) != 0)
 		return -1; /* EINVAL: the thread has gone; EAGAIN: no timers */
 	struct itimerspec its = {ns_ts(per), ns_ts(at)};
 	if (timer_settime(id, TIMER_ABSTIME, &its, NULL) != 0) {
@@ -167,13 +129,13 @@ static int add(pid_t tid, int born)
 		}
 		reg = n, capreg = cap;
 	}
-	int64_t now, per = period_ns(cur_hz);
+	int64_t now, per = cpugrid_period(cur_hz);
 	struct cpugrid g = {0, per, 0};
-	if (cpu_of(tid, &now) != 0) {
+	if (cpugrid_clock_of(tid, &now) != 0) {
 		errno = EINVAL; /* gone */
 		return -1;
 	}
-	cpugrid_restart(&g, born ? 0 : now, per, phase(per));
+	cpugrid_restart(&g, born ? 0 : now, per, cpugrid_phase(per));
 	timer_t id;
 	if (make_timer(tid, g.first, per, &id) != 0)
 		return -1;
@@ -308,7 +270,7 @@ int timers_resignal(int sig)
 	size_t i;
 	for (i = 0; gone && i < nreg; i++) {
 		int64_t now; /* the new timer carries on the old one's grid */
-		if (cpu_of(reg[i].tid, &now) != 0)
+		if (cpugrid_clock_of(reg[i].tid, &now) != 0)
 			gone[i] = 1;
 		else if (make_timer(reg[i].tid, cpugrid_next(&reg[i].grid, now),
 		                    reg[i].grid.per, &fresh[i]) != 0 &&
@@ -343,13 +305,13 @@ int timers_resignal(int sig)
 int timers_set_hz(unsigned int hz)
 {
 	cur_hz = hz;
-	int64_t per = period_ns(hz), now;
+	int64_t per = cpugrid_period(hz), now;
 	for (size_t i = 0; i < nreg; i++) {
 		struct cpugrid *g = &reg[i].grid;
-		if (cpu_of(reg[i].tid, &now) != 0)
+		if (cpugrid_clock_of(reg[i].tid, &now) != 0)
 			continue; /* gone: the sweeper drops it */
 		g->due = cpugrid_total(g, now);
-		cpugrid_restart(g, now, per, phase(per));
+		cpugrid_restart(g, now, per, cpugrid_phase(per));
 		struct itimerspec its = {ns_ts(per), ns_ts(g->first)};
 		timer_settime(reg[i].timer, TIMER_ABSTIME, &its, NULL);
 	}
@@ -400,21 +362,12 @@ int timers_reconcile_self(unsigned long credited, unsigned long *owed)
 	if (i < 0)
 		return -1;
 	int64_t now;
-	if (cpu_of(tid, &now) == 0) {
+	if (cpugrid_clock_of(tid, &now) == 0) {
 		uint64_t total = cpugrid_total(&reg[i].grid, now);
 		*owed = total > credited ? (unsigned long)(total - credited) : 0;
 	}
 	drop((size_t)i);
 	return 0;
-}
-
-void timers_remove_self(void)
-{
-	if (!cur_sig || getpid() != owner_pid)
-		return;
-	int i = find(my_tid());
-	if (i >= 0)
-		drop((size_t)i);
 }
 
 unsigned int timers_count(void)
