@@ -157,10 +157,10 @@ static int sample_types(struct rd *r)
 }
 
 /* Our own comments give back what profile.proto has no field for. */
-static void comment(struct rd *r, const char *c, struct idmap **mpid, size_t *nmpid)
+static void comment(struct rd *r, const char *c, struct pidrange **mpid, size_t *nmpid)
 {
 	size_t n;
-	unsigned long long a, b;
+	unsigned long long a, b, h;
 	int off = -1;
 	if (!strncmp(c, PPROF_C_COMMAND, n = strlen(PPROF_C_COMMAND)))
 		prof_set_string(&r->p->command, c + n);
@@ -171,9 +171,10 @@ static void comment(struct rd *r, const char *c, struct idmap **mpid, size_t *nm
 	else if (sscanf(c, PPROF_C_PROCESS "pid=%llu ppid=%llu cmdline=%n", &a, &b, &off) == 2 &&
 	         off > 0)
 		prof_add_process(r->p, (uint32_t)a, (uint32_t)b, c + off);
-	else if (sscanf(c, PPROF_C_MAPPING "id=%llu pid=%llu", &a, &b) == 2) {
+	else if (sscanf(c, PPROF_C_MAPPING "id=%llu-%llu pid=%llu", &a, &h, &b) == 3 ||
+	         (sscanf(c, PPROF_C_MAPPING "id=%llu pid=%llu", &a, &b) == 2 && (h = a, 1))) {
 		*mpid = prof_xrealloc(*mpid, *nmpid + 1, sizeof **mpid);
-		(*mpid)[(*nmpid)++] = (struct idmap){a, b};
+		(*mpid)[(*nmpid)++] = (struct pidrange){a, h, b};
 	} else
 		prof_add_comment(r->p, c);
 }

@@ -13,6 +13,11 @@ struct idmap {
 	uint64_t file, model;
 };
 
+/* Mappings lo..hi (file ids) are process pid's (a profil:mapping comment). */
+struct pidrange {
+	uint64_t lo, hi, pid;
+};
+
 struct rd {
 	struct profile *p;
 	const unsigned char *base;
@@ -24,7 +29,7 @@ struct rd {
 	int dense[3]; /* the file's ids are 1..n in order */
 	int vcount, vcpu, nvalues; /* value indices; -1 when absent */
 	int64_t total, total_ns; /* sums so far: overflow is an error */
-	struct idmap *mpid; /* (mapping file id, pid) from comments */
+	struct pidrange *mpid; /* mapping file ids lo..hi belong to pid (comments) */
 	size_t nmpid;
 	char *err;
 	size_t errlen;

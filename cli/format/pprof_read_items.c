@@ -46,8 +46,8 @@ int pprof_mapping(struct rd *r, struct pbr *m)
 	}
 	mp.has_lines = hasl != 0;
 	for (size_t i = 0; i < r->nmpid; i++)
-		if (r->mpid[i].file == id)
-			mp.pid = (uint32_t)r->mpid[i].model;
+		if (r->mpid[i].lo <= id && id <= r->mpid[i].hi)
+			mp.pid = (uint32_t)r->mpid[i].pid;
 	if (rc == 0 && id == 0)
 		rc = rd_bad(r, "mapping with id 0");
 	if (rc == 0)

@@ -20,7 +20,7 @@
  *   "profil:engine <engine name>"
  *   "profil:lost <samples lost>"
  *   "profil:process pid=<pid> ppid=<ppid> cmdline=<cmdline to the end>"
- *   "profil:mapping id=<mapping id> pid=<pid>"
+ *   "profil:mapping id=<first>-<last> pid=<pid>"  (mappings first..last)
  * Other comments are written as they are.
  */
 #include "pprof.h"
@@ -223,9 +223,14 @@ static uint64_t *comments(const struct profile *p, struct strtab *t, size_t *n)
 		                                         " ppid=%" PRIu32 " cmdline=%s",
 		                                         pr->pid, pr->ppid, pr->cmdline));
 	}
-	for (size_t i = 0; i < p->nmappings; i++)
-		c[k++] = (uint64_t)st_owned(t, xasprintf(PPROF_C_MAPPING "id=%zu pid=%" PRIu32,
-		                                         i + 1, p->mappings[i].pid));
+	/* One comment per run of mappings of one process (a recording adds a
+	 * process's mappings together): readers show comments, keep them few. */
+	for (size_t i = 0, j; i < p->nmappings; i = j) {
+		for (j = i + 1; j < p->nmappings && p->mappings[j].pid == p->mappings[i].pid; j++)
+			;
+		c[k++] = (uint64_t)st_owned(t, xasprintf(PPROF_C_MAPPING "id=%zu-%zu pid=%" PRIu32,
+		                                         i + 1, j, p->mappings[i].pid));
+	}
 	for (size_t i = 0; i < p->ncomments; i++)
 		c[k++] = (uint64_t)st_index(t, p->comments[i]);
 	*n = k;
