@@ -147,9 +147,13 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 	int bp_ok = f->bp_ok;
 	if (!r || r->rbp == UW_RBP_SAVED) {
 		uintptr_t at = r ? cfa + (uintptr_t)(intptr_t)r->rbp_off : cfa - 16;
-		if (load(b, at, &bp) != 0)
-			return -1;
-		bp_ok = 1;
+		/* A slot below the stack pointer was popped already (GCC's
+		 * epilogues keep the rule until the return): rbp holds it. */
+		if (at >= f->sp) {
+			if (load(b, at, &bp) != 0)
+				return -1;
+			bp_ok = 1;
+		}
 	} else if (r->rbp == UW_RBP_UNKNOWN) {
 		bp_ok = 0;
 	}
