@@ -124,3 +124,9 @@ stderr /-F 10x/
 $ profil record -o /nonexistent-dir/x.pprof $REC/rec-prog threads 1
 exit !0
 stderr /nonexistent-dir/
+
+# SIGTERM sent to profil record is passed on to the command; the profile
+# of what ran is still written, and the status says how the command ended
+$ profil record -o term.pprof $REC/rec-prog spin 20 > out.txt & rec=$!; while ! grep -q ready out.txt 2>/dev/null; do sleep 0.05; done; kill -TERM $rec; wait $rec; echo "status $?"; profil report term.pprof
+stdout /^status 143$/
+row /main_hot/ 2 >= 90
