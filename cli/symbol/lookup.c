@@ -12,6 +12,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,24 @@ static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
 	if (dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
 		return NULL;
 	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* file as a path that names it wherever the report runs: DWARF keeps
+ * names relative to the compilation directory (DW_AT_comp_dir). */
+static char *source_path(Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute attr;
+	const char *dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
+	if (file[0] == '/' || !dir || !*dir)
+		return sym_strdup(file);
+	if (file[0] == '.' && file[1] == '/')
+		file += 2;
+	size_t n = strlen(dir) + strlen(file) + 2;
+	char *p = malloc(n);
+	if (!p)
+		return sym_strdup(file);
+	snprintf(p, n, "%s/%s", dir, file);
+	return p;
 }
 
 static int is_function(Dwarf_Die *die)
@@ -94,7 +113,7 @@ static size_t dwarf_chain(Dwarf_Die *cu, Dwarf_Addr pc, const char *symname,
 		if (!f->name)
 			f->name = sym_strdup("??"), f->system_name = sym_strdup("??");
 		const char *decl = dwarf_decl_file(die);
-		f->file = decl ? sym_strdup(decl) : src ? sym_strdup(src) : NULL;
+		f->file = decl ? source_path(cu, decl) : src ? source_path(cu, src) : NULL;
 		int dl = 0;
 		f->decl_line = dwarf_decl_line(die, &dl) == 0 ? dl : 0;
 		f->line = line;
@@ -133,7 +152,7 @@ size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *
 	memset(out, 0, sizeof *out);
 	out->system_name = sym_strdup(symname);
 	out->name = sym_demangle(symname);
-	out->file = src ? sym_strdup(src) : NULL;
+	out->file = src ? source_path(cu, src) : NULL;
 	out->line = src ? lineno : 0;
 	return 1;
 }
