@@ -42,6 +42,8 @@ enum uw_rbp {
 	UW_RBP_UNKNOWN = 2  /* somewhere we do not follow */
 };
 
+#define UW_INDEX_SHIFT 8
+
 /* One row: 12 bytes.  pc is an offset from the module's lo. */
 struct uw_row {
 	uint32_t pc;
@@ -60,6 +62,11 @@ struct uw_module {
 	uintptr_t lo, hi;
 	size_t nrows;
 	const struct uw_row *rows;
+	/* index[i]: the row in force at lo + (i << UW_INDEX_SHIFT), so the
+	 * row for a pc in that block lies in [index[i], index[i + 1]]: a
+	 * search over a few rows instead of all (one entry per 256 bytes of
+	 * code, ((hi - lo) >> UW_INDEX_SHIFT) + 2 entries). */
+	const uint32_t *index;
 	/* Identity, for reuse across rebuilds (not read by the handler). */
 	uintptr_t base;
 	const void *phdr;

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+/* DWARF register numbers (x86-64 psABI). */
+enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
 enum { CFA_REG, CFA_PLT, CFA_EXPR };
 
 struct cie {
@@ -102,9 +103,9 @@ static struct uw_row row_of(const struct state *s)
 	if (s->cfa == CFA_PLT) {
 		r.cfa = UW_CFA_PLT;
 		r.cfa_off = (int32_t)s->cfa_off;
-	} else if (s->cfa == CFA_REG && (s->cfa_reg == REG_RSP || s->cfa_reg == REG_RBP) &&
+	} else if (s->cfa == CFA_REG && (s->cfa_reg == DWREG_RSP || s->cfa_reg == DWREG_RBP) &&
 	           s->cfa_off == (int32_t)s->cfa_off) {
-		r.cfa = s->cfa_reg == REG_RSP ? UW_CFA_RSP : UW_CFA_RBP;
+		r.cfa = s->cfa_reg == DWREG_RSP ? UW_CFA_RSP : UW_CFA_RBP;
 		r.cfa_off = (int32_t)s->cfa_off;
 	}
 	if (s->rule[0] == R_OFF && s->off[0] == (int16_t)s->off[0]) {
@@ -146,14 +147,14 @@ static int plt_expression(const uint8_t *e, uint64_t len)
 /* A rule for DWARF register reg; only rbp and the return address count. */
 static void set_reg(struct state *s, uint64_t reg, uint8_t rule, int64_t off)
 {
-	int k = reg == REG_RBP ? 0 : reg == REG_RA ? 1 : -1;
+	int k = reg == DWREG_RBP ? 0 : reg == DWREG_RA ? 1 : -1;
 	if (k >= 0)
 		s->rule[k] = rule, s->off[k] = off;
 }
 
 static void restore_reg(struct state *s, const struct state *init, uint64_t reg)
 {
-	int k = reg == REG_RBP ? 0 : reg == REG_RA ? 1 : -1;
+	int k = reg == DWREG_RBP ? 0 : reg == DWREG_RA ? 1 : -1;
 	if (k >= 0)
 		s->rule[k] = init->rule[k], s->off[k] = init->off[k];
 }
@@ -282,7 +283,7 @@ void uw_fde(const uint8_t *p, const uint8_t *limit, struct trows *t)
 		uw_emit(t, end, no_row);
 		return;
 	}
-	struct state init = {CFA_REG, {R_SAME, R_OFF}, REG_RSP, 8, {0, -8}}, s;
+	struct state init = {CFA_REG, {R_SAME, R_OFF}, DWREG_RSP, 8, {0, -8}}, s;
 	struct cur ic = ci.insns;
 	uintptr_t iloc = begin;
 	if (run(&ic, &ci, &init, &init, &iloc, begin, NULL) != 0)

@@ -60,16 +60,25 @@ static struct uw_module *finish(struct trows *t, uintptr_t tlo, uintptr_t thi)
 	uintptr_t hi = k && t->v[k - 1].pc > thi ? t->v[k - 1].pc : thi;
 	if (hi <= lo || hi - lo > UINT32_MAX)
 		return NULL;
-	struct uw_module *m = malloc(sizeof *m + k * sizeof(struct uw_row));
+	size_t nidx = ((hi - lo) >> UW_INDEX_SHIFT) + 2;
+	struct uw_module *m = malloc(sizeof *m + k * sizeof(struct uw_row) + nidx * 4);
 	if (!m)
 		return NULL;
 	struct uw_row *rows = (struct uw_row *)(m + 1);
+	uint32_t *index = (uint32_t *)(rows + k);
 	for (size_t i = 0; i < k; i++) {
 		rows[i] = t->v[i].r;
 		rows[i].pc = (uint32_t)(t->v[i].pc - lo);
 	}
+	/* The last row at or before each block's start (0 before the first) */
+	for (size_t i = 0, r = 0; i < nidx; i++) {
+		uint64_t at = (uint64_t)i << UW_INDEX_SHIFT;
+		while (r + 1 < k && rows[r + 1].pc <= at)
+			r++;
+		index[i] = (uint32_t)r;
+	}
 	memset(m, 0, sizeof *m);
-	m->lo = lo, m->hi = hi, m->rows = rows, m->nrows = k;
+	m->lo = lo, m->hi = hi, m->rows = rows, m->nrows = k, m->index = index;
 	return m;
 }
 
