@@ -213,7 +213,22 @@ bench_lookup()
 	fi
 }
 
+# ---------------------------------------------------------------------------
+# unwind (issue 11): the handler's stack walk per sample at depth 10 and
+# 100, and the tables' size and build time (bench/unwind.c compiles
+# src/unwind*.c itself; docs/unwinding.md has the figures).
+# ---------------------------------------------------------------------------
+bench_unwind()
+{
+	echo "== unwind"
+	if ! "$BIN/unwind"; then
+		echo "unwind: FAILED" >&2
+		status=1
+	fi
+}
+
 bench_threads
 bench_lookup
+bench_unwind
 
 exit $status
