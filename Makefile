@@ -354,3 +354,16 @@ $(REC_T)/rec-cxx: test/rec/rec-cxx.cc test/rec/rec.h | $(REC_T)
 $(REC_T)/rec-static: test/rec/rec-static.c | $(REC_T)
 	$(CC) -O2 -static -o $@ $<
 rec-progs: $(REC_FILES)
+
+# The HTML report's style and script (cli/format/html/*.css, *.js) are
+# real files, compiled into the command as C strings by embed.awk.
+HTML_ASSETS := $(sort $(wildcard cli/format/html/*.css cli/format/html/*.js))
+HTML_ASSETS_O := $(BUILD)/cli-obj/format/html_assets.o
+CLI_OBJ    += $(HTML_ASSETS_O)
+$(PROFIL_BIN) $(BUILD)/test/mkprofile: $(HTML_ASSETS_O)
+$(BUILD)/cli-gen/html_assets.c: $(HTML_ASSETS) cli/format/html/embed.awk
+	@mkdir -p $(dir $@)
+	awk -f cli/format/html/embed.awk $(HTML_ASSETS) > $@.tmp && mv $@.tmp $@
+$(HTML_ASSETS_O): $(BUILD)/cli-gen/html_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -c $< -o $@

@@ -17,7 +17,8 @@ static void usage(FILE *f)
 	      "  --callers FUNC, --callees FUNC, --tree [--threshold PCT]   call graph\n"
 	      "  --top N               the N hottest rows only\n"
 	      "  --pid P, --comm NAME  only samples of that process / command\n"
-	      "  --format text|csv|pprof|gmon|folded, -o FILE, --module M (gmon)\n",
+	      "  --format text|csv|pprof|gmon|folded|html, -o FILE, --module M (gmon)\n"
+	      "  --diff BASE           changes from profile BASE to FILE (text or html)\n",
 	      f);
 }
 
@@ -47,7 +48,7 @@ static int pick(const char *arg, const char *const *names, int n, int *out)
 }
 
 enum { O_BY = 256, O_LINES, O_ANNOTATE, O_CALLERS, O_CALLEES, O_TREE, O_THRESHOLD, O_TOP,
-       O_PID, O_COMM, O_FORMAT, O_MODULE, O_HELP };
+       O_PID, O_COMM, O_FORMAT, O_MODULE, O_HELP, O_DIFF };
 
 static const struct option longopts[] = {
 	{"by", required_argument, 0, O_BY}, {"lines", no_argument, 0, O_LINES},
@@ -57,13 +58,13 @@ static const struct option longopts[] = {
 	{"top", required_argument, 0, O_TOP}, {"pid", required_argument, 0, O_PID},
 	{"comm", required_argument, 0, O_COMM}, {"format", required_argument, 0, O_FORMAT},
 	{"module", required_argument, 0, O_MODULE}, {"output", required_argument, 0, 'o'},
-	{"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
+	{"help", no_argument, 0, O_HELP}, {"diff", required_argument, 0, O_DIFF}, {0, 0, 0, 0},
 };
 
 static int one(int c, const char *arg, struct ropts *o)
 {
 	static const char *const bys[] = {"function", "module", "thread", "process"};
-	static const char *const fmts[] = {"text", "csv", "pprof", "gmon", "folded"};
+	static const char *const fmts[] = {"text", "csv", "pprof", "gmon", "folded", "html"};
 	int v;
 	char *end;
 	switch (c) {
@@ -85,11 +86,12 @@ static int one(int c, const char *arg, struct ropts *o)
 	case O_PID: return number(arg, 0, &o->pid) ? bad("--pid takes a process id, not", arg) : 0;
 	case O_COMM: o->comm = arg; return 0;
 	case O_FORMAT:
-		if (pick(arg, fmts, 5, &v) != 0)
-			return bad("--format takes text, csv, pprof, gmon or folded, not", arg);
+		if (pick(arg, fmts, 6, &v) != 0)
+			return bad("--format takes text, csv, pprof, gmon, folded or html, not", arg);
 		o->fmt = (enum fmt)v;
 		return 0;
 	case O_MODULE: o->module = arg; return 0;
+	case O_DIFF: o->diff = arg; return 0;
 	case 'o': o->output = arg; return 0;
 	case O_HELP: usage(stdout); exit(0);
 	default: return -1; /* getopt said what */
@@ -112,6 +114,10 @@ int report_options(int argc, char **argv, struct ropts *o)
 		o->file = argv[optind++];
 	if (optind < argc)
 		return bad("more than one input file:", argv[optind]);
+	if (o->diff && o->fmt != FMT_TEXT && o->fmt != FMT_HTML) {
+		fprintf(stderr, "profil report: --diff writes text or html only\n");
+		return -1;
+	}
 	if (o->fmt == FMT_GMON && !o->output)
 		o->output = "gmon.out";
 	return 0;

@@ -36,8 +36,10 @@ static void keep_sampled_processes(struct profile *p)
 	p->nprocesses = n;
 }
 
-/* Writes the chosen text report onto the output; 0 or -1. */
-static int write_report(const struct profile *p, const struct ropts *o)
+/* Writes the chosen text report onto the output; 0 or -1.  base: the
+ * --diff baseline, or NULL. */
+static int write_report(const struct profile *base, const struct profile *p,
+                        const struct ropts *o)
 {
 	char err[512];
 	struct outfile *out = out_open(o->output, err, sizeof err);
@@ -48,7 +50,11 @@ static int write_report(const struct profile *p, const struct ropts *o)
 	FILE *f = out_fp(out);
 	int tty = !o->output && isatty(STDOUT_FILENO);
 	int rc;
-	if (o->annotate)
+	if (base)
+		rc = report_diff(base, p, o, f);
+	else if (o->fmt == FMT_HTML)
+		rc = report_html(NULL, p, o, f);
+	else if (o->annotate)
 		rc = report_annotate(p, o, f);
 	else if (o->callers || o->callees || o->tree)
 		rc = report_callgraph(p, o, f);
@@ -65,6 +71,21 @@ static int write_report(const struct profile *p, const struct ropts *o)
 	if (out_commit(out, err, sizeof err) != 0) {
 		fprintf(stderr, "profil report: %s\n", err);
 		return -1;
+	}
+	return 0;
+}
+
+/* --diff: the baseline, filtered as the profile is. */
+static int diff_read(const struct ropts *o, struct profile **base)
+{
+	char err[768];
+	if (pprof_read(o->diff, base, err, sizeof err) != 0) {
+		fprintf(stderr, "profil report: %s\n", err);
+		return -1;
+	}
+	if (o->pid >= 0 || o->comm) {
+		prof_keep_samples(*base, keep, (void *)o);
+		keep_sampled_processes(*base);
 	}
 	return 0;
 }
@@ -98,8 +119,15 @@ int cmd_report(int argc, char **argv)
 		prof_free(p);
 		return 2;
 	}
+	struct profile *base = NULL;
+	if (o.diff && diff_read(&o, &base) != 0) {
+		prof_free(p);
+		return 1;
+	}
 	int rc = o.fmt == FMT_PPROF ? pprof_write(p, o.output ? o.output : "-")
-	                            : write_report(p, &o);
+	                            : write_report(base, p, &o);
 	prof_free(p);
+	if (base)
+		prof_free(base);
 	return rc == 0 ? 0 : 1;
 }

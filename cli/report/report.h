@@ -15,7 +15,7 @@
 int cmd_report(int argc, char **argv);
 
 enum by { BY_FUNCTION, BY_MODULE, BY_THREAD, BY_PROCESS, BY_LINE };
-enum fmt { FMT_TEXT, FMT_CSV, FMT_PPROF, FMT_GMON, FMT_FOLDED };
+enum fmt { FMT_TEXT, FMT_CSV, FMT_PPROF, FMT_GMON, FMT_FOLDED, FMT_HTML };
 
 struct ropts {
 	const char *file;      /* input */
@@ -30,6 +30,7 @@ struct ropts {
 	long pid;              /* --pid P; -1: all */
 	const char *comm;      /* --comm NAME */
 	const char *module;    /* --module M (gmon) */
+	const char *diff;      /* --diff BASE: compare BASE (baseline) with file */
 };
 
 /* options.c: 0, or -1 after one line on stderr (2 is the exit status). */
@@ -46,6 +47,14 @@ int report_callgraph(const struct profile *p, const struct ropts *o, FILE *f);
 int annotate_disassembly(const struct profile *p, const struct prof_function *fn,
                          const struct prof_mapping *m, const uint64_t *addr,
                          const int64_t *count, size_t n, FILE *f);
+
+/* diff.c: --diff: the largest changes of self and cum share from base
+ * to p, as text, or the differential HTML page with --format html. */
+int report_diff(const struct profile *base, const struct profile *p, const struct ropts *o,
+                FILE *f);
+/* The HTML page (cli/format/html.h) of p, with base for --diff. */
+int report_html(const struct profile *base, const struct profile *p, const struct ropts *o,
+                FILE *f);
 
 /* The header line: samples, CPU seconds, rate, processes, threads, lost. */
 void report_header(const struct profile *p, const char *file, FILE *f);
