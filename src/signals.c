@@ -91,15 +91,19 @@ static int is_free(int sig, unsigned long long consumed)
 	return !(consumed & SIGBIT(sig)) && is_default(sig);
 }
 
-/* A real-time signal other than `not` that is free; -1 EAGAIN if none. */
-int signal_free_rt(int not)
+static int free_rt(int not, unsigned long long consumed)
 {
-	unsigned long long consumed = consumed_signals();
 	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--)
 		if (sig != not && is_free(sig, consumed))
 			return sig;
 	errno = EAGAIN;
 	return -1;
+}
+
+/* A real-time signal other than `not` that is free; -1 EAGAIN if none. */
+int signal_free_rt(int not)
+{
+	return free_rt(not, consumed_signals());
 }
 
 /* "+n" / "-n" after RTMIN or RTMAX: the offset, or 0 with *ok cleared. */
@@ -154,5 +158,5 @@ int signal_choose(void)
 	unsigned long long consumed = consumed_signals();
 	if (is_free(SIGPROF, consumed) && !prof_timer_armed())
 		return SIGPROF;
-	return signal_free_rt(0);
+	return free_rt(0, consumed);
 }
