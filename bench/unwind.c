@@ -2,10 +2,11 @@
  * unwind.c - cost of the stack walk the signal handler does (src/unwind.c)
  * and of building its tables (src/unwind_build.c), in this process.
  *
- *   bench/unwind [ROUNDS]
+ *   bench/unwind [ROUNDS [LIBRARY...]]
  *
  * Builds the tables for every loaded object (this program, libc, ld.so,
- * the vDSO) and prints their size and build time.  Then, at a known
+ * the vDSO, and each LIBRARY, dlopen'ed first) and prints their size and
+ * build time.  Then, at a known
  * depth (10 and 100 frames of a recursion built without frame pointers,
  * plus main and libc's start frames), captures the registers with
  * getcontext() and times unwind_walk() over the live stack, as the
@@ -19,6 +20,7 @@
 #include "../src/unwind_table.c"
 #include "../src/ring.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <time.h>
 #include <ucontext.h>
@@ -112,6 +114,9 @@ int main(int argc, char **argv)
 {
 	if (argc > 1)
 		rounds = atol(argv[1]);
+	for (int i = 2; i < argc; i++)
+		if (!dlopen(argv[i], RTLD_NOW | RTLD_GLOBAL))
+			fprintf(stderr, "unwind: %s\n", dlerror());
 	double t0 = now();
 	if (unwind_start() != 0)
 		return 1;
