@@ -92,7 +92,9 @@ PROFIL_API int profil_set_hz(unsigned int hz);
 /* Which mechanism delivers samples. */
 enum profil_engine {
 	PROFIL_ENGINE_OFF = 0,          /* not profiling */
-	PROFIL_ENGINE_THREAD_TIMERS = 1 /* one CPU-time timer per thread */
+	PROFIL_ENGINE_THREAD_TIMERS = 1, /* one CPU-time timer per thread */
+	PROFIL_ENGINE_PERF_EVENTS = 2    /* one perf_event (task-clock) per
+	                                    thread, where the system allows */
 };
 
 /* Why profiling last stopped by itself (not by a call). */
@@ -129,6 +131,17 @@ struct profil_stats {
 	                                    (of the one we sample with) that
 	                                    could not be queued again around an
 	                                    exec: no room (RLIMIT_SIGPENDING) */
+	/* Added in 1.2. */
+	unsigned int real_hz;            /* distinct samples per CPU second
+	                                    the engine delivers: hz with perf
+	                                    events (up to the kernel's cap),
+	                                    at most the kernel tick with
+	                                    timers (the rest are overruns) */
+	int perf_error;                  /* why perf events are not in use:
+	                                    an errno value (EACCES, EPERM,
+	                                    ENOSYS, EMFILE, ERANGE: rate above
+	                                    the kernel's cap), 0 when in use
+	                                    or not tried */
 };
 
 /* Fill *st.  Returns 0, or -1 with errno EINVAL when st is NULL. */

@@ -37,6 +37,7 @@
  * the new program starts with that one signal ignored (documented limit).
  */
 #include "sampling.h"
+#include "perf_engine.h"
 #include "fault.h"
 #include "exec_impl.h"
 
@@ -109,7 +110,7 @@ static void drain_pending(int sig)
 	while (sigtimedwait(&one, &si, &zero) == sig) {
 		if (marked && is_marker(&si))
 			break;
-		if (timer_tag_ours(&si))
+		if (timer_tag_ours(&si) || perf_sig_ours(&si))
 			continue;
 		if (marked)
 			k.lost += queue_self(sig, &si) != 0;

@@ -27,6 +27,7 @@
  * it sees our handler.
  */
 #include "sampling.h"
+#include "perf_engine.h"
 #include "fault.h"
 
 #include <errno.h>
@@ -114,7 +115,7 @@ NO_TSAN static void deliver(int sig, siginfo_t *info, void *uc)
 
 NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 {
-	if (timer_tag_ours(info))
+	if (timer_tag_ours(info) || perf_sig_ours(info))
 		sample_handler(sig, info, uc);
 	else
 		deliver(sig, info, uc);

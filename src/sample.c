@@ -9,7 +9,9 @@
  *              instructions), arithmetic, and __builtin_setjmp (inline).
  *              No libc, no syscalls, no locks, no allocation, so errno is
  *              preserved without saving it: nothing here can set it.
- *   Reads:     profil_published, a pointer to an IMMUTABLE struct ptable
+ *   Reads:     perf_fd_tid[] (atomic slots, perf_engine.h) to recognise
+ *              our perf events' signals (si_code POLL_IN, si_fd);
+ *              profil_published, a pointer to an IMMUTABLE struct ptable
  *              that engine_publish() swaps atomically (its atomic pcnext
  *              aside); profil_pstats (atomic counters); sample_epoch.
  *              For a ring table that wants stacks: unwind_published
@@ -38,6 +40,7 @@
  * stack costs that sample its callers, not the table.
  */
 #include "sampling.h"
+#include "perf_engine.h"
 #include "bin.h"
 #include "ring.h"
 #include "unwind.h"
@@ -318,11 +321,18 @@ void sample_credit(pid_t tid, uintptr_t pc, unsigned long w)
 void sample_handler(int sig, siginfo_t *info, void *uc)
 {
 	(void)sig;
-	/* Only our own timers' signals are samples: a kill(2) of the same
-	 * signal, or a timer of the program's, is ignored. */
-	if (!timer_tag_ours(info))
+	/* Only our own timers' and events' signals are samples: a kill(2) of
+	 * the same signal, or a timer of the program's, is ignored; so is a
+	 * signal an event of ours queued before it was closed (tid -1).  An
+	 * event's signal stands for one sample (each overflow sends one). */
+	pid_t tid;
+	unsigned long w = 1;
+	if (timer_tag_ours(info)) {
+		tid = timer_tag_tid(info);
+		w += info->si_overrun > 0 ? (unsigned long)info->si_overrun : 0;
+	} else if ((tid = perf_sig_tid(info)) <= 0) {
 		return;
-	unsigned long w = 1 + (info->si_overrun > 0 ? (unsigned long)info->si_overrun : 0);
+	}
 
 	atomic_fetch_add(&profil_inflight, 1);
 	struct ptable *t = atomic_load(&profil_published);
@@ -331,7 +341,7 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		ADD(ticks, w);
 		ADD(overruns, w - 1);
 		tally(w, pc_of(uc));
-		record(t, timer_tag_tid(info), pc_of(uc), uc, w);
+		record(t, tid, pc_of(uc), uc, w);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }

@@ -2,6 +2,7 @@
  * stats.c - profil_get_stats(): a snapshot of the engine's counters.
  */
 #include "internal.h"
+#include "perf_engine.h"
 
 #include <errno.h>
 
@@ -25,7 +26,9 @@ int profil_get_stats(struct profil_stats *st)
 	st->stopped = (enum profil_stop_reason)LOAD(stopped);
 	st->hz = hz_current();
 	st->signal = timers_signal();
-	st->engine = st->signal ? PROFIL_ENGINE_THREAD_TIMERS : PROFIL_ENGINE_OFF;
+	st->engine = st->signal ? perf_engine_kind() : PROFIL_ENGINE_OFF;
+	st->real_hz = st->signal ? perf_engine_real_hz(st->hz) : 0;
+	st->perf_error = perf_engine_error();
 	st->threads = timers_count();
 	st->reconciled = LOAD(reconciled);
 	st->exec_lost = LOAD(exec_lost);
@@ -41,6 +44,8 @@ const char *profil_engine_name(enum profil_engine e)
 		return "off";
 	case PROFIL_ENGINE_THREAD_TIMERS:
 		return "thread-cputime-timers";
+	case PROFIL_ENGINE_PERF_EVENTS:
+		return "perf-events";
 	}
 	return "unknown";
 }

@@ -26,6 +26,7 @@
  */
 #include "sampling.h"
 #include "cpugrid.h"
+#include "perf_engine.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -46,7 +47,8 @@ const char profil_timer_tag = 'p';
 struct entry {
 	pid_t tid;
 	timer_t timer;
-	struct cpugrid grid;
+	int fd;              /* its perf event (perf_engine.h) instead, or -1 */
+	struct cpugrid grid; /* kept for either: the count at exit */
 };
 
 static struct entry *reg;    /* engine lock */
@@ -136,11 +138,13 @@ static int add(pid_t tid, int born)
 		return -1;
 	}
 	cpugrid_restart(&g, born ? 0 : now, per, cpugrid_phase(per));
-	timer_t id;
-	if (make_timer(tid, g.first, per, &id) != 0)
+	timer_t id = 0;
+	int fd = perf_engine_on() ? perf_engine_open(tid, cur_sig, per) : -1;
+	if (fd < 0 && make_timer(tid, g.first, per, &id) != 0)
 		return -1;
 	reg[nreg].tid = tid;
 	reg[nreg].timer = id;
+	reg[nreg].fd = fd;
 	reg[nreg].grid = g;
 	nreg++;
 	return 0;
@@ -148,7 +152,10 @@ static int add(pid_t tid, int born)
 
 static void drop(size_t i)
 {
-	timer_delete(reg[i].timer);
+	if (reg[i].fd >= 0)
+		perf_engine_close(reg[i].fd);
+	else
+		timer_delete(reg[i].timer);
 	reg[i] = reg[--nreg];
 }
 
@@ -228,6 +235,7 @@ int timers_start(int sig, unsigned int hz)
 	cur_sig = sig;
 	cur_hz = hz;
 	owner_pid = getpid();
+	perf_engine_choose(hz); /* events or timers for this run */
 	atomic_fetch_add(&sample_epoch, 1); /* tallies start afresh */
 	/* the caller first, so it is sampled even with a small budget */
 	max_timers = budget();
@@ -250,6 +258,7 @@ void timers_stop(void)
 	while (nreg > 0)
 		drop(nreg - 1);
 	cur_sig = 0;
+	perf_engine_off();
 }
 
 /*
@@ -272,6 +281,8 @@ int timers_resignal(int sig)
 		int64_t now; /* the new timer carries on the old one's grid */
 		if (cpugrid_clock_of(reg[i].tid, &now) != 0)
 			gone[i] = 1;
+		else if (reg[i].fd >= 0)
+			continue; /* an event: F_SETSIG below cannot fail */
 		else if (make_timer(reg[i].tid, cpugrid_next(&reg[i].grid, now),
 		                    reg[i].grid.per, &fresh[i]) != 0 &&
 		         !(gone[i] = errno == EINVAL))
@@ -280,7 +291,7 @@ int timers_resignal(int sig)
 	if (!gone || i < nreg) {
 		int e = gone ? errno : ENOMEM;
 		while (i-- > 0)
-			if (!gone[i])
+			if (!gone[i] && reg[i].fd < 0)
 				timer_delete(fresh[i]);
 		cur_sig = old;
 		free(gone);
@@ -289,10 +300,15 @@ int timers_resignal(int sig)
 		return -1;
 	}
 	for (i = nreg; i-- > 0;) {
-		timer_delete(reg[i].timer);
+		if (reg[i].fd < 0)
+			timer_delete(reg[i].timer);
+		else if (gone[i])
+			perf_engine_close(reg[i].fd);
+		else
+			perf_engine_resignal(reg[i].fd, sig);
 		if (gone[i]) /* entries above i are done: move the last one here */
 			reg[i] = reg[--nreg];
-		else
+		else if (reg[i].fd < 0)
 			reg[i].timer = fresh[i];
 	}
 	free(gone);
@@ -313,7 +329,10 @@ int timers_set_hz(unsigned int hz)
 		g->due = cpugrid_total(g, now);
 		cpugrid_restart(g, now, per, cpugrid_phase(per));
 		struct itimerspec its = {ns_ts(per), ns_ts(g->first)};
-		timer_settime(reg[i].timer, TIMER_ABSTIME, &its, NULL);
+		if (reg[i].fd >= 0)
+			perf_engine_set_period(reg[i].fd, per);
+		else
+			timer_settime(reg[i].timer, TIMER_ABSTIME, &its, NULL);
 	}
 	return 0;
 }
@@ -397,6 +416,9 @@ pid_t timers_owner(void)
 
 void timers_forget_all(void)
 {
+	for (size_t i = 0; i < nreg; i++) /* the parent's events, inherited */
+		if (reg[i].fd >= 0)
+			perf_engine_forget(reg[i].fd);
 	nreg = 0;
 	untimed = 0;
 	atomic_fetch_add(&sample_epoch, 1); /* the tallies are the parent's */

@@ -1,0 +1,83 @@
+/*
+ * perf_engine.h - the second sampling engine: one perf_event per thread
+ * (software event task-clock, sampled every 1/hz of the thread's CPU
+ * time by a high-resolution timer), whose every overflow sends the
+ * sampling signal to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX).
+ *
+ * timers.c keeps the per-thread registry for both engines and calls in
+ * here at its create/delete points; perf_engine.c says whether the
+ * engine may be used (perf_engine_choose()) and keeps the descriptors
+ * the handler recognises.  Everything but perf_sig_tid() runs with the
+ * engine lock held, never in signal context.
+ */
+#ifndef PROFIL_PERF_ENGINE_H
+#define PROFIL_PERF_ENGINE_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+/* Descriptors at or above this are never used for an event (the handler's
+ * table below has one slot per descriptor number). */
+#define PERF_FD_MAX 16384
+
+/*
+ * Read by the signal handler (sample.c), and by handover.c and exec.c to
+ * tell our signals from the program's.  Slot fd says what descriptor fd
+ * is to us:
+ *     0   not ours (never was, or the program's since);
+ *     > 0 our live event sampling thread tid = the value;
+ *     -1  one of ours, closed: a signal it queued before it was closed
+ *         may still arrive and is ignored, never passed to the program.
+ * Each slot is written atomically with the engine lock held: set to the
+ * tid before the event is enabled, to -1 before the descriptor is closed.
+ * A slot stays -1 until we reuse the number, so the program's own
+ * O_ASYNC descriptor that gets the number of a closed one of ours, with
+ * F_SETSIG on the very signal we sample with, would lose its signals to
+ * us (documented in profil(3)).
+ */
+extern _Atomic int perf_fd_tid[PERF_FD_MAX] HIDDEN;
+
+/* For a signal from one of our events: the thread it samples (> 0), or -1
+ * for a stale one of a closed event; 0 when the signal is not ours. */
+static inline int perf_sig_tid(const siginfo_t *si)
+{
+	if (si->si_code != POLL_IN || (unsigned int)si->si_fd >= PERF_FD_MAX)
+		return 0;
+	return atomic_load_explicit(&perf_fd_tid[si->si_fd], memory_order_relaxed);
+}
+
+static inline int perf_sig_ours(const siginfo_t *si)
+{
+	return perf_sig_tid(si) != 0;
+}
+
+/* At timers_start(): whether threads get events (1) or timers (0) for
+ * this run, from PROFIL_ENGINE, the rate, the tick and a probe on the
+ * calling thread.  The outcome is kept for the statistics. */
+HIDDEN int perf_engine_choose(unsigned int hz);
+HIDDEN int perf_engine_on(void);        /* chosen for the current run */
+HIDDEN void perf_engine_off(void);      /* the run ended (timers_stop()) */
+
+/* An enabled event on thread tid sending sig every per ns of its CPU
+ * time: its descriptor, or -1 (errno) and the thread gets a timer. */
+HIDDEN int perf_engine_open(pid_t tid, int sig, int64_t per);
+HIDDEN void perf_engine_close(int fd);
+/* After fork, in the child: the descriptor is the parent's event. */
+HIDDEN void perf_engine_forget(int fd);
+HIDDEN int perf_engine_resignal(int fd, int sig);
+HIDDEN int perf_engine_set_period(int fd, int64_t per);
+
+/* For profil_get_stats(): the engine of the run (PROFIL_ENGINE_*), the
+ * distinct samples per CPU second it delivers at rate hz, and why perf
+ * events were not used (an errno value; 0 if they were, or not tried). */
+HIDDEN enum profil_engine perf_engine_kind(void);
+HIDDEN unsigned int perf_engine_real_hz(unsigned int hz);
+HIDDEN int perf_engine_error(void);
+/* The kernel tick (CONFIG_HZ), as the coarse clocks' resolution shows. */
+HIDDEN unsigned int perf_engine_tick_hz(void);
+
+#endif
