@@ -116,6 +116,21 @@ TEST_IMPL(unwind_truncated)
 	return 0;
 }
 
+/* Tables rebuilt and retired under the handler's feet: a thread
+ * dlopen()s and dlclose()s a library without pause while main is sampled
+ * (engine_drain() at every dlclose); the stacks stay whole. */
+TEST_IMPL(unwind_dlopen_storm)
+{
+	if (skip_tools())
+		return 0;
+	char dir[PATH_MAX], mode[PATH_MAX + 32];
+	test_dir(dir, sizeof dir);
+	snprintf(mode, sizeof mode, "dlstorm %s/libspin.so", dir);
+	struct uwresult r = uwprog(mode, 128);
+	assert_complete(&r);
+	return 0;
+}
+
 /* --- the row builder against readelf --debug-dump=frames-interp --- */
 
 static const struct uw_row *row_at(const struct uw_module *m, uintptr_t pc)

@@ -13,6 +13,9 @@
  *   uwprog signal    main -> uw_interrupted, interrupted by SIGALRM whose
  *                    handler (on a sigaltstack) runs uw_hot
  *   uwprog truncate  uw_recurse x 201 -> uw_hot, run with a depth limit
+ *   uwprog dlstorm LIB   main -> uw_recurse x 21 -> uw_hot while a second
+ *                    thread dlopen()s and dlclose()s LIB without pause
+ *                    (each dlclose rebuilds and retires the tables)
  *
  * Prints "hot N", "full N" (stacks of the whole expected chain, complete),
  * "main N", "thread N", "truncated N", "unknown N"; the test judges.
@@ -119,6 +122,23 @@ __attribute__((noinline)) void uw_interrupted(void)
 	uw_sink += spins;
 }
 
+static volatile int storm_stop;
+static volatile long storm_cycles;
+
+static void *storm(void *lib)
+{
+	while (!storm_stop) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			fprintf(stderr, "uwprog: %s\n", dlerror());
+			exit(2);
+		}
+		dlclose(h);
+		storm_cycles++;
+	}
+	return NULL;
+}
+
 static void signal_case(void)
 {
 	static char alt[64 * 1024];
@@ -194,6 +214,8 @@ static int full_chain(const char *mode, const uint64_t *pcs, uint32_t n, struct 
 	}
 	if (!strcmp(mode, "recurse"))
 		return run_of(pcs, n, k, "uw_recurse") == 51 && run_of(pcs, n, k + 51, "main") == 1;
+	if (!strcmp(mode, "dlstorm"))
+		return run_of(pcs, n, k, "uw_recurse") == 21 && run_of(pcs, n, k + 21, "main") == 1;
 	if (!strcmp(mode, "truncate"))
 		return n == 17 && pcs[16] == RING_PC_TRUNCATED && run_of(pcs, n, 1, "uw_recurse") == 15;
 	/* signal: the handler, the trampoline, the interrupted frame, main */
@@ -280,6 +302,14 @@ int main(int argc, char **argv)
 		recurse_for(50);
 	} else if (!strcmp(mode, "truncate")) {
 		recurse_for(200);
+	} else if (!strcmp(mode, "dlstorm") && argc > 2) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, storm, argv[2]) != 0)
+			return 2;
+		recurse_for(20);
+		storm_stop = 1;
+		pthread_join(th, NULL);
+		printf("cycles %ld\n", storm_cycles);
 	} else if (!strcmp(mode, "signal")) {
 		signal_case();
 	} else {
