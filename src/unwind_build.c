@@ -33,6 +33,7 @@ static struct known {
 static size_t nknown, capknown;
 static _Atomic int on; /* unwind_start() was called: threads note their stacks */
 static int oom;        /* under mu: a module could not be built this scan */
+static int added;      /* under mu: a module was built this scan */
 
 static uintptr_t eh_frame_hdr(const struct dl_phdr_info *info)
 {
@@ -73,6 +74,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 	m->seen = 1;
 	known[nknown].m = m, known[nknown].name = copy;
 	nknown++;
+	added = 1;
 	return 0;
 }
 
@@ -108,8 +110,13 @@ static int refresh_locked(void)
 {
 	for (size_t i = 0; i < nknown; i++)
 		known[i].m->seen = 0;
-	oom = 0;
+	oom = added = 0;
 	dl_iterate_phdr(visit, NULL);
+	int gone = 0;
+	for (size_t i = 0; i < nknown; i++)
+		gone |= !known[i].m->seen;
+	if (!added && !gone && atomic_load(&unwind_published))
+		return oom ? (errno = ENOMEM, -1) : 0; /* nothing to publish */
 	struct uw_table *t = table_of_seen();
 	if (!t) {
 		for (size_t i = 0; i < nknown; i++)
