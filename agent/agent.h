@@ -10,6 +10,9 @@
  *   PROFIL_RECORD_ROOT    pid of the recorded command
  *   PROFIL_RECORD_NOCHILD "1": only the root process is profiled
  *   PROFIL_HZ             sampling rate (the engine reads it)
+ *   PROFIL_STACK_DEPTH    frames per sample, leaf included (default 128,
+ *                         at most RING_MAX_DEPTH; 1: no stacks, and no
+ *                         unwind tables are built: src/unwind.h)
  *
  * The public profil() family is hidden in the agent's copy of the engine:
  * a program that calls profil() itself gets glibc's, which runs beside us
