@@ -367,3 +367,9 @@ $(BUILD)/cli-gen/html_assets.c: $(HTML_ASSETS) cli/format/html/embed.awk
 $(HTML_ASSETS_O): $(BUILD)/cli-gen/html_assets.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -c $< -o $@
+# Its tests (test/cli/html.t): fixtures linked into mkprofile, and the
+# headless-browser driver test/cli/html-check.sh as $(BUILD)/test/html-check.
+$(BUILD)/test/mkprofile: test/cli/mkprofile-html.c
+test: $(BUILD)/test/html-check
+$(BUILD)/test/html-check: test/cli/html-check.sh | $(BUILD)/test
+	cp $< $@ && chmod +x $@

@@ -53,6 +53,8 @@ void html_esc(FILE *f, const char *str)
 			fputs("&quot;", f);
 		else if (c == '\'')
 			fputs("&#39;", f);
+		else if (c == 0x2028 || c == 0x2029)
+			fprintf(f, "&#x%x;", (unsigned)c);
 		else if (c < 0x20 && c != '\t' && c != '\n')
 			fputs("\xef\xbf\xbd", f); /* control characters: not text */
 		else

@@ -198,7 +198,7 @@ void htree_build(struct htree *t, const struct profile *p)
 {
 	memset(t, 0, sizeof *t);
 	str_id(&t->str, "");
-	node(t, 0, 0, 0); /* the root: its own parent, never looked up */
+	node(t, 0, (size_t)-1, 0); /* the root: a frame no child has */
 	t->samples = prof_xrealloc(NULL, p->nsamples + 1, sizeof *t->samples);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];

@@ -14,6 +14,7 @@
  *   hostile files  truncated.pprof, random.bin, notgzip.txt, gzjunk.gz,
  *                  hugevarint.pprof, bomb.gz (8 MiB of zeros), badindex.pprof,
  *                  badloc.pprof, empty.pprof, deep.pprof (100000 frames)
+ *   inject.pprof, inject.c, big.pprof (--big DIR): mkprofile-html.c
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,8 +276,13 @@ static int roundtrip(void)
 	return bad;
 }
 
+void html_fixtures(const char *dir); /* mkprofile-html.c */
+int html_big(const char *dir);
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--big"))
+		return html_big(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--roundtrip")) {
 		dir = argv[2];
 		basic();
@@ -293,5 +299,6 @@ int main(int argc, char **argv)
 	self();
 	deep();
 	hostile();
+	html_fixtures(dir);
 	return 0;
 }

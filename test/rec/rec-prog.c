@@ -3,6 +3,8 @@
  *
  *   threads   main_hot on the main thread, lib_hot (librec.so) on a second
  *             thread, equal work
+ *   slower    as threads, but main_hot does three times the work (the
+ *             "made slower" side of the HTML report's diff test)
  *   dlopen    plug_hot in librecplug.so (dlopen'ed, then dlclose'd), then
  *             main_hot, equal work
  *   fork      a forked child runs child_hot while the parent runs main_hot
@@ -46,12 +48,12 @@ static void *second(void *arg)
 	return NULL;
 }
 
-static int threads(void)
+static int threads(unsigned long main_units)
 {
 	pthread_t t;
 	if (pthread_create(&t, NULL, second, NULL) != 0)
 		return 1;
-	main_hot(units);
+	main_hot(main_units);
 	pthread_join(t, NULL);
 	return 0;
 }
@@ -116,7 +118,9 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		units = strtoul(argv[2], NULL, 10);
 	if (!strcmp(mode, "threads"))
-		return threads();
+		return threads(units);
+	if (!strcmp(mode, "slower"))
+		return threads(3 * units);
 	if (!strcmp(mode, "dlopen"))
 		return plugin(argv[0]);
 	if (!strcmp(mode, "fork"))

@@ -35,8 +35,9 @@ function selftest() {
 	r.nodes = P.nnodes;
 	r.total = app.sum.total;
 	r.root_widest = name(widest(0));
+	// the hot path: the widest child while it outweighs its parent's self
 	let v = 0;
-	while (widest(v)) v = widest(v);
+	while (widest(v) && app.sum.tot[widest(v)] > app.sum.self[v]) v = widest(v);
 	r.hot_leaf = name(v);
 	r.hot_leaf_share = pct(app.sum.tot[v], app.sum.total);
 	const bar = document.querySelector("#bars .bar");
@@ -92,6 +93,8 @@ function selftest() {
 	st.value = "";
 	st.dispatchEvent(new Event("change"));
 	if (P.diff) diffChecks(r);
+	r.scripts = document.scripts.length;
+	r.injected = document.querySelectorAll("img, svg, iframe, object, embed, b > b, i, inl, t").length;
 	r.load_ms = Math.round(performance.now());
 	selftestReport(r);
 }

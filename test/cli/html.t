@@ -1,0 +1,109 @@
+# html.t - `profil report --format html` and `--diff`.  Format: test/test-cli.c.
+# The browser cases open the page in headless Chromium through
+# $REC/../html-check (test/cli/html-check.sh), which prints what the
+# page's own self test (#selftest, cli/format/html/selftest.js) saw;
+# screenshots go to BUILD/test/artifacts/.
+
+# One file, nothing loaded from anywhere, the header rendered as HTML
+$ profil report --format html -o r.html basic.pprof && grep -c -E '(src|href)="(https?:)?//' r.html
+stdout /^0$/
+exit 1
+file r.html /<title>profil: prog --fast<\/title>/
+file r.html /<dt>samples<\/dt><dd>1000<\/dd>/
+file r.html /<dt>threads<\/dt><dd>3<\/dd>/
+file r.html /<b>0\.30%<\/b> samples lost/
+file r.html /<li class="note">a comment, kept<\/li>/
+file r.html /<canvas id="fg">/
+
+# With scripts blocked: the top functions as a table, and the source
+# with samples per line and the inlined call under its line
+$ profil report --format html basic.pprof > r.html && sed -n '/<noscript>/,/<\/noscript>/p' r.html
+stdout /^<tr><td>610<\/td><td>61\.00%<\/td><td>710<\/td><td>71\.00%<\/td><td>hot<\/td><td>prog<\/td><\/tr>$/
+file r.html /<td class="c" style="--h:1\.000">610<\/td><td class="p">61\.00%<\/td><td class="n">12<\/td><td class="t"><code>\/\* line 12 \*\/<\/code><\/td>/
+file r.html /<div class="inl">inlined: 100 samples in inl \(prog\.c:32\)<\/div>/
+
+# A missing source file is said plainly; the disassembly is shown instead
+$ profil report --format html -o s.html self.pprof
+file s.html /Source not available: \/nonexistent\/hot\.c: No such file or directory/
+file s.html /<span class="hot" style="--h:[0-9.]+">/
+
+# Hostile names, paths, command line and source: text, never markup
+$ profil report --format html -o i.html inject.pprof 2>/dev/null && grep -o -i '<script' i.html | wc -l && grep -o -i '</script' i.html | wc -l && grep -c -E '<(img|svg|t>|b>bold|b>engine|i>lib|inl>)' i.html
+exit 1
+stdout-lines 3
+stdout /^2$/
+stdout /^0$/
+!stdout /^[13-9]/
+file i.html /&lt;script&gt;alert\(6\)&lt;\/script&gt;/
+file i.html /"\\u003c\/script\\u003e\\u003cscript\\u003ealert\(5\)\\u003c\/script\\u003e"/
+file i.html /"line\\u2028sep\\u2029para"/
+file i.html /<title>profil: prog &lt;img src=x onerror=alert\(1\)&gt; &quot;&amp;amp;&quot;/
+
+$ profil report --format html -o i.html inject.pprof 2>/dev/null && ! grep -q "$(printf '\342\200\250')" i.html && ! grep -q "$(printf '\342\200\251')" i.html && echo clean
+stdout /^clean$/
+
+$ profil report --format html -o i.html inject.pprof 2>/dev/null && $REC/../html-check i.html selftest
+needs chromium
+stdout /^selftest=done$/
+stdout /^errors=0$/
+stdout /^console_errors=0$/
+stdout /^scripts=2$/
+stdout /^injected=0$/
+stdout /^top_bar=&lt;\/script&gt;&lt;script&gt;alert\(5\)&lt;\/script&gt;$/
+
+# A real recording: the hot functions lead the flame graph and the
+# chart; zoom, search, sort, filter and the thread selection work
+$ profil record -o t.pprof $REC/rec-prog threads 30 2>/dev/null && profil report --format html -o t.html t.pprof && $REC/../html-check t.html selftest && $REC/../html-check --shot rec-flame t.html show=flame && $REC/../html-check --shot rec-source t.html show=source
+needs chromium
+stdout /^selftest=done$/
+stdout /^errors=0$/
+stdout /^console_errors=0$/
+stdout /^hot_leaf=(lib_hot|main_hot)$/
+stdout /^top_bar=(lib_hot|main_hot)$/
+stdout /^zoom=(lib_hot|main_hot)$/
+stdout /^zoom_full_width=1$/
+stdout /^zoom_out=1$/
+stdout /^search=1 frame match: [0-9.]+% of the samples$/
+stdout /^search_colored=1$/
+stdout /^sort_name_ok=1$/
+stdout /^sort_self_ok=1$/
+stdout /^sort_self_first=(lib_hot|main_hot)$/
+stdout /^filter_rows=1$/
+stdout /^filter_first=(lib_hot|main_hot)$/
+stdout /^thread_rec_prog_[0-9]+_=main_hot$/
+stdout /^thread_rec_prog_[0-9]+_=lib_hot$/
+stdout /^screenshot=.*rec-flame\.png$/
+stdout /^screenshot=.*rec-source\.png$/
+
+# --diff: main_hot made three times slower; text, then the page
+$ profil record -o a.pprof $REC/rec-prog threads 10 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 10 2>/dev/null && profil report --diff a.pprof b.pprof
+stdout /^# diff: a\.pprof \([0-9]+ samples\) -> b\.pprof \([0-9]+ samples\)/
+row / main_hot / 1 > 10
+row / lib_hot / 1 < -10
+stdout /^ +\+[0-9.]+ +\+[0-9.]+ .* main_hot +rec-prog$/
+
+$ profil record -o a.pprof $REC/rec-prog threads 10 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 10 2>/dev/null && profil report --diff a.pprof --format html -o d.html b.pprof && $REC/../html-check d.html selftest && $REC/../html-check --shot diff-flame d.html show=flame
+needs chromium
+stdout /^selftest=done$/
+stdout /^errors=0$/
+stdout /^console_errors=0$/
+stdout /^diff_grew=main_hot$/
+stdout /^diff_grew_color=red$/
+stdout /^diff_shrank=lib_hot$/
+stdout /^diff_shrank_color=blue$/
+file d.html /differential: <code>a\.pprof<\/code>/
+
+$ profil report --diff basic.pprof --format csv basic.pprof
+exit 2
+stderr /--diff writes text or html only/
+
+# 50,000 functions: a page of a few MB, made quickly, that the browser
+# opens and sorts (the times are printed, not asserted tightly)
+$ $MKPROFILE --big . && s=$(date +%s%N) && profil report --format html -o big.html big.pprof && echo "gen_ms $(( ($(date +%s%N) - s) / 1000000 ))" && echo "bytes $(wc -c < big.html)" && $REC/../html-check big.html selftest
+needs chromium
+row /^bytes / 2 < 5000000
+row /^gen_ms / 2 < 60000
+stdout /^selftest=done$/
+stdout /^errors=0$/
+stdout /^frames=50201$/
+stdout /^table_info=rows 1–100 of 50201$/
