@@ -160,8 +160,10 @@ $(AGENT): $(AGENT_OBJ)
 	$(CC) -shared -Wl,-z,defs -o $@ $^ -ldl -pthread $(SAN) $(LDFLAGS)
 
 examples: $(EXAMPLES)
-bench: $(BENCH)
-	sh bench/run.sh $(BUILD)
+# Not part of check: about 20 minutes (BENCH_QUICK=1: about 3); writes
+# bench/results.md and bench/*.png.
+bench: $(BENCH) $(PROFIL_BIN) $(AGENT) rec-progs
+	bash bench/run.sh $(BUILD)
 
 test: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	$(TEST_BIN) $(TESTS)
@@ -370,6 +372,35 @@ $(HTML_ASSETS_O): $(BUILD)/cli-gen/html_assets.c
 # Its tests (test/cli/html.t): fixtures linked into mkprofile, and the
 # headless-browser driver test/cli/html-check.sh as $(BUILD)/test/html-check.
 $(BUILD)/test/mkprofile: test/cli/mkprofile-html.c
-test: $(BUILD)/test/html-check
+test: $(BUILD)/test/html-check $(BUILD)/test/busy.py
 $(BUILD)/test/html-check: test/cli/html-check.sh | $(BUILD)/test
 	cp $< $@ && chmod +x $@
+$(BUILD)/test/busy.py: examples/busy.py | $(BUILD)/test
+	cp $< $@
+
+# Fuzzing (issue 15, fuzz/): libFuzzer targets, built with clang into
+# $(BUILD)-fuzz and run FUZZ_SECONDS each from their seed corpus
+# (fuzz/corpus/T, committed); what they find goes to $(BUILD)-fuzz/corpus.
+# The library is linked shared, on clang's shared sanitizer runtime: its
+# interposers (sigaction, pthread_create) must come after ASan's.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := pprof ring forms bins
+FUZZ_RT     = $(shell clang -print-runtime-dir)
+FUZZ_SAN   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=nonnull-attribute \
+              -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+.PHONY: fuzz fuzz-build
+fuzz:
+	$(MAKE) BUILD=$(BUILD)-fuzz CC=clang OPT="-O1 -g" SAN="$(FUZZ_SAN)" \
+	    LDFLAGS="-shared-libsan -Wl,-rpath,$(FUZZ_RT)" fuzz-build
+	sh fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+fuzz-build: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
+FUZZ_CLI_OBJ = $(filter-out $(BUILD)/cli-obj/main.o,$(CLI_OBJ))
+$(BUILD)/fuzz/fuzz-pprof $(BUILD)/fuzz/fuzz-ring: $(BUILD)/fuzz/fuzz-%: fuzz/fuzz-%.c $(FUZZ_CLI_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -Icli -o $@ $^ $(CLI_LIBS) $(LDFLAGS)
+$(BUILD)/fuzz/fuzz-forms: fuzz/fuzz-forms.c $(SHLIB) $(BUILD)/libprofil.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $< $(LINK_PROFIL) $(LDFLAGS)
+$(BUILD)/fuzz/fuzz-bins: fuzz/fuzz-bins.c $(BUILD)/obj/ptable.o $(BUILD)/obj/forms_overlap.o
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS)

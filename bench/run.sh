@@ -1,234 +1,350 @@
-#!/bin/sh
-# bench/run.sh BUILD_DIR - the benchmarks, run by `make bench`.
+#!/bin/bash
+# bench/run.sh BUILD_DIR - `make bench`: profil side by side with glibc's
+# profil(), gprofng, gperftools and perf; writes bench/results.md and the
+# plots bench/*.png (issue 14).
 #
-# Each benchmark is a function of its own below; add new ones the same
-# way and call them at the end.  Environment:
-#   BENCH_SECONDS   seconds of spinning per threads run (default 2)
-#   GPERFTOOLS_LIB  path of gperftools' libprofiler.so (default: searched)
-set -u
+# Every measure runs its configurations interleaved (A B C A B C ...), so a
+# burst of load from elsewhere on the machine hits all of them alike, and
+# reports the median and the spread (min-max) over the repetitions.  Raw
+# lines go to $RAW (one key=value line per run); bench/analyze.py turns
+# them into the tables.  Environment:
+#   BENCH_QUICK=1   a ~3-minute subset (fewer repetitions, sizes, rates)
+#   BENCH_OUT       where results.md and the plots go (default bench/)
+#   BENCH_RAW       keep the raw files in this directory (default: a
+#                   temporary one, removed at the end)
+set -eu
 
-BUILD=${1:?usage: sh bench/run.sh BUILD_DIR}
+BUILD=${1:?usage: bench/run.sh BUILD_DIR}
+BUILD=$(cd "$BUILD" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${BENCH_OUT:-$HERE}
+QUICK=${BENCH_QUICK:-0}
 BIN=$BUILD/bench
-status=0
+PROFIL=$BUILD/profil
+LIBPROFIL=$BUILD/libprofil.so.1
+WORK=$BIN/work
+CPUOF=$BIN/cpuof
+T0=$(date +%s)
+
+if [ -n "${BENCH_RAW:-}" ]; then
+	RAW=$BENCH_RAW
+	mkdir -p "$RAW"
+else
+	RAW=$(mktemp -d /tmp/profil-bench.XXXXXX)
+	trap 'rm -rf "$RAW"' EXIT
+fi
+TMP=$RAW/tmp
+mkdir -p "$TMP"
+NOTES=$RAW/notes.txt
+: >"$NOTES"
+note() { echo "$*" >>"$NOTES"; echo "bench: $*" >&2; }
+log() { echo "bench [$(($(date +%s) - T0)) s] $*" >&2; }
 
 # ---------------------------------------------------------------------------
-# threads (issue 2): samples per CPU second of glibc's profil(), ours and,
-# when installed, gperftools' CPU profiler, at 1, 2, 4 and 8 threads.
-#
-# One binary, four runs per thread count: plain (glibc's profil), with our
-# library preloaded (its profil() and pthread_create come first) at its
-# default rate and at glibc's 100 Hz, and with gperftools preloaded (the program then calls ProfilerStart instead of
-# profil, because both would claim SIGPROF and ITIMER_PROF).
+# Peers: found, or installed with apt-get when we are root.  A peer that
+# is missing is skipped with a note in the results, never silently.
 # ---------------------------------------------------------------------------
-
-# gperftools' libprofiler.so, or nothing.  ldconfig knows where the
-# distribution put it; the fixed paths cover a missing ldconfig.
-threads_find_gperftools()
+apt_install()
 {
-	if [ -n "${GPERFTOOLS_LIB:-}" ]; then
-		[ -f "$GPERFTOOLS_LIB" ] && echo "$GPERFTOOLS_LIB"
-		return 0
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >"$TMP/apt.log" 2>&1
+}
+
+GPERF=""
+for d in /usr/lib/x86_64-linux-gnu/libprofiler.so.0 /usr/lib64/libprofiler.so.0 \
+         /usr/local/lib/libprofiler.so.0; do
+	[ -f "$d" ] && GPERF=$d && break
+done
+if [ -z "$GPERF" ] && apt_install libgoogle-perftools-dev; then
+	GPERF=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
+	[ -f "$GPERF" ] || GPERF=""
+fi
+[ -n "$GPERF" ] || note "gperftools: skipped, libprofiler.so.0 not found and not installable (apt-get install libgoogle-perftools-dev)"
+
+HAVE_GPROFNG=0
+if command -v gprofng >/dev/null 2>&1 || apt_install binutils; then
+	command -v gprofng >/dev/null 2>&1 && HAVE_GPROFNG=1
+fi
+[ "$HAVE_GPROFNG" = 1 ] || note "gprofng: skipped, not found (binutils >= 2.39 has it)"
+
+# perf: installed by the distribution's linux-perf; refused by
+# perf_event_paranoid > 1 for non-root users, or by seccomp in containers.
+HAVE_PERF=0
+if command -v perf >/dev/null 2>&1; then
+	if perf record -q -e task-clock -c 1000000 -o "$TMP/probe.data" -- "$WORK" burn 1 20 \
+	   >/dev/null 2>"$TMP/perf-probe.err"; then
+		HAVE_PERF=1
+	else
+		note "perf: skipped, a trial 'perf record -e task-clock' was refused (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo ?)): $(head -c 200 "$TMP/perf-probe.err" | tr '\n' ' ')"
 	fi
-	for d in $( (ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null) |
-	           sed -n 's/.*libprofiler\.so\.0 .*=> //p') \
-	         /usr/lib/x86_64-linux-gnu/libprofiler.so.0 /usr/lib64/libprofiler.so.0 \
-	         /usr/local/lib/libprofiler.so.0 /usr/lib/libprofiler.so.0; do
-		if [ -f "$d" ]; then
-			echo "$d"
-			return 0
-		fi
+else
+	note "perf: skipped, not installed (Debian: linux-perf)"
+fi
+
+HAVE_GNUPLOT=0
+if command -v gnuplot >/dev/null 2>&1 || apt_install gnuplot-nox; then
+	command -v gnuplot >/dev/null 2>&1 && HAVE_GNUPLOT=1
+fi
+[ "$HAVE_GNUPLOT" = 1 ] || note "plots: skipped, gnuplot not found and not installable as non-root (apt-get install gnuplot-nox)"
+
+# ---------------------------------------------------------------------------
+# Sizes.  The full run is sized for < 20 minutes on 2 loaded cores.
+# ---------------------------------------------------------------------------
+if [ "$QUICK" = 1 ]; then
+	REPS=1 BURN_UNITS=4000 XZ_BYTES=1000000 SORT_LINES=300000 SPIN_S=0.5
+	RATES="1000" TOTAL_THREADS="1 4 32" TOTAL_RATES="1000" SHORT_N=500
+	SCATTER_RUNS=3 OV_WORKLOADS="synthetic xz"
+else
+	REPS=3 BURN_UNITS=7000 XZ_BYTES=2500000 SORT_LINES=600000 SPIN_S=1
+	RATES="100 1000 4000" TOTAL_THREADS="1 2 4 8 32" TOTAL_RATES="100 1000" SHORT_N=5000
+	SCATTER_RUNS=10 OV_WORKLOADS="synthetic python xz threads"
+fi
+
+# Inputs: generated, deterministic, no network.
+head -c $((XZ_BYTES * 3 / 4)) /dev/urandom | base64 >"$TMP/xz.in"
+awk -v n="$SORT_LINES" 'BEGIN { srand(1); for (i = 0; i < n; i++)
+	printf "%d %s\n", int(rand() * 1e9), "lorem ipsum dolor" }' >"$TMP/sort.in"
+PY=$(command -v python3)
+BUSY=$(cd "$HERE/.." && pwd)/examples/busy.py
+RECPROG=$BUILD/test/rec/rec-prog
+
+# workload_cmd NAME: the command line of a workload, one word per line.
+workload_cmd()
+{
+	case $1 in
+	synthetic) printf '%s\n' "$WORK" burn 1 "$BURN_UNITS" ;;
+	threads) printf '%s\n' "$WORK" burn 16 $((BURN_UNITS / 16)) ;;
+	python) printf '%s\n' "$PY" "$BUSY" ;;
+	xz) printf '%s\n' xz -2 -T1 -c -k "$TMP/xz.in" ;;
+	sort) printf '%s\n' env LC_ALL=C sort -S 200M --parallel=1 "$TMP/sort.in" -o "$TMP/sort.out" ;;
+	rec-threads) printf '%s\n' "$RECPROG" threads 60 ;;
+	esac
+}
+
+# run_profiled CONFIG OUTPREFIX CMD...: runs CMD under the profiler CONFIG,
+# e.g. profil-1000, profil1-1000 (--max-depth 1), perf-1000, gperf-1000,
+# gperfpt-1000 (per-thread timers), gprofng-1000, none.  Two cpuof's: the
+# outer measures everything, the inner (inside the profiler's command) the
+# workload alone.  Leaves OUTPREFIX.outer, .inner, .stdout, .stderr and
+# the profiler's file.
+run_profiled()
+{
+	cfg=$1 pre=$2
+	shift 2
+	prof=${cfg%-*} hz=${cfg##*-}
+	inner=("$CPUOF" "$pre.inner")
+	case $prof in
+	none) cmd=("${inner[@]}" "$@") ;;
+	profil) cmd=("$PROFIL" record -v -F "$hz" -o "$pre.pprof" -- "${inner[@]}" "$@") ;;
+	profil1) cmd=("$PROFIL" record -v -F "$hz" --max-depth 1 -o "$pre.pprof" -- "${inner[@]}" "$@") ;;
+	perf) cmd=(perf record -q -e task-clock -c $((1000000000 / hz)) -o "$pre.data" -- "${inner[@]}" "$@") ;;
+	gperf) cmd=("${inner[@]}" env LD_PRELOAD="$GPERF" CPUPROFILE="$pre.gprof" CPUPROFILE_FREQUENCY="$hz" "$@") ;;
+	gperfpt) cmd=("${inner[@]}" env LD_PRELOAD="$GPERF" CPUPROFILE="$pre.gprof" CPUPROFILE_FREQUENCY="$hz" CPUPROFILE_PER_THREAD_TIMERS=1 "$@") ;;
+	gprofng)
+		# gprofng takes an interval in ms; its floor on Linux is 0.5 ms.
+		ms=$(awk -v hz="$hz" 'BEGIN { ms = 1000 / hz; if (ms < 0.5) ms = 0.5; print ms }')
+		rm -rf "$pre.er"
+		cmd=(gprofng collect app -O "$pre.gprofng-log" -o "$pre.er" -p "$ms" "${inner[@]}" "$@") ;;
+	*) echo "run_profiled: unknown config $cfg" >&2; return 1 ;;
+	esac
+	"$CPUOF" "$pre.outer" "${cmd[@]}" >"$pre.stdout" 2>"$pre.stderr" </dev/null || {
+		echo "bench: $cfg failed on $*: $(tail -3 "$pre.stderr" | tr '\n' ' ')" >&2
+		return 1
+	}
+}
+
+# peer_available CONFIG: 0 when the profiler of CONFIG can run here.
+peer_available()
+{
+	case ${1%-*} in
+	perf) [ "$HAVE_PERF" = 1 ] ;;
+	gperf|gperfpt) [ -n "$GPERF" ] ;;
+	gprofng) [ "$HAVE_GPROFNG" = 1 ] ;;
+	*) return 0 ;;
+	esac
+}
+
+# emit FILE key=value...: appends one raw line.
+emit() { f=$1; shift; echo "$*" >>"$RAW/$f"; }
+kv() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" | head -1; }
+
+# samples_of CONFIG PREFIX: the profiler's sample count (weighted, as it
+# reports CPU time) and, for fairness, "name count" lines in PREFIX.funcs.
+samples_of()
+{
+	cfg=$1 pre=$2
+	case ${cfg%-*} in
+	profil|profil1)
+		"$PROFIL" report --format csv "$pre.pprof" >"$pre.csv" 2>/dev/null || { echo 0; return; }
+		awk -F, 'NR > 1 { print $6, $1 }' "$pre.csv" >"$pre.funcs"
+		awk -F, 'NR > 1 { s += $1 } END { print s + 0 }' "$pre.csv" ;;
+	perf)
+		perf report -i "$pre.data" --stdio -n --sort sym 2>/dev/null |
+			awk '/^#/ || NF < 4 { next } { print $NF, $2 }' >"$pre.funcs"
+		perf script -i "$pre.data" -F ip 2>/dev/null | wc -l ;;
+	gperf|gperfpt)
+		python3 "$HERE/analyze.py" gperf "$pre.gprof" "$WORK" >"$pre.funcs" 2>/dev/null || true
+		awk '$1 == "TOTAL" { print $2 }' "$pre.funcs" | grep . || echo 0 ;;
+	gprofng)
+		# gprofng reports CPU seconds, not samples: converted at its rate.
+		gprofng display text -functions "$pre.er" 2>/dev/null |
+			awk '$NF != "<Total>" && $1 ~ /^[0-9.]+$/ { print $NF, $1 }' >"$pre.funcs"
+		gprofng display text -functions "$pre.er" 2>/dev/null |
+			awk -v hz="${cfg##*-}" '$NF == "<Total>" { printf "%d\n", $1 * (hz > 2000 ? 2000 : hz) + 0.5; f = 1 }
+			                       END { if (!f) print 0 }' ;;
+	esac
+}
+
+# ---------------------------------------------------------------------------
+# 1. Agreement with perf on real programs.
+# ---------------------------------------------------------------------------
+bench_agreement()
+{
+	[ "$HAVE_PERF" = 1 ] || { note "agreement: skipped, perf cannot run here"; return 0; }
+	for w in python xz sort rec-threads; do
+		log "agreement: $w"
+		mapfile -t c < <(workload_cmd "$w")
+		run_profiled profil-1000 "$RAW/agree-$w-profil" "${c[@]}" || continue
+		run_profiled perf-1000 "$RAW/agree-$w-perf" "${c[@]}" || continue
+		"$PROFIL" report --format csv --top 1000000 "$RAW/agree-$w-profil.pprof" >"$RAW/agree-$w-profil.csv" 2>/dev/null
+		"$PROFIL" report --format csv --by module "$RAW/agree-$w-profil.pprof" >"$RAW/agree-$w-profil.mod.csv" 2>/dev/null
+		perf report -i "$RAW/agree-$w-perf.data" --stdio -n --sort dso,sym 2>/dev/null >"$RAW/agree-$w-perf.sym"
+		emit agreement.txt "workload=$w profil=$RAW/agree-$w-profil perf=$RAW/agree-$w-perf" \
+			"pprof_bytes=$(stat -c %s "$RAW/agree-$w-profil.pprof")"
 	done
 }
 
-# threads_one IMPL N: run once, append the result line (or a failure) to
-# $threads_out.  stderr is shown only when the run fails: gperftools
-# chats there on every exit.
-threads_one()
+# ---------------------------------------------------------------------------
+# 2. Overhead: wall and CPU with and without profiling, interleaved.
+# ---------------------------------------------------------------------------
+bench_overhead()
 {
-	impl=$1 n=$2
-	err=$threads_tmp/err
-	case $impl in
-	glibc) line=$(env -u LD_PRELOAD "$BIN/threads" "$n" "$threads_secs" 2>"$err") ;;
-	ours) line=$(LD_PRELOAD="$threads_ours" "$BIN/threads" "$n" "$threads_secs" 2>"$err") ;;
-	ours100)
-		line=$(PROFIL_HZ=100 LD_PRELOAD="$threads_ours" "$BIN/threads" "$n" \
-		       "$threads_secs" 2>"$err")
-		# Same library at glibc's rate: reported under a name of its own.
-		line=$(echo "$line" | sed 's/^impl=ours /impl=ours100 /') ;;
-	gperftools) line=$(CPUPROFILE_FREQUENCY=1000 LD_PRELOAD="$threads_gperf" \
-	                   "$BIN/threads" "$n" "$threads_secs" 2>"$err") ;;
-	esac
-	rc=$?
-	# The preload must have given us the implementation we asked for.
-	case "$rc:$line" in
-	"0:impl=$impl "*) echo "$line" >>"$threads_out" ;;
-	*)
-		echo "threads: $impl with $n threads failed (exit $rc, wanted impl=$impl): $line" >&2
-		cat "$err" >&2
-		echo "impl=$impl threads=$n failed=1" >>"$threads_out"
-		status=1
-		;;
-	esac
-}
-
-bench_threads()
-{
-	threads_secs=${BENCH_SECONDS:-2}
-	# Absolute: LD_PRELOAD must not depend on the directory we run in.
-	# The soname link is the fallback: `make bench` builds the versioned
-	# library and its soname link, not always the libprofil.so link.
-	threads_lib=libprofil.so
-	[ -f "$BUILD/$threads_lib" ] || threads_lib=libprofil.so.1
-	threads_ours=$(cd "$BUILD" 2>/dev/null && pwd)/$threads_lib
-	threads_tmp=$(mktemp -d)
-	threads_out=$threads_tmp/out
-	: >"$threads_out"
-
-	# ours100: our library at glibc's 100 Hz, so that what the rate buys
-	# and what the mechanism buys can be told apart.
-	impls="glibc ours ours100"
-	threads_gperf=$(threads_find_gperftools)
-	if [ -n "$threads_gperf" ]; then
-		impls="$impls gperftools"
-	else
-		threads_gperf_note="gperftools: skipped, libprofiler.so.0 not found (Debian: apt-get install libgoogle-perftools-dev, or set GPERFTOOLS_LIB)"
-	fi
-	if [ ! -x "$BIN/threads" ] || [ ! -f "$BUILD/$threads_lib" ]; then
-		echo "threads: $BIN/threads or $BUILD/$threads_lib missing; run 'make BUILD=$BUILD bench'" >&2
-		rm -rf "$threads_tmp"
-		status=1
-		return
-	fi
-
-	echo "== threads: samples per CPU second, $threads_secs s of spinning per run =="
-	echo "   $(nproc 2>/dev/null || echo '?') CPUs online; threads spin in distinct functions, histogram over the program text"
-	[ -n "${threads_gperf_note:-}" ] && echo "   $threads_gperf_note"
-	for n in 1 2 4 8; do
-		for impl in $impls; do
-			threads_one "$impl" "$n"
+	cfgs=""
+	for hz in $RATES; do
+		for p in profil profil1 perf gperf gprofng; do
+			peer_available "$p-$hz" && cfgs="$cfgs $p-$hz"
 		done
 	done
-
-	awk -v impls="$impls" '
-	function v(line, key,   i, kv) {
-		for (i = 1; i <= NF; i++) {
-			split($i, kv, "=")
-			if (kv[1] == key)
-				return kv[2]
-		}
-		return ""
-	}
-	{
-		impl = v($0, "impl"); n = v($0, "threads")
-		key = impl SUBSEP n
-		failed[key] = v($0, "failed") != ""
-		hz[impl] = hz[impl] != "" ? hz[impl] : v($0, "hz")
-		cpu[key] = v($0, "cpu"); smp[key] = v($0, "samples")
-		pcs[key] = v($0, "per_cpu_s"); ratio[key] = v($0, "ratio")
-		sig[key] = v($0, "sig_per_cpu_s"); spread[key] = v($0, "spread")
-	}
-	END {
-		ni = split(impls, im, " ")
-		split("1 2 4 8", ns, " ")
-		label["glibc"] = "glibc profil()"
-		label["ours"] = "ours (libprofil)"
-		label["ours100"] = "ours, PROFIL_HZ=100"
-		label["gperftools"] = "gperftools"
-
-		printf "\n%-7s %-19s %5s %7s %8s %10s %6s %10s %6s\n", "threads", "implementation",
-		    "Hz", "CPU s", "samples", "smp/CPU s", "ratio", "sig/CPU s", "spread"
-		for (j = 1; j <= 4; j++)
-			for (i = 1; i <= ni; i++) {
-				key = im[i] SUBSEP ns[j]
-				if (failed[key]) {
-					printf "%-7s %-19s  (failed)\n", ns[j], label[im[i]]
+	for rep in $(seq 1 "$REPS"); do
+		for w in $OV_WORKLOADS; do
+			log "overhead: rep $rep/$REPS, $w"
+			mapfile -t c < <(workload_cmd "$w")
+			for cfg in none $cfgs; do
+				pre=$TMP/ov
+				rm -rf "$pre".*
+				run_profiled "$cfg" "$pre" "${c[@]}" || {
+					emit overhead.txt "workload=$w config=$cfg rep=$rep failed=1"
 					continue
 				}
-				printf "%-7s %-19s %5s %7.2f %8d %10.1f %6.3f %10.1f %6s\n", ns[j],
-				    label[im[i]], hz[im[i]], cpu[key], smp[key], pcs[key], ratio[key],
-				    sig[key], spread[key]
-			}
-
-		printf "\nsamples per CPU second (ratio to the nominal rate)\n"
-		printf "%-29s", ""
-		for (j = 1; j <= 4; j++)
-			printf " %15s", ns[j] " thread" (ns[j] > 1 ? "s" : "")
-		printf "\n"
-		for (i = 1; i <= ni; i++) {
-			printf "%-29s", label[im[i]] " @ " hz[im[i]] " Hz"
-			for (j = 1; j <= 4; j++) {
-				key = im[i] SUBSEP ns[j]
-				if (failed[key])
-					printf " %15s", "failed"
-				else
-					printf " %7.1f (%5.3f)", pcs[key], ratio[key]
-			}
-			printf "\n"
-		}
-
-		line = "summary: ours/glibc samples per CPU s:"
-		acc = "; accuracy (ratio) ours/glibc:"
-		for (j = 1; j <= 4; j++) {
-			a = "ours" SUBSEP ns[j]; b = "glibc" SUBSEP ns[j]
-			if (failed[a] || failed[b] || pcs[b] + 0 == 0 || ratio[b] + 0 == 0) {
-				line = line " " ns[j] "t n/a"
-				acc = acc " " ns[j] "t n/a"
-				continue
-			}
-			line = line sprintf(" %st %.1fx", ns[j], pcs[a] / pcs[b])
-			acc = acc sprintf(" %st %.2f", ns[j], ratio[a] / ratio[b])
-		}
-		print "\n" line acc
-		if (hz["ours100"] != "") {
-			line = "summary: ours at 100 Hz / glibc samples per CPU s:"
-			for (j = 1; j <= 4; j++) {
-				a = "ours100" SUBSEP ns[j]; b = "glibc" SUBSEP ns[j]
-				if (failed[a] || failed[b] || pcs[b] + 0 == 0)
-					line = line " " ns[j] "t n/a"
-				else
-					line = line sprintf(" %st %.2f", ns[j], pcs[a] / pcs[b])
-			}
-			print line
-		}
-		print ""
-	}' "$threads_out"
-	rm -rf "$threads_tmp"
-	echo "   ratio = samples / (CPU s x Hz), 1 = every CPU second sampled at the stated rate"
-	echo "   sig/CPU s = signals handled per CPU second (ours credits a signal with every timer"
-	echo "   expiry it stands for, so it can be below smp/CPU s); spread = max/min per-thread"
-	echo "   samples per CPU second, 1 = every thread sampled in proportion to its CPU time"
+				own=""
+				case $cfg in profil*) own=$(sed -n 's/.*own CPU \([0-9.]*\) s.*/\1/p' "$pre.stderr") ;; esac
+				emit overhead.txt "workload=$w config=$cfg rep=$rep" \
+					"wall=$(kv "$pre.outer" wall) cpu=$(kv "$pre.outer" cpu)" \
+					"inner_cpu=$(kv "$pre.inner" cpu) inner_wall=$(kv "$pre.inner" wall) own=${own:-}"
+			done
+		done
+	done
 }
 
 # ---------------------------------------------------------------------------
-# lookup (issue 4): ns per sample in the handler's per-sample path with 1,
-# 10 and 1,000 ranges.  bench/lookup.c compiles src/sample.c itself; see
-# its header for what is and is not timed.
+# 3. Totals and fairness: N threads spinning; 4. short-lived threads.
 # ---------------------------------------------------------------------------
-bench_lookup()
+TOTAL_PEERS="profil perf gperf gperfpt gprofng"
+bench_totals()
 {
-	echo "== lookup"
-	if ! "$BIN/lookup"; then
-		echo "lookup: FAILED" >&2
-		status=1
-	fi
+	for n in $TOTAL_THREADS; do
+		for hz in $TOTAL_RATES; do
+			log "totals: $n threads at $hz Hz"
+			for p in $TOTAL_PEERS; do
+				cfg=$p-$hz
+				peer_available "$cfg" || continue
+				pre=$TMP/tot
+				rm -rf "$pre".*
+				if ! run_profiled "$cfg" "$pre" "$WORK" spin "$n" "$SPIN_S"; then
+					emit totals.txt "threads=$n hz=$hz peer=$p failed=1"
+					continue
+				fi
+				s=$(samples_of "$cfg" "$pre")
+				tc=$(tr ' ' '\n' <"$pre.stdout" | grep '^tcpu' | tr '\n' ' ')
+				fn=$(awk '$1 ~ /^spin_[0-7]$/ { printf "%s=%s ", $1, $2 }' "$pre.funcs" 2>/dev/null)
+				emit totals.txt "threads=$n hz=$hz peer=$p samples=$s cpu=$(kv "$pre.stdout" cpu) $tc $fn"
+			done
+		done
+	done
+	log "short-lived threads: $SHORT_N x 2 ms"
+	for p in $TOTAL_PEERS; do
+		cfg=$p-1000
+		peer_available "$cfg" || continue
+		pre=$TMP/short
+		rm -rf "$pre".*
+		if ! run_profiled "$cfg" "$pre" "$WORK" short "$SHORT_N" 2; then
+			emit short.txt "peer=$p failed=1"
+			continue
+		fi
+		emit short.txt "peer=$p hz=1000 threads=$SHORT_N samples=$(samples_of "$cfg" "$pre") cpu=$(kv "$pre.stdout" cpu)"
+	done
 }
 
 # ---------------------------------------------------------------------------
-# unwind (issue 11): the handler's stack walk per sample at depth 10 and
-# 100, and the tables' size and build time (bench/unwind.c compiles
-# src/unwind*.c itself; docs/unwinding.md has the figures).
+# 5. Attribution and 7. resolution: known shares 25/25/10/40, 10 runs at
+# 1000 and 4000 Hz; real observations per CPU second.
 # ---------------------------------------------------------------------------
-bench_unwind()
+bench_attribution()
 {
-	echo "== unwind"
-	if ! "$BIN/unwind"; then
-		echo "unwind: FAILED" >&2
-		status=1
-	fi
+	for run in $(seq 1 "$SCATTER_RUNS"); do
+		log "attribution: run $run/$SCATTER_RUNS"
+		for cfg in profil-1000 profil-4000 perf-1000 perf-4000 gperf-1000; do
+			peer_available "$cfg" || continue
+			pre=$TMP/attr
+			rm -rf "$pre".*
+			run_profiled "$cfg" "$pre" "$WORK" attr $((BURN_UNITS / 2)) || continue
+			s=$(samples_of "$cfg" "$pre")
+			fn=$(awk '$1 ~ /^share_[a-d]$/ { printf "%s=%s ", $1, $2 }' "$pre.funcs" 2>/dev/null)
+			emit attribution.txt "config=$cfg run=$run samples=$s cpu=$(kv "$pre.stdout" cpu) $fn"
+		done
+	done
+	# Real observations (signals handled) per CPU second: the library's
+	# own count, through bench/threads (our engine credits a signal with
+	# every expiry it stands for, so samples can exceed observations).
+	for hz in 1000 4000; do
+		line=$(PROFIL_HZ=$hz LD_PRELOAD="$LIBPROFIL" "$BIN/threads" 1 1 2>/dev/null || true)
+		emit resolution.txt "peer=profil hz=$hz $line"
+	done
 }
 
-bench_threads
-bench_lookup
-bench_unwind
+# ---------------------------------------------------------------------------
+# 8. Costs: handler, start/stop, sweeper, file size; and issue 2's library
+# table (glibc's profil() against ours, the library forms).
+# ---------------------------------------------------------------------------
+bench_costs()
+{
+	log "costs"
+	"$BIN/unwind" >"$RAW/unwind.txt" 2>&1 || note "costs: bench/unwind failed: $(tail -1 "$RAW/unwind.txt")"
+	"$BIN/lookup" >"$RAW/lookup.txt" 2>&1 || note "costs: bench/lookup failed"
+	for rep in 1 2 3; do
+		for n in 1 100 1000; do
+			emit startstop.txt "threads=$n $(LD_PRELOAD="$LIBPROFIL" "$WORK" startstop "$n")"
+			emit startstop.txt "threads=$n $("$WORK" startstop "$n")"
+		done
+	done
+	for rep in 1 2 3; do
+		emit idle.txt "config=none $("$WORK" idle 1000 2)"
+		emit idle.txt "config=library $(LD_PRELOAD="$LIBPROFIL" "$WORK" idle 1000 2)"
+		"$PROFIL" record -o "$TMP/idle.pprof" -- "$WORK" idle 1000 2 >"$TMP/idle.out" 2>/dev/null
+		emit idle.txt "config=profil-record $(cat "$TMP/idle.out")"
+	done
+	log "library totals (bench/threads, issue 2)"
+	BENCH_SECONDS=1 sh "$HERE/threads.sh" "$BUILD" >"$RAW/threads.txt" 2>&1 ||
+		note "threads: bench/threads.sh reported a failure (see its table)"
+}
 
-exit $status
+log "peers: perf=$HAVE_PERF gperftools=${GPERF:-none} gprofng=$HAVE_GPROFNG gnuplot=$HAVE_GNUPLOT quick=$QUICK"
+bench_agreement
+bench_overhead
+bench_totals
+bench_attribution
+bench_costs
+ELAPSED=$(($(date +%s) - T0))
+log "analysing"
+BENCH_BUILD=$BUILD python3 "$HERE/analyze.py" report "$RAW" "$OUT" "$QUICK" "$ELAPSED" "$HAVE_GNUPLOT"
+log "done: $OUT/results.md"
