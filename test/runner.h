@@ -58,6 +58,15 @@ static inline double cpu_thread(void)
 }
 
 /*
+ * The engine a test may find running (profil.h's enum): timers, or perf
+ * events unless PROFIL_ENGINE=timer forbids them (test-engine.c checks
+ * which is chosen when).
+ */
+#define ENGINE_RUNNING(e) ((e) == PROFIL_ENGINE_THREAD_TIMERS || \
+	((e) == PROFIL_ENGINE_PERF_EVENTS && \
+	 !(getenv("PROFIL_ENGINE") && strcmp(getenv("PROFIL_ENGINE"), "timer") == 0)))
+
+/*
  * Tolerance for an observed share of n samples whose true share is p:
  * z standard deviations of the binomial, plus an allowance for what the
  * workload cannot make exact (call overhead, code outside the ranges).

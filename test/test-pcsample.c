@@ -131,7 +131,7 @@ TEST_IMPL(pcsample_errors)
 	ASSERT_ERR(pcsample(a, -1), EINVAL);
 	struct profil_stats st;
 	ASSERT_OK(profil_get_stats(&st));
-	ASSERT_EQ(st.engine, PROFIL_ENGINE_THREAD_TIMERS);
+	ASSERT(ENGINE_RUNNING(st.engine));
 	spin_pc(iters_for(0.05));
 	/* unwritable array: EFAULT and profiling off */
 	void *page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -1,0 +1,246 @@
+/*
+ * test-engine.c - which engine samples (issue 13): perf events when the
+ * system allows them and the rate is above the kernel tick, timers when
+ * PROFIL_ENGINE=timer says so or anything refuses the events; and what
+ * the perf engine delivers (real samples well above the tick, totals of
+ * CPU seconds x rate, one close-on-exec descriptor per thread).
+ *
+ * Each test sets PROFIL_ENGINE itself, so `make test-perf` and `make
+ * test-timer` (which set it for the whole suite) do not change them.
+ */
+#include "runner.h"
+#include "safety.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/perf_event.h>
+#include <linux/seccomp.h>
+#include <profil.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+
+/* Whether this process may open a task-clock event; if not, the reason
+ * is noted as the test's skip reason and 0 returned. */
+static int perf_allowed(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = 1000000;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	snprintf(test_skip_reason, sizeof test_skip_reason, "perf events refused (%s)",
+	         strerror(errno));
+	printf("skipped: %s\n", test_skip_reason);
+	return 0;
+}
+
+static unsigned int tick_hz(void)
+{
+	struct timespec r;
+	ASSERT_OK(clock_getres(CLOCK_MONOTONIC_COARSE, &r));
+	return (unsigned int)(1000000000L / r.tv_nsec);
+}
+
+/* Profiles `seconds` of CPU on the calling thread at hz; fills *st. */
+static int run_at(unsigned int hz, double seconds, struct profil_stats *st, double *cpu)
+{
+	static unsigned short buf[2];
+	buf[0] = 0;
+	ASSERT_OK(profil_set_hz(hz));
+	double c0 = cpu_process();
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	burn(seconds);
+	ASSERT_OK(profil_get_stats(st));
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	*cpu = cpu_process() - c0;
+	struct profil_stats after;
+	ASSERT_OK(profil_get_stats(&after));
+	st->ticks = after.ticks, st->signals = after.signals;
+	return 0;
+}
+
+TEST_IMPL(engine_perf_chosen_1000hz)
+{
+	setenv("PROFIL_ENGINE", "auto", 1);
+	if (!perf_allowed())
+		return 0;
+	struct profil_stats st;
+	double cpu;
+	if (1000 <= tick_hz()) {
+		printf("tick %u Hz: 1000 Hz is not above it\n", tick_hz());
+		ASSERT_OK(run_at(1000, 0.1, &st, &cpu));
+		ASSERT_EQ(st.engine, PROFIL_ENGINE_THREAD_TIMERS);
+		return 0;
+	}
+	ASSERT_OK(run_at(1000, 0.3, &st, &cpu));
+	printf("engine %s, real %u Hz, perf_error %d\n", profil_engine_name(st.engine),
+	       st.real_hz, st.perf_error);
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	ASSERT_EQ(st.real_hz, 1000);
+	ASSERT_EQ(st.perf_error, 0);
+	ASSERT(strcmp(profil_engine_name(st.engine), "perf-events") == 0);
+	/* at the tick's rate or below, timers do as well: auto keeps them */
+	ASSERT_OK(run_at(tick_hz(), 0.1, &st, &cpu));
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_THREAD_TIMERS);
+	/* ... unless perf is forced */
+	setenv("PROFIL_ENGINE", "perf", 1);
+	ASSERT_OK(run_at(100, 0.1, &st, &cpu));
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	return 0;
+}
+
+TEST_IMPL(engine_timer_forced)
+{
+	setenv("PROFIL_ENGINE", "timer", 1);
+	struct profil_stats st;
+	double cpu;
+	ASSERT_OK(run_at(4000, 0.3, &st, &cpu));
+	printf("engine %s, real %u Hz, %llu signals for %llu samples\n",
+	       profil_engine_name(st.engine), st.real_hz, st.signals, st.ticks);
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_THREAD_TIMERS);
+	ASSERT(st.real_hz <= tick_hz());
+	ASSERT_EQ(st.perf_error, 0);
+	return 0;
+}
+
+/* In a child: perf_event_open fails with EPERM (a seccomp filter) or no
+ * descriptor may be spared (RLIMIT_NOFILE); profiling falls back to
+ * timers, says why, and still counts CPU seconds x rate. */
+static int fallback_child(int how)
+{
+	if (how == 0) {
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+			return 20;
+	} else {
+		struct rlimit rl = {16, 16}; /* all of it the program's reserve */
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			return 21;
+	}
+	struct profil_stats st;
+	double cpu;
+	if (run_at(2000, 0.3, &st, &cpu) != 0)
+		return 22;
+	printf("fallback (%s): engine %s, perf_error %d (%s), %llu samples in %.3f CPU s\n",
+	       how ? "RLIMIT_NOFILE 16" : "seccomp EPERM", profil_engine_name(st.engine),
+	       st.perf_error, strerror(st.perf_error), st.ticks, cpu);
+	if (st.engine != PROFIL_ENGINE_THREAD_TIMERS)
+		return 23;
+	if (st.perf_error != (how ? EMFILE : EPERM))
+		return 24;
+	double want = cpu * 2000;
+	return fabs((double)st.ticks - want) < 0.05 * want + 10 ? 0 : 25;
+}
+
+TEST_IMPL(engine_fallback)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	setenv("PROFIL_ENGINE", "perf", 1);
+	for (int how = 0; how < 2; how++) {
+		fflush(stdout);
+		pid_t pid = fork();
+		ASSERT(pid >= 0);
+		if (pid == 0)
+			_exit(fallback_child(how));
+		int status;
+		ASSERT_EQ(waitpid(pid, &status, 0), pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			FAIL_AT("fallback %d: child status %#x", how, status);
+	}
+	return 0;
+}
+
+/* Real samples per CPU second well above the tick, and totals within
+ * binomial-like bounds of CPU seconds x rate. */
+TEST_IMPL(engine_perf_above_tick)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	setenv("PROFIL_ENGINE", "perf", 1);
+	if (!perf_allowed())
+		return 0;
+	const unsigned int hz = 4000;
+	struct profil_stats st;
+	double cpu;
+	ASSERT_OK(run_at(hz, 1.0, &st, &cpu));
+	double real = (double)st.signals / cpu, want = cpu * hz;
+	printf("%u Hz: %.3f CPU s, %llu signals (%.0f per CPU s; tick %u Hz), %llu samples of %.0f\n",
+	       hz, cpu, st.signals, real, tick_hz(), st.ticks, want);
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	ASSERT(real > 2.5 * tick_hz());
+	ASSERT_EQ(st.ticks, st.signals); /* each signal is one sample */
+	/* Poisson-like bound plus the work outside the profiled window */
+	ASSERT_NEAR((double)st.ticks, want, 6 * sqrt(want) + 0.02 * want);
+	return 0;
+}
+
+/* Our perf event descriptors, close-on-exec each. */
+static int count_perf_fds(int *cloexec_all)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	char path[300], link[128];
+	int n = 0;
+	*cloexec_all = 1;
+	while (d && (de = readdir(d)) != NULL) {
+		snprintf(path, sizeof path, "/proc/self/fd/%s", de->d_name);
+		ssize_t k = readlink(path, link, sizeof link - 1);
+		if (k <= 0)
+			continue;
+		link[k] = '\0';
+		if (!strstr(link, "perf_event"))
+			continue;
+		n++;
+		int flags = fcntl(atoi(de->d_name), F_GETFD);
+		if (flags < 0 || !(flags & FD_CLOEXEC))
+			*cloexec_all = 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+TEST_IMPL(engine_perf_descriptors)
+{
+	setenv("PROFIL_ENGINE", "perf", 1);
+	if (!perf_allowed())
+		return 0;
+	static unsigned short buf[2];
+	struct spinners sp;
+	spinners_start(&sp, 3);
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	burn(0.05);
+	int cloexec;
+	int n = count_perf_fds(&cloexec);
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	printf("%u threads sampled, %d perf descriptors, close-on-exec %s\n", st.threads, n,
+	       cloexec ? "all" : "NOT all");
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	ASSERT(n >= 1 && (unsigned)n <= st.threads); /* at most one per thread */
+	ASSERT(cloexec);
+	spinners_stop(&sp);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	ASSERT_EQ(count_perf_fds(&cloexec), 0); /* stopping closes them all */
+	return 0;
+}
