@@ -116,6 +116,19 @@ TEST_IMPL(unwind_truncated)
 	return 0;
 }
 
+/* A stack read that faults (the page holding a return address made
+ * PROT_NONE) ends that sample's stack [unknown] and nothing else: the
+ * samples keep coming, every one with the frames below the page. */
+TEST_IMPL(unwind_fault_costs_one_stack)
+{
+	if (skip_tools())
+		return 0;
+	struct uwresult r = uwprog("fault", 128);
+	assert_complete(&r);
+	ASSERT(r.unknown >= r.hot * 99 / 100);
+	return 0;
+}
+
 /* Tables rebuilt and retired under the handler's feet: a thread
  * dlopen()s and dlclose()s a library without pause while main is sampled
  * (engine_drain() at every dlclose); the stacks stay whole. */

@@ -13,6 +13,10 @@
  *   uwprog signal    main -> uw_interrupted, interrupted by SIGALRM whose
  *                    handler (on a sigaltstack) runs uw_hot
  *   uwprog truncate  uw_recurse x 201 -> uw_hot, run with a depth limit
+ *   uwprog fault     on a thread: uw_fault_outer -> uw_fault_mid -> uw_hot,
+ *                    with the page holding uw_fault_outer's return address
+ *                    made PROT_NONE meanwhile: every walk faults there,
+ *                    the fault costs that sample its callers only
  *   uwprog dlstorm LIB   main -> uw_recurse x 21 -> uw_hot while a second
  *                    thread dlopen()s and dlclose()s LIB without pause
  *                    (each dlclose rebuilds and retires the tables)
@@ -31,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +50,8 @@ void *uw_thread_main(void *arg);
 unsigned long uw_recurse(int n);
 void uw_on_alarm(int sig);
 void uw_interrupted(void);
+void uw_fault_mid(uintptr_t page);
+void uw_fault_outer(void);
 
 volatile unsigned long uw_sink;
 static volatile int alarm_done;
@@ -120,6 +127,53 @@ __attribute__((noinline)) void uw_interrupted(void)
 	while (!alarm_done)
 		spins++;
 	uw_sink += spins;
+}
+
+/* Spins in uw_hot with `page` unreadable, then gives it back. */
+__attribute__((noinline)) void uw_fault_mid(uintptr_t page)
+{
+	double end = thread_cpu() + SECONDS;
+	while (thread_cpu() < end)
+		uw_sink += uw_hot(100000);
+	if (mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0)
+		abort();
+	uw_sink++;
+}
+
+/* 16 KiB of frame between our return address and uw_fault_mid's frames,
+ * so the page holding the return address is touched by nothing but the
+ * stack walk until uw_fault_mid has given it back. */
+__attribute__((noinline)) void uw_fault_outer(void)
+{
+	volatile char pad[16384];
+	pad[0] = 1;
+	uintptr_t slot = (uintptr_t)__builtin_frame_address(0) + 8;
+	uintptr_t page = slot & ~(uintptr_t)4095;
+	if (mprotect((void *)page, 4096, PROT_NONE) != 0)
+		abort();
+	uw_fault_mid(page);
+	uw_sink += pad[0];
+}
+
+static void *fault_thread(void *arg)
+{
+	uw_fault_outer();
+	return arg;
+}
+
+static void fault_case(void)
+{
+	size_t size = 1 << 20;
+	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_attr_t a;
+	pthread_t th;
+	if (stack == MAP_FAILED || pthread_attr_init(&a) != 0 ||
+	    pthread_attr_setstack(&a, stack, size) != 0 ||
+	    pthread_create(&th, &a, fault_thread, NULL) != 0) {
+		perror("uwprog: fault thread");
+		exit(2);
+	}
+	pthread_join(th, NULL);
 }
 
 static volatile int storm_stop;
@@ -214,6 +268,9 @@ static int full_chain(const char *mode, const uint64_t *pcs, uint32_t n, struct 
 	}
 	if (!strcmp(mode, "recurse"))
 		return run_of(pcs, n, k, "uw_recurse") == 51 && run_of(pcs, n, k + 51, "main") == 1;
+	if (!strcmp(mode, "fault"))
+		return n == 4 && pcs[3] == RING_PC_UNKNOWN && run_of(pcs, n, 1, "uw_fault_mid") == 1 &&
+		       run_of(pcs, n, 2, "uw_fault_outer") == 1;
 	if (!strcmp(mode, "dlstorm"))
 		return run_of(pcs, n, k, "uw_recurse") == 21 && run_of(pcs, n, k + 21, "main") == 1;
 	if (!strcmp(mode, "truncate"))
@@ -232,7 +289,7 @@ static void judge(const char *mode, const struct ring_record *r, struct tally *t
 	t->hot++;
 	t->truncated += r->pcs[n - 1] == RING_PC_TRUNCATED;
 	t->unknown += r->pcs[n - 1] == RING_PC_UNKNOWN;
-	int want_marker = !strcmp(mode, "truncate");
+	int want_marker = !strcmp(mode, "truncate") || !strcmp(mode, "fault");
 	if (marker == want_marker && full_chain(mode, r->pcs, n, t))
 		t->full++;
 	else
@@ -310,6 +367,8 @@ int main(int argc, char **argv)
 		storm_stop = 1;
 		pthread_join(th, NULL);
 		printf("cycles %ld\n", storm_cycles);
+	} else if (!strcmp(mode, "fault")) {
+		fault_case();
 	} else if (!strcmp(mode, "signal")) {
 		signal_case();
 	} else {
