@@ -63,6 +63,7 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
+.PHONY: test-perf test-timer
 .PHONY: cli deps check-install check-symbols all lib check check-handler check-man check-cxx test demo install \
         uninstall clean help \
         examples bench stress sanitize tsan valgrind
@@ -168,6 +169,28 @@ bench: $(BENCH) $(PROFIL_BIN) $(AGENT) rec-progs
 test: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	$(TEST_BIN) $(TESTS)
 
+# The semantic suite once per engine (issue 13).  `make test` samples with
+# the engine chosen by default (perf events above the tick where they are
+# allowed); these run the counting, threads, fork, exec and safety tests
+# again with PROFIL_ENGINE forcing one: perf where a probe succeeds (else
+# one line says why not), timers everywhere.
+ENGINE_TESTS := classic_totals_1_thread classic_totals_8_threads classic_fairness_4_threads \
+    classic_threads_before_start classic_thread_no_hook_saw classic_no_write_after_stop \
+    classic_restart_many classic_set_hz classic_program_owns_sigprof \
+    classic_program_takes_sigprof_later threads_short_lived_10ms_1000hz \
+    threads_thrd_create_covered safety_fork safety_exec safety_concurrent_callers \
+    safety_eintr_restarted safety_limit_fds safety_buffer_unmapped_later \
+    safety_stop_hygiene interpose_exec_requeue_all interpose_fork_during_churn \
+    pcsample_threads
+test-perf: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
+	@r=$$($(BUILD)/test/perfprobe); if [ "$$r" = ok ]; then \
+	    echo "test-perf: the semantic suite on perf events (PROFIL_ENGINE=perf)"; \
+	    PROFIL_ENGINE=perf $(TEST_BIN) $(ENGINE_TESTS); \
+	else echo "test-perf skipped: perf events refused ($$r)"; fi
+test-timer: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
+	@echo "test-timer: the semantic suite on timers (PROFIL_ENGINE=timer)"
+	PROFIL_ENGINE=timer $(TEST_BIN) $(ENGINE_TESTS)
+
 # The profil command and the test cases made of test/cli/*.t
 cli: $(PROFIL_BIN)
 $(BUILD)/cli-obj/%.o: cli/%.c $(wildcard cli/*.h cli/*/*.h)
@@ -204,6 +227,7 @@ check-install: lib
 # The runner last: its closing line ("N passed, N failed, N skipped") ends
 # the output, and is what CI reads.
 check: deps check-handler check-man check-cxx check-install check-symbols
+	$(MAKE) test-perf test-timer
 	$(MAKE) test
 
 # Safety stress (issue 3): minutes, not part of `make check`.
