@@ -165,7 +165,6 @@ def read_perf(prefix, extra_dirs):
     holds them, named like profil's module+0xSTART."""
     funcs, mods = {}, {}
     total = kernel = 0
-    fdes = {}
     for line in open(prefix + ".sym"):
         if line.startswith("#") or not line.strip():
             continue
@@ -180,26 +179,33 @@ def read_perf(prefix, extra_dirs):
         mk = modkey(dso)
         mods[mk] = mods.get(mk, 0) + n
         if sym.startswith("0x"):
-            addr = int(sym, 16)
-            if dso not in fdes:
-                fdes[dso] = fde_starts(dso, extra_dirs)
-            name = None
-            for a, b in fdes[dso]:
-                if a <= addr < b:
-                    name = "%s+0x%x" % (dso, a)
-                    break
-            sym = name or "%s+?" % dso
+            sym = "%s+0x%x" % (dso, int(sym, 16))
         funcs[(mk, sym)] = funcs.get((mk, sym), 0) + n
     return total, kernel, funcs, mods
 
 
-def norm_unnamed(funcs):
-    """module+0xSTART of ours and perf's differ in the module spelling:
-    key unnamed functions by (module key, start)."""
+FDES = {}
+
+
+def norm_unnamed(funcs, extra_dirs):
+    """An unnamed function is MODULE+0xADDR on both sides: perf's ADDR is
+    the sampled address, ours is not always the FDE's first byte, so both
+    are keyed by (module, start of the FDE that holds ADDR) from readelf;
+    ADDR itself when the module's file or FDE is not found."""
     out = {}
     for (mk, name), n in funcs.items():
         m = re.match(r"(.*)\+0x([0-9a-f]+)$", name)
-        key = (mk, "+0x" + m.group(2)) if m else (mk, name)
+        if m:
+            mod, addr = os.path.basename(m.group(1)), int(m.group(2), 16)
+            if mod not in FDES:
+                FDES[mod] = fde_starts(mod, extra_dirs)
+            for a, b in FDES[mod]:
+                if a <= addr < b:
+                    addr = a
+                    break
+            key = (mk, "+0x%x" % addr)
+        else:
+            key = (mk, name)
         out[key] = out.get(key, 0) + n
     return out
 
@@ -238,7 +244,7 @@ def agreement(raw, build, md, plots):
         w = r["workload"]
         ot, of, om = read_ours(r["profil"])
         pt, pk, pf, pm = read_perf(r["perf"], extra)
-        of, pf = norm_unnamed(of), norm_unnamed(pf)
+        of, pf = norm_unnamed(of, extra), norm_unnamed(pf, extra)
         allr = compare(of, ot, pf, pt)
         named = compare(of, ot, pf, pt, is_named)
         modr = compare(om, ot, pm, pt)
@@ -366,6 +372,21 @@ def totals(raw, md, plots):
             v = ratio.get((p, hz, t), "missing")
             cells.append("failed" if v is None else ("—" if v == "missing" else "%.3f" % v))
         md.append("| %s | %s |" % (label(p + "-" + hz), " | ".join(cells)))
+    # CPU outside the spinning threads (process start, a profiler's
+    # start-up in the process, exit): the part no thread's timer samples.
+    gap = {}
+    for r in rows:
+        n = int(r["threads"])
+        if "failed" in r or n > 8:
+            continue
+        tc = [fnum(r.get("tcpu%d" % i)) for i in range(n)]
+        if all(t is not None for t in tc):
+            gap.setdefault(r["peer"], []).append(1000 * (fnum(r["cpu"], 0) - sum(tc)))
+    if gap:
+        md.append("\nCPU of the process outside the spinning threads (start-up, a preloaded profiler's "
+                  "initialisation, exit), ms, median [min–max] over the runs with ≤ 8 threads — what a "
+                  "per-thread timer cannot see before it is armed: " + "; ".join(
+                      "%s %s" % (PEER_LABEL.get(p, p), spread(v, "%.1f")) for p, v in gap.items()) + ".\n")
     md.append("\nFairness (6.): max/min over threads of samples per CPU second of that thread "
               "(each thread spins in a function of its own; 1.00 = each thread sampled in "
               "proportion to its CPU time; n/a = the profiler gave some thread no sample):\n")
@@ -416,7 +437,7 @@ def attribution(raw, md):
         return {}
     want = {"share_a": 25, "share_b": 25, "share_c": 10, "share_d": 40}
     cfgs = list(dict.fromkeys(r["config"] for r in rows))
-    md.append("| profiler | runs | samples per run | observations per CPU s | largest error, pts (median [min–max]) | 3σ binomial bound, pts | share_d (40%%) mean ± sd over runs |")
+    md.append("| profiler | runs | samples per run | observations per CPU s | largest error, pts (median [min–max]) | 3σ binomial bound, pts | share_d (40%) mean ± sd over runs |")
     md.append("|---|---|---|---|---|---|---|")
     out = {}
     for c in cfgs:
@@ -562,7 +583,7 @@ def plot_all(plots, outdir, raw):
         cols = ", ".join("'%s' using %d:xtic(1) title '%s'" % (fn, i + 2, w) for i, w in enumerate(workloads))
         s = ("set terminal png size 1400,520; set output '%s'; set style data histograms;"
              "set style histogram clustered gap 1; set style fill solid 0.8 border -1; set boxwidth 0.9;"
-             "set ylabel 'workload CPU time, % over unprofiled (median)'; set grid ytics; set key top left;"
+             "set ylabel 'workload CPU time, %% over unprofiled (median)'; set grid ytics; set key top left;"
              "set xtics font ',8'; set title 'Overhead: the profiled workload''s own CPU time';"
              "plot %s\n" % (out, cols))
         if gnuplot(s, {fn: text}, out):
@@ -571,8 +592,8 @@ def plot_all(plots, outdir, raw):
         fn = os.path.join(tmp, "ag.dat")
         text = "".join("%f %f\n" % (a, b) for a, b in plots["agree"])
         out = os.path.join(outdir, "agreement.png")
-        s = ("set terminal png size 560,520; set output '%s'; set xlabel 'profil record, % of samples';"
-             "set ylabel 'perf record -e task-clock, % of user samples'; set grid; set key top left;"
+        s = ("set terminal png size 560,520; set output '%s'; set xlabel 'profil record, %% of samples';"
+             "set ylabel 'perf record -e task-clock, %% of user samples'; set grid; set key top left;"
              "set title 'Top functions, 4 programs';"
              "plot '%s' using 1:2 with points pt 7 title 'function', x with lines title 'equal'\n" % (out, fn))
         if gnuplot(s, {fn: text}, out):

@@ -91,11 +91,14 @@ fi
 # Sizes.  The full run is sized for < 20 minutes on 2 loaded cores.
 # ---------------------------------------------------------------------------
 if [ "$QUICK" = 1 ]; then
-	REPS=1 BURN_UNITS=4000 XZ_BYTES=1000000 SORT_LINES=300000 SPIN_S=0.5
+	REPS=1 BURN_UNITS=3000 XZ_BYTES=1000000 SORT_LINES=300000 SPIN_S=0.5 REC_UNITS=40
 	RATES="1000" TOTAL_THREADS="1 4 32" TOTAL_RATES="1000" SHORT_N=500
-	SCATTER_RUNS=3 OV_WORKLOADS="synthetic xz"
+	SCATTER_RUNS=2 OV_WORKLOADS="synthetic xz"
 else
-	REPS=3 BURN_UNITS=7000 XZ_BYTES=2500000 SORT_LINES=600000 SPIN_S=1
+	# Overhead: every workload at 1000 Hz, the synthetic one also at 100
+	# and 4000 Hz (RATES): all of it at every rate would not fit in 20
+	# minutes with 3 repetitions.
+	REPS=3 BURN_UNITS=6000 XZ_BYTES=4000000 SORT_LINES=1000000 SPIN_S=1 REC_UNITS=120
 	RATES="100 1000 4000" TOTAL_THREADS="1 2 4 8 32" TOTAL_RATES="100 1000" SHORT_N=5000
 	SCATTER_RUNS=10 OV_WORKLOADS="synthetic python xz threads"
 fi
@@ -117,7 +120,7 @@ workload_cmd()
 	python) printf '%s\n' "$PY" "$BUSY" ;;
 	xz) printf '%s\n' xz -2 -T1 -c -k "$TMP/xz.in" ;;
 	sort) printf '%s\n' env LC_ALL=C sort -S 200M --parallel=1 "$TMP/sort.in" -o "$TMP/sort.out" ;;
-	rec-threads) printf '%s\n' "$RECPROG" threads 60 ;;
+	rec-threads) printf '%s\n' "$RECPROG" threads "$REC_UNITS" ;;
 	esac
 }
 
@@ -144,7 +147,7 @@ run_profiled()
 		# gprofng takes an interval in ms; its floor on Linux is 0.5 ms.
 		ms=$(awk -v hz="$hz" 'BEGIN { ms = 1000 / hz; if (ms < 0.5) ms = 0.5; print ms }')
 		rm -rf "$pre.er"
-		cmd=(gprofng collect app -O "$pre.gprofng-log" -o "$pre.er" -p "$ms" "${inner[@]}" "$@") ;;
+		cmd=(gprofng collect app -o "$pre.er" -p "$ms" "${inner[@]}" "$@") ;;
 	*) echo "run_profiled: unknown config $cfg" >&2; return 1 ;;
 	esac
 	"$CPUOF" "$pre.outer" "${cmd[@]}" >"$pre.stdout" 2>"$pre.stderr" </dev/null || {
@@ -219,16 +222,18 @@ bench_agreement()
 # ---------------------------------------------------------------------------
 bench_overhead()
 {
-	cfgs=""
-	for hz in $RATES; do
-		for p in profil profil1 perf gperf gprofng; do
-			peer_available "$p-$hz" && cfgs="$cfgs $p-$hz"
-		done
-	done
 	for rep in $(seq 1 "$REPS"); do
 		for w in $OV_WORKLOADS; do
 			log "overhead: rep $rep/$REPS, $w"
 			mapfile -t c < <(workload_cmd "$w")
+			rates=1000
+			[ "$w" = synthetic ] && rates=$RATES
+			cfgs=""
+			for hz in $rates; do
+				for p in profil profil1 perf gperf gprofng; do
+					peer_available "$p-$hz" && cfgs="$cfgs $p-$hz"
+				done
+			done
 			for cfg in none $cfgs; do
 				pre=$TMP/ov
 				rm -rf "$pre".*
@@ -293,11 +298,11 @@ bench_attribution()
 {
 	for run in $(seq 1 "$SCATTER_RUNS"); do
 		log "attribution: run $run/$SCATTER_RUNS"
-		for cfg in profil-1000 profil-4000 perf-1000 perf-4000 gperf-1000; do
+		for cfg in profil-1000 profil-4000 perf-1000 perf-4000; do
 			peer_available "$cfg" || continue
 			pre=$TMP/attr
 			rm -rf "$pre".*
-			run_profiled "$cfg" "$pre" "$WORK" attr $((BURN_UNITS / 2)) || continue
+			run_profiled "$cfg" "$pre" "$WORK" attr "$BURN_UNITS" || continue
 			s=$(samples_of "$cfg" "$pre")
 			fn=$(awk '$1 ~ /^share_[a-d]$/ { printf "%s=%s ", $1, $2 }' "$pre.funcs" 2>/dev/null)
 			emit attribution.txt "config=$cfg run=$run samples=$s cpu=$(kv "$pre.stdout" cpu) $fn"
