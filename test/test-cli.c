@@ -59,6 +59,14 @@ static void slurp(const char *path, struct text *t)
 		fclose(f);
 }
 
+static void text_free(struct text *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->lines[i]);
+	free(t->lines);
+	t->lines = NULL, t->n = 0;
+}
+
 /* The regex between slashes at s (the last '/' of the line ends it). */
 static void regex_at(const char *s, regex_t *re, const char **rest)
 {
@@ -131,6 +139,7 @@ static int file_check(const char *arg, int want)
 	regex_at(arg + strlen(path), &re, NULL);
 	int ok = match(&t, &re) != NULL;
 	regfree(&re);
+	text_free(&t);
 	return ok;
 }
 
@@ -149,8 +158,9 @@ static void load_case(const char *file, int n, struct text *c)
 		if (!strncmp(l, "$ ", 2))
 			k++;
 		if (k == n && *l && *l != '#')
-			c->lines[c->n++] = all.lines[i];
+			c->lines[c->n++] = strdup(all.lines[i]);
 	}
+	text_free(&all);
 	if (c->n == 0)
 		FAIL_AT("%s has no case %d", file, n);
 }
@@ -239,8 +249,10 @@ int cli_case(const char *file, int n)
 {
 	struct text c, out, err;
 	load_case(file, n, &c);
-	if (tool_missing(&c))
+	if (tool_missing(&c)) {
+		text_free(&c);
 		return 0;
+	}
 	char dir[] = "/tmp/profil-cli-XXXXXX", cmd[8192], path[64];
 	ASSERT(mkdtemp(dir));
 	snprintf(cmd, sizeof cmd, "exec >'%s/.stdout' 2>'%s/.stderr'; %s", dir, dir, c.lines[0] + 2);
@@ -275,5 +287,6 @@ int cli_case(const char *file, int n)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
+	text_free(&c), text_free(&out), text_free(&err);
 	return failed;
 }

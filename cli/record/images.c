@@ -277,5 +277,6 @@ void images_free(struct images *set)
 	free(set->v);
 	if (set->dir)
 		rmdir(set->dir);
+	free(set->dir);
 	memset(set, 0, sizeof *set);
 }

@@ -258,8 +258,10 @@ int cmd_record(int argc, char **argv)
 		p->period_ns = 1000000000LL / o.hz;
 		p->time_ns = t0;
 		p->duration_ns = now_ns(CLOCK_MONOTONIC) - m0;
-		p->command = join(o.argv);
-		p->engine = prof_xstrdup(set.v[0].engine);
+		char *command = join(o.argv);
+		prof_set_string(&p->command, command);
+		prof_set_string(&p->engine, set.v[0].engine);
+		free(command);
 		record_build(p, &set, p->period_ns);
 		rc = finish(&o, p);
 		if (rc == 0)
