@@ -44,9 +44,10 @@ CLI_LIBS   += -lz
 PROFIL_BIN := $(BUILD)/profil
 CLI_CASES  := $(sort $(wildcard test/cli/*.t))
 TEST_SRC   += $(BUILD)/test/test-cli-cases.c
-# Programs `profil record` tests profile (rules at the end).
+# Programs `profil record` tests profile (rules at the end); never built
+# with a sanitizer, like the agent they load (see AGENT_CFLAGS).
 REC_T      := $(BUILD)/test/rec
-REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread $(SAN)
+REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
               rec-prog-stripped rec-cxx rec-static)
@@ -150,15 +151,19 @@ $(BUILD)/bench/%: bench/%.c $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/bench
 # The profil agent (agent/): preloaded by `profil record`.  It carries its
 # own copy of the engine with the public profil() family hidden, so a
 # program that calls profil() itself does not take over the recording.
+# Never built with a sanitizer: it goes into programs that are not (a
+# sanitizer runtime must be the first library of a process); the engine
+# runs under the sanitizers in the library's own tests.
+AGENT_CFLAGS = $(filter-out $(SAN),$(CFLAGS_ALL)) -DPROFIL_API=
 
 $(BUILD)/agent-obj:
 	mkdir -p $@
 $(BUILD)/agent-obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/agent-obj
-	$(CC) $(CFLAGS_ALL) -DPROFIL_API= -c $< -o $@
+	$(CC) $(AGENT_CFLAGS) -c $< -o $@
 $(BUILD)/agent-obj/agent-%.o: agent/%.c agent/*.h src/*.h include/*.h | $(BUILD)/agent-obj
-	$(CC) $(CFLAGS_ALL) -DPROFIL_API= -c $< -o $@
+	$(CC) $(AGENT_CFLAGS) -c $< -o $@
 $(AGENT): $(AGENT_OBJ)
-	$(CC) -shared -Wl,-z,defs -o $@ $^ -ldl -pthread $(SAN) $(LDFLAGS)
+	$(CC) -shared -Wl,-z,defs -o $@ $^ -ldl -pthread $(LDFLAGS)
 
 examples: $(EXAMPLES)
 # Not part of check: about 20 minutes (BENCH_QUICK=1: about 3); writes
@@ -242,7 +247,7 @@ stress: $(TEST_BIN)
 # saying why (test/safety.h, skip_under()).  ASan must let our SIGSEGV
 # handler be installed (it chains to ASan's for faults not ours).
 sanitize:
-	ASAN_OPTIONS=allow_user_segv_handler=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ASAN_OPTIONS=allow_user_segv_handler=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	PROFIL_TEST_TOOL=asan $(MAKE) BUILD=$(BUILD)-asan OPT="-O1 -g" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize=nonnull-attribute \
 	    -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
@@ -376,7 +381,7 @@ $(REC_T)/rec-prog-stripped: $(REC_T)/rec-prog
 	objcopy --only-keep-debug $< $@.debug
 	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@
 $(REC_T)/rec-cxx: test/rec/rec-cxx.cc test/rec/rec.h | $(REC_T)
-	$(CXX) -O2 -g -Wall -Wextra -Werror $(SAN) -o $@ $<
+	$(CXX) -O2 -g -Wall -Wextra -Werror -o $@ $<
 $(REC_T)/rec-static: test/rec/rec-static.c | $(REC_T)
 	$(CC) -O2 -static -o $@ $<
 rec-progs: $(REC_FILES)
