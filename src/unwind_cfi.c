@@ -57,13 +57,15 @@ static int parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *ci)
 		uleb(&c);
 	if (alen && aug[0] == 'z') {
 		uint64_t zlen = uleb(&c);
+		if (c.bad || zlen > (uint64_t)(end - c.p))
+			return -1;
 		const uint8_t *zend = c.p + zlen;
 		ci->zaug = 1;
 		for (size_t i = 1; i < alen && !c.bad; i++) {
 			if (aug[i] == 'R')
 				ci->fde_enc = (uint8_t)fixed(&c, 1);
-			else if (aug[i] == 'P')
-				encoded(&c, (uint8_t)(fixed(&c, 1) & 0x7f), 0);
+			else if (aug[i] == 'P') /* skipped: its size is in the format */
+				encoded(&c, (uint8_t)(fixed(&c, 1) & 0x0f), 0);
 			else if (aug[i] == 'L')
 				fixed(&c, 1);
 			else if (aug[i] == 'S')
@@ -71,9 +73,9 @@ static int parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *ci)
 			else
 				break; /* unknown: zlen lets us skip the rest */
 		}
-		if (zlen > (uint64_t)(end - zend + zlen))
-			return -1;
 		c.p = zend;
+	} else if (alen && !(alen == 2 && aug[0] == 'e' && aug[1] == 'h')) {
+		return -1; /* an augmentation we cannot skip */
 	}
 	if (c.bad || c.p > end)
 		return -1;
@@ -255,8 +257,9 @@ static int is_sigreturn(uintptr_t pc, uintptr_t end)
 }
 static const struct uw_row no_row = {0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN};
 
-void uw_fde(const uint8_t *p, const uint8_t *limit, struct trows *t)
+void uw_fde(const uint8_t *p, struct trows *t)
 {
+	const uint8_t *limit = t->eh_hi;
 	struct cur c = {p, limit, 0};
 	uint64_t len = fixed(&c, 4);
 	if (len == 0xffffffffu)
@@ -267,7 +270,7 @@ void uw_fde(const uint8_t *p, const uint8_t *limit, struct trows *t)
 	const uint8_t *idp = c.p;
 	uint32_t id = (uint32_t)fixed(&c, 4);
 	struct cie ci;
-	if (id == 0 || id > (uintptr_t)idp || parse_cie(idp - id, limit, &ci) != 0)
+	if (id == 0 || id > (uintptr_t)(idp - t->eh_lo) || parse_cie(idp - id, limit, &ci) != 0)
 		return;
 	uintptr_t begin = encoded(&c, ci.fde_enc, 0);
 	uintptr_t range = encoded(&c, ci.fde_enc & 0x0f, 0);
@@ -278,7 +281,8 @@ void uw_fde(const uint8_t *p, const uint8_t *limit, struct trows *t)
 	uintptr_t end = begin + range, loc = begin;
 	if (ci.signal) {
 		struct uw_row r = no_row;
-		r.cfa = is_sigreturn(begin, end) ? UW_CFA_SIGNAL : UW_CFA_UNKNOWN;
+		int code = begin >= t->text_lo && end <= t->text_hi; /* mapped */
+		r.cfa = code && is_sigreturn(begin, end) ? UW_CFA_SIGNAL : UW_CFA_UNKNOWN;
 		uw_emit(t, begin, r);
 		uw_emit(t, end, no_row);
 		return;

@@ -82,8 +82,12 @@ static inline uintptr_t encoded(struct cur *c, uint8_t enc, uintptr_t datarel)
 	}
 }
 
-/* Rows of the whole object before sorting. */
+/* Rows of the whole object before sorting, and the bounds every read
+ * of its .eh_frame ([eh_lo, eh_hi)) and of its code ([text_lo, text_hi),
+ * the signal trampoline's bytes) stays inside. */
 struct trows {
+	const uint8_t *eh_lo, *eh_hi;
+	uintptr_t text_lo, text_hi;
 	struct trow {
 		uintptr_t pc;
 		uint32_t seq;
@@ -95,6 +99,6 @@ struct trows {
 
 HIDDEN void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r);
 /* One FDE at p (its length field) into rows; CIEs are skipped. */
-HIDDEN void uw_fde(const uint8_t *p, const uint8_t *limit, struct trows *t);
+HIDDEN void uw_fde(const uint8_t *p, struct trows *t);
 
 #endif /* PROFIL_UNWIND_DWARF_H */

@@ -97,13 +97,14 @@ static void all_fdes(const struct dl_phdr_info *info, uintptr_t hdr, struct trow
 	if (c.bad || segment_of(info, eh, &elo, &ehi) != 0)
 		return;
 	const uint8_t *limit = (const uint8_t *)ehi;
+	t->eh_lo = (const uint8_t *)elo, t->eh_hi = limit;
 	if (cnt_enc != 0xff && tab_enc == 0x3b) { /* datarel sdata4: the usual */
 		uint64_t n = encoded(&c, cnt_enc, hdr);
 		for (uint64_t i = 0; i < n && !c.bad; i++) {
 			encoded(&c, tab_enc, hdr);
 			uintptr_t fde = encoded(&c, tab_enc, hdr);
 			if (!c.bad && fde >= elo && fde < ehi)
-				uw_fde((const uint8_t *)fde, limit, t);
+				uw_fde((const uint8_t *)fde, t);
 		}
 		return;
 	}
@@ -115,7 +116,7 @@ static void all_fdes(const struct dl_phdr_info *info, uintptr_t hdr, struct trow
 			len = fixed(&w, 8);
 		if (len == 0 || w.bad || len > (uint64_t)(limit - w.p))
 			break;
-		uw_fde(p, limit, t);
+		uw_fde(p, t);
 		p = w.p + len;
 	}
 }
@@ -134,6 +135,7 @@ struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr
 	if (thi == 0)
 		return NULL;
 	struct trows t = {0};
+	t.text_lo = tlo, t.text_hi = thi;
 	if (hdr)
 		all_fdes(info, hdr, &t);
 	struct uw_module *m = t.oom ? NULL : finish(&t, tlo, thi);
