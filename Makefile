@@ -401,7 +401,7 @@ $(HTML_ASSETS_O): $(BUILD)/cli-gen/html_assets.c
 # Its tests (test/cli/html.t): fixtures linked into mkprofile, and the
 # headless-browser driver test/cli/html-check.sh as $(BUILD)/test/html-check.
 $(BUILD)/test/mkprofile: test/cli/mkprofile-html.c
-test: $(BUILD)/test/html-check $(BUILD)/test/busy.py
+test: $(BUILD)/test/html-check $(BUILD)/test/busy.py $(BUILD)/examples/demo
 $(BUILD)/test/html-check: test/cli/html-check.sh | $(BUILD)/test
 	cp $< $@ && chmod +x $@
 $(BUILD)/test/busy.py: examples/busy.py | $(BUILD)/test

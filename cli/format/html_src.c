@@ -177,6 +177,63 @@ static int source(FILE *f, const struct prof_function *fn, struct src *s, int64_
 	return 0;
 }
 
+/* objdump's lines near those with samples (a big function has
+ * thousands), the sampled ones heated; gaps shown as one line. */
+#define ASM_CONTEXT 4
+/* The samples of an annotated line: its first 8 columns ("%8d", or
+ * blank; the address after them is hex and must not be read). */
+static int64_t asm_count(const char *l)
+{
+	char buf[9];
+	snprintf(buf, sizeof buf, "%s", l);
+	return strlen(l) > 8 && l[8] == ' ' ? strtoll(buf, NULL, 10) : 0;
+}
+
+#define ASM_MAX 400
+static void asm_lines(char *text, FILE *f)
+{
+	size_t n = 0;
+	char **v = NULL;
+	for (char *l = text, *e; l && *l; l = e ? e + 1 : NULL) {
+		e = strchr(l, '\n');
+		if (e)
+			*e = '\0';
+		v = prof_xrealloc(v, n + 1, sizeof *v);
+		v[n++] = l;
+	}
+	unsigned char *show = prof_xcalloc(n + 1, 1);
+	int64_t max = 0; /* the heat is relative to the hottest instruction */
+	for (size_t i = 0; i < n; i++)
+		max = asm_count(v[i]) > max ? asm_count(v[i]) : max;
+	for (size_t i = 0; i < n; i++)
+		if (asm_count(v[i]) > 0 || strstr(v[i], ">:"))
+			for (size_t j = i > ASM_CONTEXT ? i - ASM_CONTEXT : 0; j < n && j <= i + ASM_CONTEXT; j++)
+				show[j] = 1;
+	fputs("<pre class=\"asm\">", f);
+	size_t shown = 0;
+	for (size_t i = 0; i < n && shown < ASM_MAX; i++) {
+		if (!show[i]) {
+			if (i == 0 || show[i - 1])
+				fputs("<span class=\"gap\">\xe2\x8b\xae</span>\n", f);
+			continue;
+		}
+		int64_t c = asm_count(v[i]);
+		if (c > 0) {
+			fputs("<span class=\"hot\"", f);
+			heat(f, c, max);
+			fputs(">", f);
+		}
+		html_esc(f, v[i]);
+		fputs(c > 0 ? "</span>\n" : "\n", f);
+		shown++;
+	}
+	if (shown == ASM_MAX)
+		fputs("<span class=\"gap\">(more lines not shown)</span>\n", f);
+	fputs("</pre>\n", f);
+	free(show);
+	free(v);
+}
+
 static int have_objdump(void)
 {
 	const char *path = getenv("PATH");
@@ -192,8 +249,8 @@ static int have_objdump(void)
 }
 
 /* objdump's lines, those with samples heated. */
-static void disassembly(const struct html_in *in, const struct hframe *fr,
-                        const struct prof_function *fn, struct src *s, const char *name, FILE *f)
+static void disassembly(const struct html_in *in, const struct prof_function *fn, struct src *s,
+                        const char *name, FILE *f)
 {
 	const struct profile *p = in->p;
 	if (!in->disasm || !s->mapping_id || !s->naddr) {
@@ -220,22 +277,7 @@ static void disassembly(const struct html_in *in, const struct hframe *fr,
 		free(text);
 		return;
 	}
-	(void)fr;
-	fputs("<pre class=\"asm\">", f);
-	for (char *l = text, *e; l && *l; l = e ? e + 1 : NULL) {
-		e = strchr(l, '\n');
-		if (e)
-			*e = '\0';
-		int64_t c = strtoll(l, NULL, 10);
-		if (c > 0) {
-			fputs("<span class=\"hot\"", f);
-			heat(f, c, s->total);
-			fputs(">", f);
-		}
-		html_esc(f, l);
-		fputs(c > 0 ? "</span>\n" : "\n", f);
-	}
-	fputs("</pre>\n", f);
+	asm_lines(text, f);
 	free(text);
 }
 
@@ -263,7 +305,7 @@ static void one(const struct html_in *in, struct htree *t, size_t id, FILE *f)
 		fputs("<p class=\"missing\">Source not available: ", f);
 		html_esc(f, why);
 		fputs(". The disassembly, with samples per instruction:</p>\n", f);
-		disassembly(in, fr, fn, &s, s.name, f);
+		disassembly(in, fn, &s, s.name, f);
 	}
 	fputs("</article>\n", f);
 	for (size_t i = 0; i < s.nchains; i++)

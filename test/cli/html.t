@@ -82,7 +82,7 @@ row / main_hot / 1 > 10
 row / lib_hot / 1 < -10
 stdout /^ +\+[0-9.]+ +\+[0-9.]+ .* main_hot +rec-prog$/
 
-$ profil record -o a.pprof $REC/rec-prog threads 10 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 10 2>/dev/null && profil report --diff a.pprof --format html -o d.html b.pprof && $REC/../html-check d.html selftest && $REC/../html-check --shot diff-flame d.html show=flame
+$ profil record -o a.pprof $REC/rec-prog threads 10 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 10 2>/dev/null && profil report --diff a.pprof --format html -o d.html b.pprof && $REC/../html-check d.html selftest && $REC/../html-check --shot diff-flame --size 1280,420 d.html show=flame
 needs chromium
 stdout /^selftest=done$/
 stdout /^errors=0$/
@@ -107,3 +107,26 @@ stdout /^selftest=done$/
 stdout /^errors=0$/
 stdout /^frames=50201$/
 stdout /^table_info=rows 1–100 of 50201$/
+
+# A program we did not write (python3, its interpreter stripped): the
+# README's screenshots come from here (docs/img/)
+$ profil record -o p.pprof python3 $REC/../busy.py >/dev/null 2>&1 && profil report --format html -o p.html p.pprof 2>/dev/null && $REC/../html-check p.html selftest && $REC/../html-check --shot python-flame --size 1280,820 p.html show=flame && $REC/../html-check --shot python-source --size 1280,1000 p.html show=source
+needs chromium
+needs python3
+stdout /^selftest=done$/
+stdout /^errors=0$/
+stdout /^console_errors=0$/
+stdout /^sort_self_ok=1$/
+stdout /^screenshot=.*python-flame\.png$/
+stdout /^screenshot=.*python-source\.png$/
+
+# examples/demo.c, a program with its source at hand: the source view
+# with samples per line (docs/img/source.png) and a libc function
+# whose source is not installed (its disassembly instead)
+$ profil record -o d.pprof $REC/../../examples/demo >/dev/null 2>&1 && profil report --format html -o d.html d.pprof 2>/dev/null && $REC/../html-check d.html selftest && $REC/../html-check --shot demo-source --size 1280,1000 d.html show=source && $REC/../html-check --shot demo-flame --size 1280,700 d.html show=flame
+needs chromium
+stdout /^selftest=done$/
+stdout /^errors=0$/
+stdout /^top_bar=integrate$/
+stdout /^screenshot=.*demo-source\.png$/
+file d.html /<td class="c" style="--h:1\.000">[0-9]+<\/td><td class="p">[0-9.]+%<\/td><td class="n">[0-9]+<\/td><td class="t"><code>.*sum \+= 4\.0/

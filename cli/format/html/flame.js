@@ -56,6 +56,7 @@ class Flame {
 	setZoom(v) {
 		this.zoom = v;
 		this.draw();
+		this.scrollToRoot();
 		if (this.onzoom) this.onzoom(v);
 	}
 
@@ -85,8 +86,9 @@ class Flame {
 		const m = this.matches();
 		if (m && m[f]) return "#d500f9";
 		if (P.diff) return this.diffColor(v);
-		const l = 52 + hash(P.fname[f]) % 18;
-		return P.inl[v] ? `hsl(${moduleHue(P.fmodule[f])}, 45%, ${l + 12}%)` : moduleColor(P.fmodule[f], l);
+		// lightness varies by function, so neighbours of one module differ
+		const l = 58 + hash(P.fname[f]) % 16;
+		return P.inl[v] ? `hsl(${moduleHue(P.fmodule[f])}, 40%, ${l + 8}%)` : moduleColor(P.fmodule[f], l);
 	}
 
 	// Growth of node v's share: new share minus baseline share.
@@ -126,10 +128,18 @@ class Flame {
 				g.fillRect(x, y, Math.max(w - 0.5, 0.5), ROW - 1);
 				if (w < 24) continue;
 				const name = this.label(v), fit = Math.floor((w - 6) / cw);
-				g.fillStyle = "#111";
+				const dark = this.P.diff && Math.abs(this.delta(v)) > 0.6 * (this.maxDelta || 1);
+				g.fillStyle = dark ? "#fff" : "#111";
 				g.fillText(name.length <= fit ? name : name.slice(0, Math.max(fit - 1, 1)) + "\u2026", x + 3, y + ROW / 2);
 			}
 		}
+	}
+
+	// A graph taller than its box scrolls: keep the root (and the zoomed
+	// frame) in view, at the bottom of a flame graph, the top of an icicle.
+	scrollToRoot() {
+		const wrap = this.canvas.parentElement;
+		wrap.scrollTop = this.icicle ? 0 : wrap.scrollHeight;
 	}
 
 	label(v) {

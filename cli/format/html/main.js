@@ -95,7 +95,11 @@ function main() {
 	fillSelections();
 	$("search").addEventListener("input", doSearch);
 	$("reset").addEventListener("click", () => app.flame.setZoom(0));
-	$("icicle").addEventListener("change", (e) => { app.flame.icicle = e.target.checked; app.flame.draw(); });
+	$("icicle").addEventListener("change", (e) => {
+		app.flame.icicle = e.target.checked;
+		app.flame.draw();
+		app.flame.scrollToRoot();
+	});
 	let pending = 0;
 	window.addEventListener("resize", () => {
 		clearTimeout(pending);
@@ -104,8 +108,9 @@ function main() {
 	const hash = location.hash;
 	const show = /show=(\w+)/.exec(hash);
 	if (show) document.body.classList.add("only-" + show[1]);
+	if (/icicle/.test(hash)) { $("icicle").checked = true; app.flame.icicle = true; }
 	refresh();
-	if (/icicle/.test(hash)) { $("icicle").checked = true; app.flame.icicle = true; app.flame.draw(); }
+	app.flame.scrollToRoot();
 	if (/selftest/.test(hash)) selftest();
 }
 

@@ -31,11 +31,14 @@ function hash(s) {
 	return h >>> 0;
 }
 
-// A module's hue: a warm one for programs, the rest spread by name.
-function moduleHue(m) { return m === "[unknown]" ? 0 : (hash(m) % 300 + 20) % 360; }
+// A module's colour: one of a few soft hues far enough apart to tell
+// modules apart, picked by name so a module keeps its colour between
+// pages; [unknown] is grey.
+const HUES = [24, 200, 48, 140, 350, 265, 175, 8, 225, 80, 310, 36];
+function moduleHue(m) { return HUES[hash(m) % HUES.length]; }
 function moduleColor(m, light) {
-	return m === "[unknown]" ? `hsl(0, 0%, ${light || 70}%)`
-		: `hsl(${moduleHue(m)}, 65%, ${light || 60}%)`;
+	return m === "[unknown]" ? `hsl(0, 0%, ${light || 72}%)`
+		: `hsl(${moduleHue(m)}, 62%, ${light || 64}%)`;
 }
 
 // The profile: strings, frames, nodes (parent before child), samples.
