@@ -32,6 +32,18 @@ if ! command -v go >/dev/null 2>&1; then
 		     "to add it:  sudo apt-get install -y golang-go" >&2
 	fi
 fi
+# optional: the HTML report's tests open pages in headless Chromium;
+# without it they are skipped, saying so
+if ! command -v chromium >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "deps: installing chromium (optional)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 ||
+			echo "deps: could not install chromium; the HTML page tests will be skipped" >&2
+	else
+		echo "deps: optional chromium missing (the HTML page tests will be skipped);" \
+		     "to add it:  sudo apt-get install -y chromium" >&2
+	fi
+fi
 [ -n "$need" ] || exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing$need"
