@@ -45,11 +45,13 @@ static void functions(const struct profile *p, struct rows *a)
 	free(key);
 }
 
+/* How much a function changed: self and cum changes added, so that a
+ * function whose own time changed comes before its callers, whose
+ * cumulative share changed by as much. */
 static double weight(const struct change *c)
 {
 	double ds = c->self[1] - c->self[0], dc = c->cum[1] - c->cum[0];
-	ds = ds < 0 ? -ds : ds, dc = dc < 0 ? -dc : dc;
-	return ds > dc ? ds : dc;
+	return (ds < 0 ? -ds : ds) + (dc < 0 ? -dc : dc);
 }
 
 static int by_change(const void *x, const void *y)
@@ -58,11 +60,6 @@ static int by_change(const void *x, const void *y)
 	double wa = weight(a), wb = weight(b);
 	if (wa != wb)
 		return wa < wb ? 1 : -1;
-	/* a function's own change before its callers' (same cum change) */
-	double sa = a->self[1] - a->self[0], sb = b->self[1] - b->self[0];
-	sa = sa < 0 ? -sa : sa, sb = sb < 0 ? -sb : sb;
-	if (sa != sb)
-		return sa < sb ? 1 : -1;
 	return strcmp(a->name, b->name);
 }
 
