@@ -144,6 +144,47 @@ TEST_IMPL(unwind_dlopen_storm)
 	return 0;
 }
 
+/* Samples of `profil record --max-depth DEPTH uwprog MODE` whose leaf is
+ * uw_hot, and how many of those start (root end) with `root`. */
+static void recorded(const char *mode, int depth, const char *root, long *hot, long *rooted)
+{
+	char dir[PATH_MAX], tmp[] = "/tmp/profil-unwind.XXXXXX", cmd[4 * PATH_MAX], line[8192];
+	test_dir(dir, sizeof dir);
+	ASSERT(mkdtemp(tmp) != NULL);
+	snprintf(cmd, sizeof cmd,
+	         "%s/../profil record --max-depth %d -o %s/p.pprof %s/uwprog %s >/dev/null && "
+	         "%s/../profil report --format folded %s/p.pprof; rm -rf %s",
+	         dir, depth, tmp, dir, mode, dir, tmp, tmp);
+	FILE *p = popen(cmd, "r");
+	ASSERT(p != NULL);
+	*hot = *rooted = 0;
+	while (fgets(line, sizeof line, p)) {
+		char *sp = strrchr(line, ' ');
+		if (!sp || sp - line < 7 || strncmp(sp - 7, ";uw_hot", 7) != 0)
+			continue;
+		long n = atol(sp + 1);
+		*hot += n;
+		*rooted += strncmp(line, root, strlen(root)) == 0 ? n : 0;
+	}
+	ASSERT_EQ(pclose(p), 0);
+	printf("%s at --max-depth %d: %ld of %ld samples in uw_hot start %s\n", mode, depth,
+	       *rooted, *hot, root);
+}
+
+/* Through `profil record`: the depth option reaches the agent, and a cut
+ * stack is shown cut ([truncated] at its root end), a whole one whole. */
+TEST_IMPL(unwind_record_markers)
+{
+	if (skip_tools())
+		return 0;
+	long hot, rooted;
+	recorded("truncate", 8, "[truncated];uw_recurse;", &hot, &rooted);
+	ASSERT(hot >= 100 && rooted >= hot * 99 / 100);
+	recorded("recurse", 128, "_start;", &hot, &rooted);
+	ASSERT(hot >= 100 && rooted >= hot * 99 / 100);
+	return 0;
+}
+
 /* --- the row builder against readelf --debug-dump=frames-interp --- */
 
 static const struct uw_row *row_at(const struct uw_module *m, uintptr_t pc)
