@@ -33,9 +33,9 @@
  *
  * The engine is chosen when profiling starts: PROFIL_ENGINE=timer forbids
  * events, PROFIL_ENGINE=perf uses them whenever the probe succeeds, and by
- * default (auto) they are used when the rate is above the tick and not
- * above the kernel's perf_event_max_sample_rate (above it the kernel
- * throttles events and the totals would fall short).  The tick is read as
+ * default (auto) they are used when the rate is above the tick.  Never
+ * above the kernel's perf_event_max_sample_rate, forced or not: there the
+ * kernel throttles the events and the totals would fall short.  The tick is read as
  * the resolution of CLOCK_MONOTONIC_COARSE, which is one jiffy (TICK_NSEC)
  * on every Linux since 2.6.32, unprivileged and without a measurement;
  * sysconf(_SC_CLK_TCK) is USER_HZ (100), not the tick.
@@ -172,7 +172,7 @@ int perf_engine_choose(unsigned int hz)
 	if (c == AUTO && hz <= perf_engine_tick_hz())
 		return 0; /* no finer than the timers: nothing to gain */
 	cap = max_sample_rate();
-	if (c == AUTO && hz > cap) {
+	if (hz > cap) { /* even when forced: the totals would fall short */
 		last_error = ERANGE; /* the kernel would throttle the events */
 		return 0;
 	}
