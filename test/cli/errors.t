@@ -84,7 +84,7 @@ stderr /^profil report: --by takes function, module, thread or process, not 'not
 
 $ profil report --format xml basic.pprof
 exit 2
-stderr /--format takes text, csv, pprof, gmon or folded, not 'xml'/
+stderr /--format takes text, csv, pprof, gmon, folded or html, not 'xml'/
 
 $ profil report --top -3 basic.pprof
 exit 2
