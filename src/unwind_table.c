@@ -47,7 +47,14 @@ static int same_rule(const struct uw_row *a, const struct uw_row *b)
  * [tlo, thi): the object's executable segments, covered even without CFI. */
 static struct uw_module *finish(struct trows *t, uintptr_t tlo, uintptr_t thi)
 {
-	qsort(t->v, t->n, sizeof t->v[0], cmp_trow);
+	/* FDEs come in address order from .eh_frame_hdr's table, and each
+	 * one's rows in address order: usually nothing to sort. */
+	for (size_t i = 1; i < t->n; i++) {
+		if (cmp_trow(&t->v[i - 1], &t->v[i]) > 0) {
+			qsort(t->v, t->n, sizeof t->v[0], cmp_trow);
+			break;
+		}
+	}
 	size_t k = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (i + 1 < t->n && t->v[i + 1].pc == t->v[i].pc)
