@@ -130,3 +130,11 @@ stdout /^errors=0$/
 stdout /^top_bar=integrate$/
 stdout /^screenshot=.*demo-source\.png$/
 file d.html /<td class="c" style="--h:1\.000">[0-9]+<\/td><td class="p">[0-9.]+%<\/td><td class="n">[0-9]+<\/td><td class="t"><code>.*sum \+= 4\.0/
+
+# A stack 100000 frames deep: drawn to 1000 rows (a canvas has a
+# height limit), the rest reached by zooming; no error
+$ profil report --format html -o deep.html deep.pprof 2>/dev/null && $REC/../html-check deep.html selftest
+needs chromium
+stdout /^selftest=done$/
+stdout /^errors=0$/
+stdout /^nodes=100001$/

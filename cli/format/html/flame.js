@@ -5,7 +5,9 @@
 // hover shows the full name.  With a baseline (diff) each box is red
 // when its share of all samples grew, blue when it shrank.
 
-const ROW = 18, MIN_W = 0.4;
+// MAX_ROWS: a canvas is at most 32767 pixels high; deeper frames are
+// reached by zooming.
+const ROW = 18, MIN_W = 0.4, MAX_ROWS = 1000;
 
 class Flame {
 	constructor(P, canvas, tip) {
@@ -65,10 +67,15 @@ class Flame {
 		const P = this.P, tot = this.sum.tot, rows = [];
 		const scale = tot[this.zoom] ? width / tot[this.zoom] : 0;
 		const stack = [[this.zoom, 0, 0]];
+		this.clipped = false;
 		while (stack.length) {
 			const [v, x, d] = stack.pop();
 			const w = tot[v] * scale;
 			(rows[d] = rows[d] || []).push([x, w, v]);
+			if (d + 1 >= MAX_ROWS) {
+				this.clipped = this.clipped || P.kidStart[v + 1] > P.kidStart[v];
+				continue;
+			}
 			const kids = [];
 			for (let k = P.kidStart[v]; k < P.kidStart[v + 1]; k++)
 				if (tot[P.kids[k]] * scale >= MIN_W) kids.push(P.kids[k]);

@@ -111,6 +111,8 @@ function main() {
 	if (/icicle/.test(hash)) { $("icicle").checked = true; app.flame.icicle = true; }
 	refresh();
 	app.flame.scrollToRoot();
+	if (app.flame.clipped)
+		$("legend").textContent += ` Stacks deeper than ${MAX_ROWS} frames are cut: click a frame near the top to see below it.`;
 	if (/selftest/.test(hash)) selftest();
 }
 
