@@ -142,27 +142,60 @@ def fde_starts(module, extra_dirs):
     return []
 
 
-def read_ours(prefix):
+def unnamed_key(mod, addr, extra_dirs):
+    """An unnamed function is MODULE+0xADDR on both sides: perf's ADDR is
+    the sampled address, ours is not always the FDE's first byte, so both
+    are keyed by (module, start of the FDE that holds ADDR) from readelf;
+    ADDR itself when the module's file or FDE is not found."""
+    mod = os.path.basename(mod)
+    if mod not in FDES:
+        FDES[mod] = fde_starts(mod, extra_dirs)
+    for a, b in FDES[mod]:
+        if a <= addr < b:
+            addr = a
+            break
+    return "%s+0x%x" % (modkey(mod), addr)
+
+
+FDES = {}
+UNNAMED = re.compile(r"(.*)\+0x([0-9a-f]+)$")
+
+
+def fkey(name, extra_dirs):
+    m = UNNAMED.match(name)
+    return unnamed_key(m.group(1), int(m.group(2), 16), extra_dirs) if m else name
+
+
+def read_ours(prefix, extra_dirs=()):
+    """Total, functions and modules of a profil record run.  Functions come
+    from `report --lines`, each line charged to the outermost function of
+    its inline chain: perf names the symbol that holds an address, while
+    our flat profile names the innermost inlined function."""
+    import csv
     funcs, mods = {}, {}
     total = 0
-    for i, line in enumerate(open(prefix + ".csv")):
-        if i == 0:
-            continue
-        f = line.rstrip("\n").split(",")
-        if len(f) < 7:
-            continue
-        self_, func, mod = int(f[0]), ",".join(f[5:-1]), f[-1]
-        total += self_
-        if self_:
-            funcs[(modkey(mod), func)] = funcs.get((modkey(mod), func), 0) + self_
-            mods[modkey(mod)] = mods.get(modkey(mod), 0) + self_
+    with open(prefix + ".csv") as f:
+        for row in csv.DictReader(f):
+            n = int(row["self"])
+            total += n
+            if n:
+                mods[modkey(row["module"])] = mods.get(modkey(row["module"]), 0) + n
+    if os.path.exists(prefix + ".lines.csv"):
+        with open(prefix + ".lines.csv") as f:
+            for row in csv.DictReader(f):
+                n = int(row["self"])
+                if not n:
+                    continue
+                outer = re.findall(r"\(inlined into (\S+?),", row["function"])
+                name = outer[-1] if outer else row["function"]
+                k = fkey(name, list(extra_dirs))
+                funcs[k] = funcs.get(k, 0) + n
     return total, funcs, mods
 
 
 def read_perf(prefix, extra_dirs):
     """perf report --sort dso,sym -n: user-space rows only (kernel rows
-    dropped, shares renormalised); unnamed addresses grouped by the FDE that
-    holds them, named like profil's module+0xSTART."""
+    dropped, shares renormalised); unnamed addresses keyed like ours."""
     funcs, mods = {}, {}
     total = kernel = 0
     for line in open(prefix + ".sym"):
@@ -178,40 +211,13 @@ def read_perf(prefix, extra_dirs):
         total += n
         mk = modkey(dso)
         mods[mk] = mods.get(mk, 0) + n
-        if sym.startswith("0x"):
-            sym = "%s+0x%x" % (dso, int(sym, 16))
-        funcs[(mk, sym)] = funcs.get((mk, sym), 0) + n
+        k = unnamed_key(dso, int(sym, 16), extra_dirs) if sym.startswith("0x") else sym
+        funcs[k] = funcs.get(k, 0) + n
     return total, kernel, funcs, mods
 
 
-FDES = {}
-
-
-def norm_unnamed(funcs, extra_dirs):
-    """An unnamed function is MODULE+0xADDR on both sides: perf's ADDR is
-    the sampled address, ours is not always the FDE's first byte, so both
-    are keyed by (module, start of the FDE that holds ADDR) from readelf;
-    ADDR itself when the module's file or FDE is not found."""
-    out = {}
-    for (mk, name), n in funcs.items():
-        m = re.match(r"(.*)\+0x([0-9a-f]+)$", name)
-        if m:
-            mod, addr = os.path.basename(m.group(1)), int(m.group(2), 16)
-            if mod not in FDES:
-                FDES[mod] = fde_starts(mod, extra_dirs)
-            for a, b in FDES[mod]:
-                if a <= addr < b:
-                    addr = a
-                    break
-            key = (mk, "+0x%x" % addr)
-        else:
-            key = (mk, name)
-        out[key] = out.get(key, 0) + n
-    return out
-
-
 def is_named(key):
-    return not key[1].startswith("+0x") and not key[1].endswith("+?") and key[1] != "[unknown]"
+    return not UNNAMED.match(key) and key != "[unknown]"
 
 
 def compare(ours, ot, perf, pt, keys_filter=None, top=10):
@@ -237,32 +243,41 @@ def agreement(raw, build, md, plots):
     extra = [os.path.join(build, "bench"), os.path.join(build, "test", "rec")]
     summary = {}
     scatter = []
-    md.append("| workload | samples ours / perf (user; perf kernel) | top functions, all (max diff, pts) | top functions, named only (max diff, pts) | modules (max diff, pts) |")
-    md.append("|---|---|---|---|---|")
+    md.append("| workload | samples: ours / perf `task-clock:u` / perf `task-clock` user (+kernel) | "
+              "functions vs `:u` (max diff, pts) | modules vs `:u` | functions vs user-only `task-clock` | "
+              "modules vs user-only | sampling noise of ours, 3σ at the top share (pts) |")
+    md.append("|---|---|---|---|---|---|---|")
     detail = []
+    mx = lambda rows: max((x[3] for x in rows), default=0.0)
     for r in runs:
         w = r["workload"]
-        ot, of, om = read_ours(r["profil"])
+        ot, of, om = read_ours(r["profil"], extra)
         pt, pk, pf, pm = read_perf(r["perf"], extra)
-        of, pf = norm_unnamed(of, extra), norm_unnamed(pf, extra)
-        allr = compare(of, ot, pf, pt)
-        named = compare(of, ot, pf, pt, is_named)
-        modr = compare(om, ot, pm, pt)
-        mx = lambda rows: max((x[3] for x in rows), default=0.0)
-        summary[w] = (mx(allr), mx(named), mx(modr))
-        md.append("| %s | %d / %d (%d) | %.2f | %.2f | %.2f |" % (w, ot, pt, pk, mx(allr), mx(named), mx(modr)))
-        for k, a, b, d in allr:
+        ut, _, uf, um = read_perf(r["perfu"], extra) if "perfu" in r else (0, 0, {}, {})
+        fu, mu = compare(of, ot, uf, ut), compare(om, ot, um, ut)
+        fp, mp = compare(of, ot, pf, pt), compare(om, ot, pm, pt)
+        top = max((x[1] for x in fu), default=0) / 100
+        n_obs = ot / 1000.0 * CONFIG_HZ  # distinct observations (see 5.)
+        noise = 300 * math.sqrt(top * (1 - top) / n_obs) if n_obs else 0
+        summary[w] = (mx(fu), mx(mu), mx(fp), mx(mp), noise)
+        md.append("| %s | %d / %d / %d (+%d) | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+            w, ot, ut, pt, pk, mx(fu), mx(mu), mx(fp), mx(mp), noise))
+        for k, a, b, d in fu:
             scatter.append((a, b))
-        detail.append("\n**%s**: %d samples (ours), %d user + %d kernel (perf)\n" % (w, ot, pt, pk))
-        detail.append("| function | module | ours % | perf % (user) | diff |")
-        detail.append("|---|---|---|---|---|")
-        for k, a, b, d in allr[:12]:
-            detail.append("| `%s` | %s | %.2f | %.2f | %.2f |" % (k[1], k[0], a, b, d))
+        detail.append("\n**%s**: %d samples (ours), %d (perf `task-clock:u`), %d user + %d kernel (perf `task-clock`)\n"
+                      % (w, ot, ut, pt, pk))
+        detail.append("| function | ours % | perf `:u` % | diff | perf user-only % | diff |")
+        detail.append("|---|---|---|---|---|---|")
+        pmap = {k: (b, d) for k, a, b, d in fp}
+        for k, a, b, d in fu[:12]:
+            b2 = 100.0 * pf.get(k, 0) / pt if pt else 0
+            detail.append("| `%s` | %.2f | %.2f | %.2f | %.2f | %.2f |" % (k, a, b, d, b2, abs(a - b2)))
         detail.append("")
-        detail.append("| module | ours % | perf % (user) | diff |")
-        detail.append("|---|---|---|---|")
-        for k, a, b, d in modr[:6]:
-            detail.append("| %s | %.2f | %.2f | %.2f |" % (k, a, b, d))
+        detail.append("| module | ours % | perf `:u` % | diff | perf user-only % | diff |")
+        detail.append("|---|---|---|---|---|---|")
+        for k, a, b, d in mu[:6]:
+            b2 = 100.0 * pm.get(k, 0) / pt if pt else 0
+            detail.append("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (k, a, b, d, b2, abs(a - b2)))
     md.append("")
     md.extend(detail)
     plots["agree"] = scatter
@@ -572,7 +587,7 @@ def plot_all(plots, outdir, raw):
         workloads = list(dict.fromkeys(w for w, _ in res))
         configs = list(dict.fromkeys(c for _, c in res))
         fn = os.path.join(tmp, "ov.dat")
-        text = "config " + " ".join(workloads) + "\n"
+        text = ""  # no header row: gnuplot would draw it as an empty cluster
         for c in configs:
             text += '"%s"' % label(c).replace(" @ ", "\\n@ ").replace("record ", "").replace(" -e task-clock", "").replace("collect app ", "").replace(" (0.5 ms: its floor)", "*")
             for w in workloads:
@@ -622,16 +637,24 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
     body = []
 
     body.append("## 1. Agreement with `perf record -e task-clock`\n")
-    body.append("Each program once under `profil record` (1000 Hz, stacks on) and once under "
-                "`perf record -e task-clock -c 1000000` (1000 Hz, the same CPU clock), one after the other. "
-                "Shares are of all samples for profil and of **user-space samples** for perf: perf counts "
-                "time in the kernel as samples of its own (`[kernel.kallsyms]`), while our CPU-clock timers "
-                "charge kernel time to the user pc the thread returns to; perf's kernel rows are dropped and "
-                "its shares renormalised. Debian strips its binaries: perf names an unknown address per "
-                "address, profil per function start from the call frame information (`module+0xSTART`); "
-                "*all* groups perf's unknown addresses by the FDE that holds them (`readelf --debug-dump=frames`), "
-                "named like ours, *named only* compares just the functions both name from symbols. The "
-                "table takes the union of both profilers' top 10.\n")
+    body.append("Each program once under `profil record` (1000 Hz, stacks on) and twice under perf at "
+                "1000 Hz (`-c 1000000`, the same CPU clock), one run after the other. Two ways to treat "
+                "kernel time: our CPU-clock timers charge time spent in the kernel to the user pc the thread "
+                "returns to (a `read` shows up in `__libc_read`); `perf record -e task-clock:u` does the "
+                "same (the kernel hands it the user registers when a sample lands in the kernel), so it is "
+                "the like-for-like comparison. Plain `task-clock` counts kernel samples as "
+                "`[kernel.kallsyms]` rows: those are dropped and the user rows renormalised (the comparison "
+                "issue 14 asked for); it differs from ours wherever a program spends time in system calls or "
+                "page faults. Names: Debian strips its binaries, and perf names an unknown address per "
+                "address while profil names it by the function start from the call frame information "
+                "(`module+0xSTART`); both sides are keyed by the FDE that holds the address "
+                "(`readelf --debug-dump=frames`), so unnamed functions compare one for one. Where debug "
+                "info gives inline chains, profil's flat profile names the innermost inlined function and "
+                "perf the symbol: ours are taken from `report --lines` and charged to the outermost "
+                "function of the chain. The table takes the union of both top 10s. Noise: at 1000 Hz a "
+                "CPU-clock timer fires on the kernel tick, so ours has about 250 distinct observations per "
+                "CPU second (see 5.); the last column is 3σ of a binomial share at the top function's "
+                "share with that many observations — differences below it are sampling noise.\n")
     ag = agreement(raw, build, body, plots)
 
     body.append("\n## 2. Overhead\n")
@@ -689,10 +712,12 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
 
     if ag:
         worst = max(v[0] for v in ag.values())
-        goal(worst <= 3, "issue 10: top-function shares within 3 points of perf — largest difference %.2f "
-             "points (all functions), %.2f (named only), modules %.2f (%s)." % (
-                 worst, max(v[1] for v in ag.values()), max(v[2] for v in ag.values()),
-                 ", ".join("%s %.2f" % (w, v[0]) for w, v in ag.items())))
+        goal(worst <= 3, "issue 10: top-function shares within 3 points of perf — largest difference "
+             "against `perf record -e task-clock:u` %.2f points for functions, %.2f for modules (%s); "
+             "against plain `task-clock` with kernel rows dropped: %.2f and %.2f." % (
+                 worst, max(v[1] for v in ag.values()),
+                 ", ".join("%s %.2f, noise %.2f" % (w, v[0], v[4]) for w, v in ag.items()),
+                 max(v[2] for v in ag.values()), max(v[3] for v in ag.values())))
     else:
         goal(None, "issue 10: agreement with perf.")
     if ov:

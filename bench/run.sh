@@ -12,6 +12,8 @@
 #   BENCH_OUT       where results.md and the plots go (default bench/)
 #   BENCH_RAW       keep the raw files in this directory (default: a
 #                   temporary one, removed at the end)
+#   BENCH_ONLY      the sections to run (default: agreement overhead
+#                   totals attribution costs), for working on one
 set -eu
 
 BUILD=${1:?usage: bench/run.sh BUILD_DIR}
@@ -91,23 +93,34 @@ fi
 # Sizes.  The full run is sized for < 20 minutes on 2 loaded cores.
 # ---------------------------------------------------------------------------
 if [ "$QUICK" = 1 ]; then
-	REPS=1 BURN_UNITS=3000 XZ_BYTES=1000000 SORT_LINES=300000 SPIN_S=0.5 REC_UNITS=40
+	REPS=1 BURN_UNITS=3000 XZ_BYTES=1000000 SORT_LINES=300000 SPIN_S=0.5
+	AG_PY_RUNS=1 AG_XZ_BYTES=1000000 AG_SORT_LINES=300000 AG_REC_UNITS=40
 	RATES="1000" TOTAL_THREADS="1 4 32" TOTAL_RATES="1000" SHORT_N=500
 	SCATTER_RUNS=2 OV_WORKLOADS="synthetic xz"
 else
 	# Overhead: every workload at 1000 Hz, the synthetic one also at 100
 	# and 4000 Hz (RATES): all of it at every rate would not fit in 20
 	# minutes with 3 repetitions.
-	REPS=3 BURN_UNITS=6000 XZ_BYTES=4000000 SORT_LINES=1000000 SPIN_S=1 REC_UNITS=120
+	REPS=3 BURN_UNITS=4000 XZ_BYTES=2000000 SORT_LINES=600000 SPIN_S=1
+	# Agreement: about 3 CPU s per program, so that ours, with about 250
+	# distinct observations per CPU second (the kernel tick), resolves a
+	# share to a few points.
+	AG_PY_RUNS=3 AG_XZ_BYTES=6000000 AG_SORT_LINES=2000000 AG_REC_UNITS=300
 	RATES="100 1000 4000" TOTAL_THREADS="1 2 4 8 32" TOTAL_RATES="100 1000" SHORT_N=5000
 	SCATTER_RUNS=10 OV_WORKLOADS="synthetic python xz threads"
 fi
 
-# Inputs: generated, deterministic, no network.
-head -c $((XZ_BYTES * 3 / 4)) /dev/urandom | base64 >"$TMP/xz.in"
-awk -v n="$SORT_LINES" 'BEGIN { srand(1); for (i = 0; i < n; i++)
-	printf "%d %s\n", int(rand() * 1e9), "lorem ipsum dolor" }' >"$TMP/sort.in"
-PY=$(command -v python3)
+# Inputs: generated, no network (xz's is random, so its cost is too).
+gen_inputs()
+{
+	head -c $(($2 * 3 / 4)) /dev/urandom | base64 >"$TMP/xz$1.in"
+	awk -v n="$3" 'BEGIN { srand(1); for (i = 0; i < n; i++)
+		printf "%d %s\n", int(rand() * 1e9), "lorem ipsum dolor" }' >"$TMP/sort$1.in"
+}
+gen_inputs "" "$XZ_BYTES" "$SORT_LINES"
+gen_inputs -ag "$AG_XZ_BYTES" "$AG_SORT_LINES"
+# The interpreter itself, not a pyenv shim (a shell script) in front of it.
+PY=$(python3 -c "import sys; print(sys.executable)")
 BUSY=$(cd "$HERE/.." && pwd)/examples/busy.py
 RECPROG=$BUILD/test/rec/rec-prog
 
@@ -119,8 +132,11 @@ workload_cmd()
 	threads) printf '%s\n' "$WORK" burn 16 $((BURN_UNITS / 16)) ;;
 	python) printf '%s\n' "$PY" "$BUSY" ;;
 	xz) printf '%s\n' xz -2 -T1 -c -k "$TMP/xz.in" ;;
-	sort) printf '%s\n' env LC_ALL=C sort -S 200M --parallel=1 "$TMP/sort.in" -o "$TMP/sort.out" ;;
-	rec-threads) printf '%s\n' "$RECPROG" threads "$REC_UNITS" ;;
+	# The agreement runs: longer (see AG_* above).
+	ag-python) printf '%s\n' sh -c 'for i in $(seq $2); do "$0" "$1" >/dev/null; done' "$PY" "$BUSY" "$AG_PY_RUNS" ;;
+	ag-xz) printf '%s\n' xz -2 -T1 -c -k "$TMP/xz-ag.in" ;;
+	ag-sort) printf '%s\n' env LC_ALL=C sort -S 400M --parallel=1 "$TMP/sort-ag.in" -o "$TMP/sort.out" ;;
+	ag-rec-threads) printf '%s\n' "$RECPROG" threads "$AG_REC_UNITS" ;;
 	esac
 }
 
@@ -141,6 +157,10 @@ run_profiled()
 	profil) cmd=("$PROFIL" record -v -F "$hz" -o "$pre.pprof" -- "${inner[@]}" "$@") ;;
 	profil1) cmd=("$PROFIL" record -v -F "$hz" --max-depth 1 -o "$pre.pprof" -- "${inner[@]}" "$@") ;;
 	perf) cmd=(perf record -q -e task-clock -c $((1000000000 / hz)) -o "$pre.data" -- "${inner[@]}" "$@") ;;
+	# task-clock:u: the kernel charges a sample taken in the kernel to the
+	# user pc the thread will return to (perf_swevent_hrtimer), as our
+	# CPU-clock timers do: the like-for-like comparison.
+	perfu) cmd=(perf record -q -e task-clock:u -c $((1000000000 / hz)) -o "$pre.data" -- "${inner[@]}" "$@") ;;
 	gperf) cmd=("${inner[@]}" env LD_PRELOAD="$GPERF" CPUPROFILE="$pre.gprof" CPUPROFILE_FREQUENCY="$hz" "$@") ;;
 	gperfpt) cmd=("${inner[@]}" env LD_PRELOAD="$GPERF" CPUPROFILE="$pre.gprof" CPUPROFILE_FREQUENCY="$hz" CPUPROFILE_PER_THREAD_TIMERS=1 "$@") ;;
 	gprofng)
@@ -160,7 +180,7 @@ run_profiled()
 peer_available()
 {
 	case ${1%-*} in
-	perf) [ "$HAVE_PERF" = 1 ] ;;
+	perf|perfu) [ "$HAVE_PERF" = 1 ] ;;
 	gperf|gperfpt) [ -n "$GPERF" ] ;;
 	gprofng) [ "$HAVE_GPROFNG" = 1 ] ;;
 	*) return 0 ;;
@@ -206,13 +226,16 @@ bench_agreement()
 	[ "$HAVE_PERF" = 1 ] || { note "agreement: skipped, perf cannot run here"; return 0; }
 	for w in python xz sort rec-threads; do
 		log "agreement: $w"
-		mapfile -t c < <(workload_cmd "$w")
+		mapfile -t c < <(workload_cmd "ag-$w")
 		run_profiled profil-1000 "$RAW/agree-$w-profil" "${c[@]}" || continue
 		run_profiled perf-1000 "$RAW/agree-$w-perf" "${c[@]}" || continue
+		run_profiled perfu-1000 "$RAW/agree-$w-perfu" "${c[@]}" || continue
 		"$PROFIL" report --format csv --top 1000000 "$RAW/agree-$w-profil.pprof" >"$RAW/agree-$w-profil.csv" 2>/dev/null
-		"$PROFIL" report --format csv --by module "$RAW/agree-$w-profil.pprof" >"$RAW/agree-$w-profil.mod.csv" 2>/dev/null
-		perf report -i "$RAW/agree-$w-perf.data" --stdio -n --sort dso,sym 2>/dev/null >"$RAW/agree-$w-perf.sym"
-		emit agreement.txt "workload=$w profil=$RAW/agree-$w-profil perf=$RAW/agree-$w-perf" \
+		"$PROFIL" report --format csv --lines "$RAW/agree-$w-profil.pprof" >"$RAW/agree-$w-profil.lines.csv" 2>/dev/null
+		for p in perf perfu; do
+			perf report -i "$RAW/agree-$w-$p.data" --stdio -n --sort dso,sym 2>/dev/null >"$RAW/agree-$w-$p.sym"
+		done
+		emit agreement.txt "workload=$w profil=$RAW/agree-$w-profil perf=$RAW/agree-$w-perf perfu=$RAW/agree-$w-perfu" \
 			"pprof_bytes=$(stat -c %s "$RAW/agree-$w-profil.pprof")"
 	done
 }
@@ -302,7 +325,7 @@ bench_attribution()
 			peer_available "$cfg" || continue
 			pre=$TMP/attr
 			rm -rf "$pre".*
-			run_profiled "$cfg" "$pre" "$WORK" attr "$BURN_UNITS" || continue
+			run_profiled "$cfg" "$pre" "$WORK" attr $((BURN_UNITS / 2)) || continue
 			s=$(samples_of "$cfg" "$pre")
 			fn=$(awk '$1 ~ /^share_[a-d]$/ { printf "%s=%s ", $1, $2 }' "$pre.funcs" 2>/dev/null)
 			emit attribution.txt "config=$cfg run=$run samples=$s cpu=$(kv "$pre.stdout" cpu) $fn"
@@ -344,11 +367,9 @@ bench_costs()
 }
 
 log "peers: perf=$HAVE_PERF gperftools=${GPERF:-none} gprofng=$HAVE_GPROFNG gnuplot=$HAVE_GNUPLOT quick=$QUICK"
-bench_agreement
-bench_overhead
-bench_totals
-bench_attribution
-bench_costs
+for section in ${BENCH_ONLY:-agreement overhead totals attribution costs}; do
+	"bench_$section"
+done
 ELAPSED=$(($(date +%s) - T0))
 log "analysing"
 BENCH_BUILD=$BUILD python3 "$HERE/analyze.py" report "$RAW" "$OUT" "$QUICK" "$ELAPSED" "$HAVE_GNUPLOT"
