@@ -72,8 +72,18 @@ stdout /^filter_rows=1$/
 stdout /^filter_first=(lib_hot|main_hot)$/
 stdout /^thread_rec_prog_[0-9]+_=main_hot$/
 stdout /^thread_rec_prog_[0-9]+_=lib_hot$/
+stdout /^tooltip=(lib_hot|main_hot)module: (librec\.so|rec-prog)[0-9]+ samples, [0-9.]+% of all, 100\.00% of the zoomed frame$/
+stdout /^icicle_root_y=0$/
 stdout /^screenshot=.*rec-flame\.png$/
 stdout /^screenshot=.*rec-source\.png$/
+
+# The process selection: a forked child and its parent
+$ profil record -o f.pprof $REC/rec-prog fork 30 2>/dev/null && profil report --format html -o f.html f.pprof && $REC/../html-check f.html selftest
+needs chromium
+stdout /^selftest=done$/
+stdout /^errors=0$/
+stdout /^process_[0-9]+=main_hot$/
+stdout /^process_[0-9]+=child_hot$/
 
 # --diff: main_hot made three times slower; text, then the page
 $ profil record -o a.pprof $REC/rec-prog threads 10 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 10 2>/dev/null && profil report --diff a.pprof b.pprof

@@ -22,12 +22,14 @@ function widest(v) {
 	return best;
 }
 
-function clickBox(box) {
+function mouseAt(box, type) {
 	const c = app.flame.canvas, r = c.getBoundingClientRect();
 	const d = app.flame.rows.findIndex((row) => row.includes(box));
 	const y = r.top + app.flame.rowY(d, app.flame.rows.length) + ROW / 2;
-	c.dispatchEvent(new MouseEvent("click", {clientX: r.left + box[0] + box[1] / 2, clientY: y, bubbles: true}));
+	c.dispatchEvent(new MouseEvent(type, {clientX: r.left + box[0] + box[1] / 2, clientY: y, bubbles: true}));
 }
+function clickBox(box) { mouseAt(box, "click"); }
+function hoverBox(box) { mouseAt(box, "mousemove"); }
 
 function selftest() {
 	const P = app.P, r = {}, name = (v) => P.fname[P.frame[v]];
@@ -50,6 +52,8 @@ function selftest() {
 	const top = app.flame.rows[0][0];
 	r.zoom_full_width = top[2] === v && top[0] === 0 && Math.abs(top[1] - app.flame.canvas.clientWidth) < 1 ? 1 : 0;
 	r.crumbs = $("crumbs").textContent;
+	hoverBox(app.flame.rows[0][0]);
+	r.tooltip = $("tip").hidden ? "hidden" : $("tip").textContent.replace(/\s+/g, " ");
 	clickBox(app.flame.rows[0][0]); // a click on the zoomed frame zooms out one level
 	r.zoom_out = app.flame.zoom === P.parent[v] ? 1 : 0;
 	app.flame.setZoom(0);
@@ -92,6 +96,22 @@ function selftest() {
 	}
 	st.value = "";
 	st.dispatchEvent(new Event("change"));
+	// each process alone
+	const sp = $("sel-proc");
+	for (const o of [...sp.options].slice(1)) {
+		sp.value = o.value;
+		sp.dispatchEvent(new Event("change"));
+		const b = document.querySelector("#bars .bar");
+		r["process_" + o.value] = b ? P.fname[+b.dataset.frame] : "none";
+	}
+	sp.value = "";
+	sp.dispatchEvent(new Event("change"));
+	// the icicle view: the root's row at the top
+	$("icicle").click();
+	r.icicle_root_y = app.flame.rowY(0, app.flame.rows.length);
+	r.flame_root_y = (app.flame.rows.length - 1) * ROW;
+	$("icicle").click();
+	r.flame_root_y_after = app.flame.rowY(0, app.flame.rows.length);
 	if (P.diff) diffChecks(r);
 	r.scripts = document.scripts.length;
 	r.injected = document.querySelectorAll("img, svg, iframe, object, embed, b > b, i, inl, t").length;
