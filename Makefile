@@ -410,26 +410,26 @@ $(BUILD)/test/busy.py: examples/busy.py | $(BUILD)/test
 # Fuzzing (issue 15, fuzz/): libFuzzer targets, built with clang into
 # $(BUILD)-fuzz and run FUZZ_SECONDS each from their seed corpus
 # (fuzz/corpus/T, committed); what they find goes to $(BUILD)-fuzz/corpus.
-# The library is linked shared, on clang's shared sanitizer runtime: its
-# interposers (sigaction, pthread_create) must come after ASan's.
+# The library is linked shared, so that its interposers (sigaction,
+# pthread_create) come after ASan's; it takes the sanitizer runtime from
+# the program (-z undefs: clang links that runtime into programs only).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := pprof ring forms bins
-FUZZ_RT     = $(shell clang -print-runtime-dir)
 FUZZ_SAN   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=nonnull-attribute \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 .PHONY: fuzz fuzz-build
 fuzz:
 	$(MAKE) BUILD=$(BUILD)-fuzz CC=clang OPT="-O1 -g" SAN="$(FUZZ_SAN)" \
-	    LDFLAGS="-shared-libsan -Wl,-rpath,$(FUZZ_RT)" fuzz-build
+	    LDFLAGS="-Wl,-z,undefs" fuzz-build
 	sh fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 fuzz-build: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
 FUZZ_CLI_OBJ = $(filter-out $(BUILD)/cli-obj/main.o,$(CLI_OBJ))
 $(BUILD)/fuzz/fuzz-pprof $(BUILD)/fuzz/fuzz-ring: $(BUILD)/fuzz/fuzz-%: fuzz/fuzz-%.c $(FUZZ_CLI_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -Icli -o $@ $^ $(CLI_LIBS) $(LDFLAGS)
+	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -Icli -o $@ $^ $(CLI_LIBS) -lm $(LDFLAGS)
 $(BUILD)/fuzz/fuzz-forms: fuzz/fuzz-forms.c $(SHLIB) $(BUILD)/libprofil.so
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $< $(LINK_PROFIL) $(LDFLAGS)
+	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
 $(BUILD)/fuzz/fuzz-bins: fuzz/fuzz-bins.c $(BUILD)/obj/ptable.o $(BUILD)/obj/forms_overlap.o
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDFLAGS)
+	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $^ -lm $(LDFLAGS)

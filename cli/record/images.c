@@ -13,6 +13,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,46 @@ static void drop(struct image *im, const char *why)
 	im->broken = 1;
 }
 
+/*
+ * A profiled process can also shrink its ring file (ftruncate): a read of
+ * the mapping past the new end raises SIGBUS here.  Every read of a
+ * mapping runs under guarded(), which turns that SIGBUS into dropping the
+ * file.  The rings are read by one thread (record.c's loop).
+ */
+static sigjmp_buf *volatile bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	if (bus_jmp)
+		siglongjmp(*bus_jmp, 1);
+	signal(sig, SIG_DFL); /* not a read of a ring: die of it on return */
+}
+
+/* fn(im), or 0 with *faulted set when the mapping faulted under it. */
+static size_t guarded(size_t (*fn)(struct image *), struct image *im, int *faulted)
+{
+	static int installed;
+	if (!installed) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_sigbus;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+		installed = 1;
+	}
+	sigjmp_buf jb;
+	*faulted = 0;
+	if (sigsetjmp(jb, 1)) {
+		bus_jmp = NULL;
+		*faulted = 1;
+		return 0;
+	}
+	bus_jmp = &jb;
+	size_t r = fn(im);
+	bus_jmp = NULL;
+	return r;
+}
+
 /* Whether the control block's layout fits the file it is in. */
 static int header_ok(const struct ring_file *rf, size_t len)
 {
@@ -35,6 +77,15 @@ static int header_ok(const struct ring_file *rf, size_t len)
 	       rf->data_offset == RING_HEADER_SIZE && d >= 4096 && d <= RING_DATA_MAX &&
 	       (d & (d - 1)) == 0 && rf->modlog_offset == RING_HEADER_SIZE + d &&
 	       m <= (1u << 30) && RING_HEADER_SIZE + d + m == len;
+}
+
+/* The saved layout, checked again: each field was read once. */
+static int header_ok_at(const struct image *im)
+{
+	uint64_t d = im->data_size, m = im->modlog_size;
+	return d >= 4096 && d <= RING_DATA_MAX && (d & (d - 1)) == 0 &&
+	       im->modlog_offset == RING_HEADER_SIZE + d && m <= (1u << 30) &&
+	       RING_HEADER_SIZE + d + m == im->maplen;
 }
 
 static char *join_args(const char *raw, size_t cap)
@@ -52,6 +103,8 @@ static char *join_args(const char *raw, size_t cap)
 	return s;
 }
 
+static size_t read_header(struct image *im);
+
 /* Maps a ring file once its header is complete; 0 when not ready yet. */
 static int open_image(struct image *im)
 {
@@ -66,17 +119,39 @@ static int open_image(struct image *im)
 	close(fd);
 	if (p == MAP_FAILED)
 		return 0;
-	struct ring_file *rf = p;
+	im->rf = p;
+	im->maplen = (size_t)st.st_size;
+	int faulted;
+	int ready = (int)guarded(read_header, im, &faulted);
+	if (faulted) {
+		drop(im, "truncated while being read");
+		return 1;
+	}
+	if (!ready) {
+		munmap(p, (size_t)st.st_size);
+		im->rf = NULL;
+	}
+	return ready;
+}
+
+/* The header of the ring file mapped at im->rf: 1 when it was complete
+ * (the image is dropped if it is wrong), 0 when not yet written. */
+static size_t read_header(struct image *im)
+{
+	struct ring_file *rf = im->rf;
 	/* The agent stores the magic last, with release: seen, the rest of
 	 * the header is complete. */
 	uint64_t magic = __atomic_load_n((uint64_t *)rf->magic, __ATOMIC_ACQUIRE);
-	if (memcmp(&magic, RING_MAGIC, 8) != 0) {
-		munmap(p, (size_t)st.st_size);
+	if (memcmp(&magic, RING_MAGIC, 8) != 0)
 		return 0; /* the agent has not finished its header */
-	}
-	im->rf = rf;
-	im->maplen = (size_t)st.st_size;
 	if (!header_ok(rf, im->maplen)) {
+		drop(im, "not a ring file of this version");
+		return 1;
+	}
+	im->data_size = rf->data_size;
+	im->modlog_offset = rf->modlog_offset;
+	im->modlog_size = rf->modlog_size;
+	if (!header_ok_at(im)) { /* changed while we checked it */
 		drop(im, "not a ring file of this version");
 		return 1;
 	}
@@ -131,8 +206,9 @@ static size_t take_record(struct image *im, unsigned char *data, uint64_t off, u
 		key[0] = r->tid;
 		key[1] = r->modgen;
 		memcpy(key + 2, r->pcs, npcs * 8);
-		agg_add(&im->samples, key, (uint32_t)(2 + npcs), r->weight);
-		im->weight += r->weight;
+		uint32_t weight = r->weight; /* once: the two sums must agree */
+		agg_add(&im->samples, key, (uint32_t)(2 + npcs), weight);
+		im->weight += weight;
 		note_thread(im, r->tid);
 	} else if (RING_HDR_TYPE(hdr) != RING_SKIP) {
 		drop(im, "unknown record type");
@@ -146,7 +222,7 @@ static size_t read_records(struct image *im)
 {
 	struct ring_file *rf = im->rf;
 	unsigned char *data = (unsigned char *)rf + RING_HEADER_SIZE;
-	uint64_t size = rf->data_size, n = 0;
+	uint64_t size = im->data_size, n = 0;
 	uint64_t tail = atomic_load_explicit(&rf->tail, memory_order_relaxed);
 	uint64_t head = atomic_load_explicit(&rf->head, memory_order_acquire);
 	while (!im->broken && tail < head) {
@@ -174,14 +250,19 @@ static void hex(const uint8_t *b, size_t n, char *out)
 static void read_modules(struct image *im)
 {
 	struct ring_file *rf = im->rf;
-	const char *log = (const char *)rf + rf->modlog_offset;
+	const char *log = (const char *)rf + im->modlog_offset;
 	uint64_t len = atomic_load_explicit(&rf->modlog_len, memory_order_acquire);
-	if (len > rf->modlog_size) {
+	if (len > im->modlog_size) {
 		drop(im, "module log length out of bounds");
 		return;
 	}
 	while (im->modlog_read + sizeof(struct ring_module) <= len) {
-		const struct ring_module *m = (const void *)(log + im->modlog_read);
+		/* A copy of the fixed part: the process may rewrite the record
+		 * between our check of a size and its use. */
+		struct ring_module mc;
+		const struct ring_module *m = &mc;
+		const char *path = log + im->modlog_read + sizeof mc;
+		memcpy(&mc, log + im->modlog_read, sizeof mc);
 		if (m->size < sizeof *m || m->size > len - im->modlog_read ||
 		    m->path_len >= m->size - sizeof *m || m->build_id_len > sizeof m->build_id) {
 			drop(im, "module record malformed");
@@ -195,7 +276,7 @@ static void read_modules(struct image *im)
 		e->file_offset = m->file_offset;
 		e->time_ns = m->time_ns;
 		e->path = prof_xcalloc(m->path_len + 1, 1);
-		memcpy(e->path, m->path, m->path_len);
+		memcpy(e->path, path, m->path_len);
 		hex(m->build_id, m->build_id_len, e->build_id);
 		im->modlog_read += m->size;
 	}
@@ -236,6 +317,13 @@ static void find_new(struct images *set)
 	closedir(d);
 }
 
+/* What is new in one image: sample records read. */
+static size_t read_image(struct image *im)
+{
+	read_modules(im); /* first: samples may name new modules */
+	return im->broken ? 0 : read_records(im);
+}
+
 size_t images_poll(struct images *set)
 {
 	find_new(set);
@@ -244,9 +332,10 @@ size_t images_poll(struct images *set)
 		struct image *im = &set->v[i];
 		if (im->broken)
 			continue;
-		read_modules(im); /* first: samples may name new modules */
-		if (!im->broken)
-			n += read_records(im);
+		int faulted;
+		n += guarded(read_image, im, &faulted);
+		if (faulted)
+			drop(im, "truncated while being read");
 	}
 	return n;
 }

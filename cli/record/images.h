@@ -36,6 +36,9 @@ struct image {
 	char *file;             /* ring file path */
 	struct ring_file *rf;   /* mapped, NULL once dropped */
 	size_t maplen;
+	/* The layout as checked when the file was opened: the process can
+	 * rewrite the header later, so these are never read from it again. */
+	uint64_t data_size, modlog_offset, modlog_size;
 	uint32_t pid, ppid;
 	char comm[16];
 	char *cmdline;          /* arguments joined by spaces */

@@ -1,0 +1,39 @@
+#!/bin/sh
+# run.sh BUILD SECONDS TARGET... - runs each fuzz target for SECONDS from
+# its seed corpus (fuzz/corpus/T, read only) plus what earlier runs found
+# (BUILD/corpus/T), and prints one line per target.  A crash, a timeout
+# (10 s on one input), more than 2 GiB of memory or one allocation over
+# 512 MiB is a failure: the input is saved as BUILD/crash-T-* and the
+# run exits non-zero after the other targets ran.
+#
+# ASan must let the library install its SIGSEGV handler (fault recovery
+# for buffers, chained to ASan's for faults that are not ours).
+# close_fd_mask=2: the readers' one-line errors ("ignoring FILE: ...")
+# are the expected outcome of most inputs; libFuzzer and the sanitizers
+# keep reporting on a copy of stderr.
+set -u
+build=$1 seconds=$2
+shift 2
+fail=0
+for t in "$@"; do
+	mkdir -p "$build/corpus/$t"
+	log=$build/fuzz-$t.log
+	ASAN_OPTIONS=allow_user_segv_handler=1:detect_leaks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	"$build/fuzz/fuzz-$t" -max_total_time="$seconds" -timeout=10 \
+	    -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=8192 \
+	    -close_fd_mask=2 -print_final_stats=1 \
+	    -artifact_prefix="$build/crash-$t-" \
+	    "$build/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	units=$(ls "$build/corpus/$t" | wc -l)
+	if [ $rc -eq 0 ]; then
+		echo "fuzz-$t: ${execs:-?} execs in ${seconds} s, $units inputs found, no crash"
+	else
+		echo "fuzz-$t: FAILED (exit $rc) after ${execs:-?} execs; see $log"
+		grep -m 5 -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | sed 's/^/    /'
+		fail=1
+	fi
+done
+exit $fail

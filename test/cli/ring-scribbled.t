@@ -1,0 +1,31 @@
+# ring-scribbled.t - a profiled process can write anything into its ring
+# file ($PROFIL_RECORD_DIR/*.ring, mapped read-write) at any time; `profil
+# record` must survive it, drop that file with one warning, and still pass
+# the command's status and output through.  Found by fuzz/fuzz-ring.c.
+# The header's layout: data_size at byte 24, modlog_offset at 32,
+# modlog_size at 40 (src/ring.h).
+
+# ring_layout_rewritten: data_size set to 2^30 after the reader checked
+# the header (it read past its mapping)
+$ profil record -o s.pprof sh -c 'sleep 0.2; for f in "$PROFIL_RECORD_DIR"/*.ring; do printf "\000\000\000\100\000\000\000\000" | dd of="$f" bs=1 seek=24 conv=notrunc 2>/dev/null; done; sleep 0.2; echo scribbled'; echo "status $?"; profil report s.pprof >/dev/null; echo "report $?"
+stdout /^scribbled$/
+stdout /^status 0$/
+stdout /^report [01]$/
+
+# ring_modlog_moved: the module log's offset and size rewritten
+$ profil record -o s.pprof sh -c 'sleep 0.2; for f in "$PROFIL_RECORD_DIR"/*.ring; do printf "\000\000\020\000\000\000\000\000\000\000\000\100\000\000\000\000" | dd of="$f" bs=1 seek=32 conv=notrunc 2>/dev/null; done; sleep 0.2; echo scribbled'; echo "status $?"
+stdout /^scribbled$/
+stdout /^status 0$/
+
+# ring_records_garbage: the record area filled with random bytes
+$ profil record -o s.pprof sh -c 'sleep 0.2; for f in "$PROFIL_RECORD_DIR"/*.ring; do dd if=/dev/urandom of="$f" bs=4096 seek=1 count=4 conv=notrunc 2>/dev/null; done; sleep 0.2; echo scribbled'; echo "status $?"
+stdout /^scribbled$/
+stdout /^status 0$/
+
+# ring_truncated: the file shrunk under the reader's mapping (SIGBUS in
+# `profil record`, which died of it).  Every ring is dropped, so there may
+# be no profile to write: status 1 and a line saying so, not 135.
+$ profil record -o s.pprof sh -c 'sleep 0.2; for f in "$PROFIL_RECORD_DIR"/*.ring; do truncate -s 4096 "$f"; done; sleep 0.2; echo truncated'; echo "status $?"
+stdout /^truncated$/
+stdout /^status [01]$/
+stderr /ignoring .*truncated while being read/
