@@ -397,6 +397,28 @@ def totals(raw, md, plots):
         tc = [fnum(r.get("tcpu%d" % i)) for i in range(n)]
         if all(t is not None for t in tc):
             gap.setdefault(r["peer"], []).append(1000 * (fnum(r["cpu"], 0) - sum(tc)))
+    # The same samples against the spinning threads' own CPU: what is lost
+    # while threads run, apart from the process's start-up and exit.
+    inner = {}
+    for r in rows:
+        n = int(r["threads"])
+        if "failed" in r or n > 8:
+            continue
+        tc = [fnum(r.get("tcpu%d" % i)) for i in range(n)]
+        fs = [fnum(r.get("spin_%d" % i), 0) for i in range(n)]
+        if all(t for t in tc):
+            inner[(r["peer"], r["hz"], n)] = sum(fs) / (sum(tc) * float(r["hz"]))
+    if inner:
+        its = sorted({k[2] for k in inner})
+        md.append("\nThe spinning functions' samples against the spinning threads' own CPU time "
+                  "(`CLOCK_THREAD_CPUTIME_ID` at each thread's end), ≤ 8 threads:\n")
+        md.append("| profiler | " + " | ".join("%d thr" % t for t in its) + " |")
+        md.append("|---|" + "---|" * len(its))
+        for p, hz in keys:
+            if any((p, hz, t) in inner for t in its):
+                md.append("| %s | %s |" % (label(p + "-" + hz), " | ".join(
+                    "%.3f" % inner[(p, hz, t)] if (p, hz, t) in inner else "—" for t in its)))
+    plots["totals_inner"] = inner
     if gap:
         md.append("\nCPU of the process outside the spinning threads (start-up, a preloaded profiler's "
                   "initialisation, exit), ms, median [min–max] over the runs with ≤ 8 threads — what a "
@@ -524,6 +546,23 @@ def costs(raw, md, agree_runs):
                 out["idle-" + c] = med(v)
                 md.append("| %s | %s |" % ({"none": "unprofiled", "library": "LD_PRELOAD=libprofil.so (profil())",
                                               "profil-record": "profil record (agent)"}[c], spread(v, "%.3f")))
+    owns = []
+    for r in agree_runs:
+        try:
+            txt = open(r["profil"] + ".stderr").read()
+        except OSError:
+            continue
+        m = re.search(r"own CPU ([0-9.]+) s \(([0-9.]+)% of", txt)
+        if m:
+            owns.append((r["workload"], float(m.group(1)), float(m.group(2))))
+    if owns:
+        md.append("\n**`profil record`'s own CPU** (`-v`: `getrusage` of the record process — reading the "
+                  "rings every 20 ms, symbolizing with libdwfl, writing the pprof) in the agreement runs:\n")
+        md.append("| workload | own CPU s | % of the command's |")
+        md.append("|---|---|---|")
+        for w, a, b in owns:
+            md.append("| %s | %.3f | %.2f |" % (w, a, b))
+        out["own"] = owns
     sizes = []
     for r in agree_runs:
         try:
@@ -755,9 +794,16 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
         ours = [(k, v) for k, v in ratio.items() if k[0] == "profil" and v is not None]
         if ours:
             worst = max(ours, key=lambda kv: abs(kv[1] - 1))
+            inner = [(k, v) for k, v in plots.get("totals_inner", {}).items() if k[0] == "profil"]
+            iw = max(inner, key=lambda kv: abs(kv[1] - 1)) if inner else None
             goal(all(abs(v - 1) <= 0.02 for _, v in ours),
-                 "issue 14: totals within 2%% at every thread count: worst %.3f (%s threads, %s Hz)." % (
-                     worst[1], worst[0][2], worst[0][1]))
+                 "issue 14: totals within 2%% at every thread count, against the process's CPU: worst "
+                 "%.3f (%s threads, %s Hz)%s" % (
+                     worst[1], worst[0][2], worst[0][1],
+                     "; against the spinning threads' own CPU (≤ 8 threads): worst %.3f (%s threads, "
+                     "%s Hz). The difference is the ~10 ms of CPU the process spends before the agent "
+                     "arms its timers (its start-up: building the unwind tables), which no sample "
+                     "covers; see 3." % (iw[1], iw[0][2], iw[0][1]) if iw else "."))
     if "profil" in sh_:
         goal(abs(sh_["profil"] - 1) <= 0.03, "issue 14: short-lived threads within 3%%: %.3f." % sh_["profil"])
     if at:
