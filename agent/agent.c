@@ -88,7 +88,7 @@ static int start(void)
 		return -1;
 	}
 	modules_init(rf);
-	if (stack_depth > 1 && unwind_start() != 0)
+	if (stack_depth > 1 && unwind_start(dir) != 0)
 		say("cannot build unwind tables for every module");
 	if (publish(rf) != 0) {
 		say("cannot start profiling");

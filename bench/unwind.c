@@ -16,6 +16,7 @@
  */
 #include "../src/unwind.c"
 #include "../src/unwind_build.c"
+#include "../src/unwind_cache.c"
 #include "../src/unwind_cfi.c"
 #include "../src/unwind_table.c"
 #include "../src/ring.h"
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
 		if (!dlopen(argv[i], RTLD_NOW | RTLD_GLOBAL))
 			fprintf(stderr, "unwind: %s\n", dlerror());
 	double t0 = now();
-	if (unwind_start() != 0)
+	if (unwind_start(NULL) != 0)
 		return 1;
 	double t1 = now();
 	const struct uw_table *t = atomic_load(&unwind_published);

@@ -72,6 +72,8 @@ struct uw_module {
 	const void *phdr;
 	uintptr_t eh_frame_hdr;
 	int seen;
+	void *map;          /* rows and index mapped from the cache, or NULL */
+	size_t maplen;
 };
 
 /*
@@ -108,13 +110,24 @@ extern __thread struct uw_stack unwind_stack
 struct dl_phdr_info;
 HIDDEN struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr);
 
+/* unwind_cache.c: tables shared by the processes of one recording, under
+ * the object's build-id in a directory (uw_cache_dir(), "" or NULL: no
+ * cache).  uw_cache_load() maps a table built before, or gives NULL;
+ * uw_cache_store() writes one; uw_module_free() frees either kind. */
+HIDDEN void uw_cache_dir(const char *dir);
+HIDDEN struct uw_module *uw_cache_load(const struct dl_phdr_info *info, uintptr_t hdr);
+HIDDEN void uw_cache_store(const struct dl_phdr_info *info, uintptr_t hdr,
+                           const struct uw_module *m);
+HIDDEN void uw_module_free(struct uw_module *m);
+
 /* unwind_build.c (not signal context).  unwind_start() turns unwinding on
- * (builds and publishes the table, notes this thread's stack);
+ * (builds and publishes the table, notes this thread's stack), with tables
+ * shared through cache_dir (NULL: none);
  * unwind_refresh() brings the table up to date with the objects loaded
  * now, when it is on (call it after dlopen/dlclose).  Both return 0, or
  * -1 with errno ENOMEM: an object then has no rows (or the previous
  * table stays). */
-HIDDEN int unwind_start(void);
+HIDDEN int unwind_start(const char *cache_dir);
 HIDDEN int unwind_refresh(void);
 /* Records the calling thread's stack bounds (unwind_stack) when on. */
 HIDDEN void unwind_note_stack(void);

@@ -63,10 +63,12 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 			return oom = 1;
 		known = k, capknown = cap;
 	}
-	struct uw_module *m = uw_module_build(info, hdr);
+	struct uw_module *m = uw_cache_load(info, hdr);
+	if (!m && (m = uw_module_build(info, hdr)) != NULL)
+		uw_cache_store(info, hdr, m);
 	char *copy = strdup(name);
 	if (!m || !copy) {
-		free(m), free(copy);
+		uw_module_free(m), free(copy);
 		oom |= !m && info->dlpi_phnum > 0 && errno == ENOMEM;
 		return 0;
 	}
@@ -132,7 +134,7 @@ static int refresh_locked(void)
 		if (known[i].m->seen) {
 			known[k++] = known[i];
 		} else {
-			free(known[i].m);
+			uw_module_free(known[i].m);
 			free(known[i].name);
 		}
 	}
@@ -140,9 +142,10 @@ static int refresh_locked(void)
 	return oom ? (errno = ENOMEM, -1) : 0;
 }
 
-int unwind_start(void)
+int unwind_start(const char *cache_dir)
 {
 	pthread_mutex_lock(&mu);
+	uw_cache_dir(cache_dir);
 	atomic_store(&on, 1);
 	int rc = refresh_locked();
 	pthread_mutex_unlock(&mu);

@@ -29,33 +29,45 @@ struct uwresult {
 	long hot, full, main, thread, truncated, unknown;
 };
 
-/* Runs uwprog MODE under the agent with a depth limit; its counts. */
-static struct uwresult uwprog(const char *mode, int depth)
+/* Runs uwprog MODE under the agent with a depth limit `runs` times in
+ * one recording directory (the later runs map the tables the first one
+ * cached there); the counts of all runs, and in *cached how many tables
+ * the directory held. */
+static struct uwresult uwprog_runs(const char *mode, int depth, int runs, long *cached)
 {
 	char dir[PATH_MAX], tmp[] = "/tmp/profil-unwind.XXXXXX", cmd[4 * PATH_MAX];
 	test_dir(dir, sizeof dir);
 	ASSERT(mkdtemp(tmp) != NULL);
 	snprintf(cmd, sizeof cmd,
-	         "PROFIL_HZ=1000 PROFIL_STACK_DEPTH=%d PROFIL_RECORD_DIR=%s "
-	         "LD_PRELOAD=%s/../libprofil-agent.so %s/uwprog %s; rm -rf %s",
-	         depth, tmp, dir, dir, mode, tmp);
+	         "for i in $(seq %d); do PROFIL_HZ=1000 PROFIL_STACK_DEPTH=%d PROFIL_RECORD_DIR=%s "
+	         "LD_PRELOAD=%s/../libprofil-agent.so %s/uwprog %s || exit 1; done; "
+	         "echo cached $(ls %s | grep -c '^uw-'); rm -rf %s",
+	         runs, depth, tmp, dir, dir, mode, tmp, tmp);
 	FILE *p = popen(cmd, "r");
 	ASSERT(p != NULL);
-	struct uwresult r = {-1, -1, -1, -1, -1, -1};
+	struct uwresult r = {0, 0, 0, 0, 0, 0};
+	long c = 0;
 	char key[32];
 	long v;
 	while (fscanf(p, "%31s %ld", key, &v) == 2) {
 		long *f = !strcmp(key, "hot") ? &r.hot : !strcmp(key, "full") ? &r.full :
 		          !strcmp(key, "main") ? &r.main : !strcmp(key, "thread") ? &r.thread :
 		          !strcmp(key, "truncated") ? &r.truncated :
-		          !strcmp(key, "unknown") ? &r.unknown : NULL;
+		          !strcmp(key, "unknown") ? &r.unknown : !strcmp(key, "cached") ? &c : NULL;
 		if (f)
-			*f = v;
+			*f += v;
 	}
 	ASSERT_EQ(pclose(p), 0);
 	printf("%s: hot %ld, full chain %ld (main %ld, thread %ld), truncated %ld, unknown %ld\n",
 	       mode, r.hot, r.full, r.main, r.thread, r.truncated, r.unknown);
+	if (cached)
+		*cached = c;
 	return r;
+}
+
+static struct uwresult uwprog(const char *mode, int depth)
+{
+	return uwprog_runs(mode, depth, 1, NULL);
 }
 
 static int skip_tools(void)
@@ -126,6 +138,19 @@ TEST_IMPL(unwind_fault_costs_one_stack)
 	struct uwresult r = uwprog("fault", 128);
 	assert_complete(&r);
 	ASSERT(r.unknown >= r.hot * 99 / 100);
+	return 0;
+}
+
+/* Three processes of one recording: the first builds the tables and
+ * caches them (unwind_cache.c), the others map them; all stacks whole. */
+TEST_IMPL(unwind_cached_tables)
+{
+	if (skip_tools())
+		return 0;
+	long cached;
+	struct uwresult r = uwprog_runs("recurse", 128, 3, &cached);
+	assert_complete(&r);
+	ASSERT(cached >= 3); /* uwprog, libc, ld.so (and the vDSO...) */
 	return 0;
 }
 
