@@ -27,7 +27,8 @@
  *
  * Probe, never assume: perf_event_paranoid, seccomp filters (EPERM or
  * ENOSYS), containers and kernels without the event all make the probe
- * at start fail, and the run uses timers for every thread; a thread whose
+ * at start fail, and the run uses timers for every thread (auto does not
+ * even probe under a seccomp filter: see seccomp_filtered()); a thread whose
  * event cannot be made later (no descriptor to spare, an exotic failure)
  * gets a timer instead.  The reason is kept for profil_get_stats().
  *
@@ -123,6 +124,26 @@ static unsigned int max_sample_rate(void)
 	return v ? v : 100000; /* the kernel's default */
 }
 
+/*
+ * Whether a seccomp filter is in force (/proc/self/status "Seccomp: 2").
+ * A filter may answer perf_event_open with SECCOMP_RET_KILL or _TRAP
+ * rather than an error (browsers' sandboxes do), and a guest in the
+ * process must not risk that: auto then keeps the timers without trying.
+ */
+static int seccomp_filtered(void)
+{
+	char line[128];
+	int mode = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	return mode == 2;
+}
+
 /* Highest descriptor number we may hold, exclusive. */
 static int fd_ceiling(void)
 {
@@ -171,9 +192,18 @@ int perf_engine_choose(unsigned int hz)
 		return 0;
 	if (c == AUTO && hz <= perf_engine_tick_hz())
 		return 0; /* no finer than the timers: nothing to gain */
+	/* Even when forced: a throttled event loses samples, and the totals
+	 * would fall short.  The kernel throttles an event that overflows
+	 * more than ceil(cap / tick) times in one tick; ours overflows
+	 * ceil(hz / tick) times, or once more by phase. */
 	cap = max_sample_rate();
-	if (hz > cap) { /* even when forced: the totals would fall short */
-		last_error = ERANGE; /* the kernel would throttle the events */
+	unsigned int tick = perf_engine_tick_hz();
+	if ((hz + tick - 1) / tick + 1 > (cap + tick - 1) / tick) {
+		last_error = ERANGE;
+		return 0;
+	}
+	if (c == AUTO && seccomp_filtered()) {
+		last_error = EPERM;
 		return 0;
 	}
 	int64_t per = 1000000000 / (int64_t)hz;
