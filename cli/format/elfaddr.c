@@ -5,6 +5,7 @@
  * headers are read (symbols are the symbolizer's, cli/symbol/).
  */
 #include "elfaddr.h"
+#include "input.h"
 
 #include <elf.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 
 int elf_bias(const struct prof_mapping *m, uint64_t *bias)
 {
-	FILE *f = fopen(m->path, "rb");
+	FILE *f = input_open_named(m->path); /* a FIFO must not hang us */
 	if (!f)
 		return -1;
 	Elf64_Ehdr eh;

@@ -4,9 +4,12 @@
 #include "input.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "../model/profile.h"
@@ -129,4 +132,23 @@ int input_load(const char *path, uint64_t cap, unsigned char **buf, size_t *len,
 	*buf = raw.p;
 	*len = raw.n;
 	return 0;
+}
+
+FILE *input_open_named(const char *path)
+{
+	/* O_NONBLOCK: open() of a FIFO with no writer would wait for one */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	FILE *f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
 }

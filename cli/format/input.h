@@ -7,11 +7,18 @@
 #define PROFIL_CLI_INPUT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* 0 with *buf (malloc'd, caller frees) and *len, or -1 with a one-line
  * message in err that names path. */
 int input_load(const char *path, uint64_t cap, unsigned char **buf, size_t *len, char *err,
                size_t errlen);
+
+/* fopen(path, "r") for a file a profile names (a module, a source):
+ * only a regular file, and opening never blocks, so a hostile profile
+ * naming a FIFO or a terminal cannot hang the report.  NULL with errno
+ * (EINVAL for a file that is not regular). */
+FILE *input_open_named(const char *path);
 
 #endif

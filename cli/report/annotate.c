@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../format/elfaddr.h"
+#include "../format/input.h"
 #include "report.h"
 
 struct hits {
@@ -74,7 +75,7 @@ static void collect(const struct profile *p, const char *name, struct hits *h)
 
 static int source(const struct profile *p, struct hits *h, FILE *f)
 {
-	FILE *src = fopen(h->fn->filename, "r");
+	FILE *src = input_open_named(h->fn->filename); /* never a FIFO */
 	if (!src || h->maxline == 0) {
 		fprintf(stderr, "profil report: cannot read the source of %s (%s: %s); "
 		        "showing its disassembly\n", h->fn->name,
