@@ -348,6 +348,19 @@ const char *image_thread_name(const struct image *im, uint32_t tid)
 	return "";
 }
 
+/* The agent's unwind tables shared between processes (src/unwind_cache.c,
+ * "uw-*"): gone with the recording. */
+static void remove_unwind_cache(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "uw-", 3) == 0)
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+}
+
 void images_free(struct images *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
@@ -364,8 +377,10 @@ void images_free(struct images *set)
 		agg_free(&im->samples);
 	}
 	free(set->v);
-	if (set->dir)
+	if (set->dir) {
+		remove_unwind_cache(set->dir);
 		rmdir(set->dir);
+	}
 	free(set->dir);
 	memset(set, 0, sizeof *set);
 }
