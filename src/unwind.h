@@ -54,9 +54,10 @@ struct uw_row {
 };
 
 /*
- * One object's rows, sorted by pc, covering [lo, hi).  Built once when the
- * object is first seen, IMMUTABLE from then on, freed only after every
- * table that points at it has been retired (unwind_build.c).
+ * One object's rows, sorted by pc, covering [lo, hi).  Built (or mapped
+ * from another process's build, unwind_cache.c) once when the object is
+ * first seen, IMMUTABLE from then on, freed only after every table that
+ * points at it has been retired (unwind_build.c).
  */
 struct uw_module {
 	uintptr_t lo, hi;
