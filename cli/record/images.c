@@ -348,14 +348,15 @@ const char *image_thread_name(const struct image *im, uint32_t tid)
 	return "";
 }
 
-/* The agent's unwind tables shared between processes (src/unwind_cache.c,
- * "uw-*"): gone with the recording. */
-static void remove_unwind_cache(const char *dir)
+/* Everything in the directory we made goes with the recording: ring
+ * files (also those never completed), the agent's unwind tables shared
+ * between processes (src/unwind_cache.c, "uw-*"), their temporary files. */
+static void remove_all(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	while (d && (de = readdir(d)) != NULL)
-		if (strncmp(de->d_name, "uw-", 3) == 0)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			unlinkat(dirfd(d), de->d_name, 0);
 	if (d)
 		closedir(d);
@@ -378,7 +379,7 @@ void images_free(struct images *set)
 	}
 	free(set->v);
 	if (set->dir) {
-		remove_unwind_cache(set->dir);
+		remove_all(set->dir);
 		rmdir(set->dir);
 	}
 	free(set->dir);
