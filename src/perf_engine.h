@@ -61,6 +61,10 @@ static inline int perf_sig_ours(const siginfo_t *si)
 HIDDEN int perf_engine_choose(unsigned int hz);
 HIDDEN int perf_engine_on(void);        /* chosen for the current run */
 HIDDEN void perf_engine_off(void);      /* the run ended (timers_stop()) */
+/* At a rate change: whether the run's events may go on at hz (below the
+ * kernel's cap, read again); if not, the engine is given up for the run
+ * (perf_error ERANGE) and the caller moves every thread to a timer. */
+HIDDEN int perf_engine_keep(unsigned int hz);
 
 /* An enabled event on thread tid sending sig every per ns of its CPU
  * time: its descriptor, or -1 (errno) and the thread gets a timer. */

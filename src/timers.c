@@ -321,6 +321,7 @@ int timers_resignal(int sig)
 int timers_set_hz(unsigned int hz)
 {
 	cur_hz = hz;
+	int events = perf_engine_keep(hz); /* else their threads get timers */
 	int64_t per = cpugrid_period(hz), now;
 	for (size_t i = 0; i < nreg; i++) {
 		struct cpugrid *g = &reg[i].grid;
@@ -329,10 +330,16 @@ int timers_set_hz(unsigned int hz)
 		g->due = cpugrid_total(g, now);
 		cpugrid_restart(g, now, per, cpugrid_phase(per));
 		struct itimerspec its = {ns_ts(per), ns_ts(g->first)};
-		if (reg[i].fd >= 0)
-			perf_engine_set_period(reg[i].fd, per);
-		else
+		timer_t id;
+		if (reg[i].fd < 0)
 			timer_settime(reg[i].timer, TIMER_ABSTIME, &its, NULL);
+		else if (events || make_timer(reg[i].tid, g->first, per, &id) != 0)
+			perf_engine_set_period(reg[i].fd, per); /* as good as it gets */
+		else {
+			perf_engine_close(reg[i].fd);
+			reg[i].fd = -1;
+			reg[i].timer = id;
+		}
 	}
 	return 0;
 }

@@ -283,3 +283,34 @@ TEST_IMPL(engine_perf_descriptors)
 	ASSERT_EQ(count_perf_fds(&cloexec), 0); /* stopping closes them all */
 	return 0;
 }
+
+/* A rate change above the kernel's cap moves every thread from its event
+ * to a timer (the events would be throttled): samples go on. */
+TEST_IMPL(engine_rate_above_cap)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	setenv("PROFIL_ENGINE", "perf", 1);
+	if (!perf_allowed() || !perf_rate_ok(1000, tick_hz()))
+		return 0;
+	static unsigned short buf[2];
+	ASSERT_OK(profil_set_hz(1000));
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	ASSERT_OK(profil_set_hz(PROFIL_HZ_MAX));
+	int cloexec;
+	ASSERT_EQ(count_perf_fds(&cloexec), 0);
+	unsigned short b0 = buf[0];
+	double c0 = cpu_process();
+	burn(0.2);
+	double cpu = cpu_process() - c0;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	printf("after the change: engine %s, perf_error %d, %u samples in %.3f CPU s\n",
+	       profil_engine_name(st.engine), st.perf_error, (unsigned)(buf[0] - b0), cpu);
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_THREAD_TIMERS);
+	ASSERT_EQ(st.perf_error, ERANGE);
+	ASSERT(buf[0] - b0 > 0.5 * cpu * PROFIL_HZ_MAX); /* 16-bit bin: far from full */
+	return 0;
+}
