@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "html_int.h"
+#include "input.h"
 
 #define MAX_LINE (1 << 24)
 #define NCHAINS 4 /* inline chains listed per line */
@@ -129,7 +130,7 @@ static int source(FILE *f, const struct prof_function *fn, struct src *s, int64_
 		return snprintf(why, len, "the profile names no source file for it"), -1;
 	if (s->maxline == 0)
 		return snprintf(why, len, "the profile has no line numbers for it"), -1;
-	FILE *in = fopen(fn->filename, "r");
+	FILE *in = input_open_named(fn->filename); /* a regular file only: never a FIFO */
 	if (!in)
 		return snprintf(why, len, "%s: %s", fn->filename, strerror(errno)), -1;
 	int64_t start = fn->start_line > 0 && fn->start_line < s->minline ? fn->start_line

@@ -27,6 +27,10 @@ $ profil report --format html -o s.html self.pprof
 file s.html /Source not available: \/nonexistent\/hot\.c: No such file or directory/
 file s.html /<span class="hot" style="--h:[0-9.]+">/
 
+# A source that is a FIFO is not opened (it would hang the report)
+$ rm prog.c && mkfifo prog.c && timeout 20 profil report --format html -o f.html basic.pprof
+file f.html /Source not available: prog\.c: Invalid argument/
+
 # Hostile names, paths, command line and source: text, never markup
 $ profil report --format html -o i.html inject.pprof 2>/dev/null && grep -o -i '<script' i.html | wc -l && grep -o -i '</script' i.html | wc -l && grep -c -E '<(img|svg|t>|b>bold|b>engine|i>lib|inl>)' i.html
 exit 1
