@@ -236,9 +236,12 @@ check: deps check-handler check-man check-cxx check-install check-symbols
 	$(MAKE) test
 
 # Safety stress (issue 3): minutes, not part of `make check`.
-STRESS_SECONDS ?= 180
-stress: $(TEST_BIN)
-	PROFIL_STRESS=$(STRESS_SECONDS) $(TEST_BIN) safety_stress_mix
+# tools/stress.sh runs the library's mix (test/storms.h) and `profil
+# record` of short-lived processes side by side, and prints operations
+# done and anomalies (must be 0).
+STRESS_SECONDS ?= 120
+stress: $(TEST_BIN) $(TEST_LIBS) $(PROFIL_BIN) $(AGENT)
+	sh tools/stress.sh $(BUILD) $(STRESS_SECONDS)
 	for i in 1 2 3 4 5; do $(TEST_BIN) safety_concurrent_callers safety_exec \
 	    safety_fork safety_buffer_unmapped_later safety_stop_hygiene || exit 1; done
 
@@ -313,9 +316,11 @@ help:
 	@echo "make install     PREFIX=/usr/local DESTDIR=: library, headers, profil.pc, man pages"
 	@echo "make uninstall   remove what install installed (same PREFIX and DESTDIR)"
 	@echo "make bench       side-by-side benchmarks (bench/RESULTS.md)"
-	@echo "make stress      the safety scenarios mixed for minutes (STRESS_SECONDS=180)"
+	@echo "make stress      the safety scenarios mixed for minutes (STRESS_SECONDS=120)"
 	@echo "make sanitize    the suite under ASan+UBSan; make tsan: under TSan"
 	@echo "make valgrind    each test under valgrind"
+	@echo "make fuzz        each fuzz target for FUZZ_SECONDS=60 (clang, libFuzzer)"
+	@echo "make real-suites real programs' own tests, unprofiled and under profil record"
 	@echo "make clean       remove build directories and leftover gmon.out files"
 
 # The profil command's symbolizer (cli/symbol): ELF and DWARF through

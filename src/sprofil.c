@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/profil.h>
 #include <sys/time.h>
 
@@ -114,13 +115,15 @@ static int fill(struct ptable *t, const void *copy, size_t n, const void *layout
 	return rc;
 }
 
-/* The period the counts are in, to the nearest microsecond. */
+/* The period the counts are in, to the nearest microsecond.  Stored with
+ * memcpy: tvp is the caller's and may be misaligned (found by
+ * fuzz/fuzz-forms.c; test sprofil_tvp_misaligned). */
 static void write_period(struct timeval *tvp)
 {
 	unsigned int hz = profil_hz();
 	unsigned long us = (1000000ul + hz / 2) / hz;
-	tvp->tv_sec = (time_t)(us / 1000000);
-	tvp->tv_usec = (suseconds_t)(us % 1000000);
+	struct timeval tv = {(time_t)(us / 1000000), (suseconds_t)(us % 1000000)};
+	memcpy(tvp, &tv, sizeof tv);
 }
 
 static int start(const struct prof *profp, size_t n, unsigned int flags)

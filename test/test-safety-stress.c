@@ -4,6 +4,7 @@
  * seconds; in `make check` it runs for one second.
  */
 #include "safety.h"
+#include "storms.h"
 
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -31,6 +32,24 @@ static void caller_check(struct caller *c, int k)
 		        c->snap[k], c->buf[k][0]);
 }
 
+/* Calls made; in the stress mix (unmap_mode), some publish a buffer of
+ * their own and unmap it while it is published: fault recovery must stop
+ * profiling and nothing else may notice. */
+static atomic_ulong calls, unmaps;
+static atomic_int unmap_mode;
+
+static void publish_and_unmap(void)
+{
+	unsigned short *b = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+	                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT(b != MAP_FAILED);
+	ASSERT_OK(profil(b, PAGE, 0, 2));
+	burn(0.0005);
+	ASSERT_OK(munmap(b, PAGE));
+	burn(0.0005); /* samples now fault */
+	atomic_fetch_add(&unmaps, 1);
+}
+
 static void *caller_main(void *p)
 {
 	struct caller *c = p;
@@ -39,6 +58,16 @@ static void *caller_main(void *p)
 		int k = i % RING, what = (int)(rand_r(&c->seed) % 8);
 		caller_check(c, k);
 		c->retired[k] = 0;
+		atomic_fetch_add(&calls, 1);
+		if (what == 7 && atomic_load(&unmap_mode)) {
+			publish_and_unmap();
+			if (prev >= 0) { /* replaced by that call */
+				c->snap[prev] = c->buf[prev][0];
+				c->retired[prev] = 1;
+			}
+			prev = -1;
+			continue;
+		}
 		if (what == 0) {
 			ASSERT_OK(profil_set_hz(1000 + rand_r(&c->seed) % (PROFIL_HZ_MAX - 1000)));
 			continue;
@@ -148,14 +177,19 @@ TEST_IMPL(safety_concurrent_callers)
 	return 0;
 }
 
-/* Everything at once: callers, churn, forks that exec, buffers unmapped
- * while published. */
+/* Everything at once: callers that start, stop and reconfigure, churn,
+ * forks that exec, buffers unmapped while published, and the storms of
+ * storms.h (threads, vfork/fork/exec, dlopen/dlclose, signals).  Prints
+ * the operations done and the anomalies, which must be none. */
 TEST_IMPL(safety_stress_mix)
 {
 	if (skip_under("tsan", "TSan does not support threads after a multi-threaded fork"))
 		return 0;
 	double end = mono_now() + stress_seconds(1.0);
 	int rounds = 0;
+	struct storms storms;
+	storms_start(&storms);
+	atomic_store(&unmap_mode, 1);
 	while (mono_now() < end) {
 		pid_t kid = fork();
 		ASSERT(kid >= 0);
@@ -178,7 +212,12 @@ TEST_IMPL(safety_stress_mix)
 			FAIL_AT("child status %#x", status);
 		rounds++;
 	}
-	printf("%d rounds\n", rounds);
+	unsigned long ops = storms_stop(&storms);
+	ops += (unsigned long)rounds + atomic_load(&calls);
+	printf("stress: %d rounds, %lu profil calls (%lu buffers unmapped while published), "
+	       "%lu operations, %lu anomalies\n", rounds, atomic_load(&calls),
+	       atomic_load(&unmaps), ops, atomic_load(&storms.anomalies));
 	ASSERT(rounds > 0);
+	ASSERT_EQ(atomic_load(&storms.anomalies), 0);
 	return 0;
 }
