@@ -314,13 +314,18 @@ def overhead(raw, md, plots):
     res = {}
     for w in workloads:
         b = [fnum(base[k]["inner_cpu"]) for k in base if k[0] == w]
+        res[(w, "__base__")] = b
         bw = [fnum(base[k]["wall"]) for k in base if k[0] == w]
         md.append("\n**%s** — unprofiled: CPU %s s, wall %s s (median [min–max] over %d runs)\n"
                   % (w, spread(b, "%.2f"), spread(bw, "%.2f"), len(b)))
-        md.append("| profiler | workload CPU ratio | total CPU ratio (profiler included) | wall ratio | profiler's own CPU, % of the workload's |")
-        md.append("|---|---|---|---|---|")
+        bi = [fnum(base[k].get("insn_u"), 0) + fnum(base[k].get("insn_k"), 0) for k in base if k[0] == w]
+        bi = [x for x in bi if x > 0]
+        if bi:
+            md.append("Unprofiled instructions (user + kernel): %s × 10⁹.\n" % spread([x / 1e9 for x in bi], "%.4f"))
+        md.append("| profiler | workload instructions ratio (user+kernel) | workload CPU ratio | total CPU ratio (profiler included) | wall ratio | profiler's own CPU, % of the workload's |")
+        md.append("|---|---|---|---|---|---|")
         for c in configs:
-            cr, tr, wr, own = [], [], [], []
+            cr, tr, wr, own, ir = [], [], [], [], []
             failed = 0
             for r in rows:
                 if r["workload"] != w or r["config"] != c:
@@ -336,11 +341,16 @@ def overhead(raw, md, plots):
                 tr.append(oc / fnum(bb["cpu"]))
                 wr.append(fnum(r["wall"]) / fnum(bb["wall"]))
                 own.append(100.0 * (oc - ic) / ic)
-            res[(w, c)] = (cr, tr, wr, own)
+                i1 = fnum(r.get("insn_u"), 0) + fnum(r.get("insn_k"), 0)
+                i0 = fnum(bb.get("insn_u"), 0) + fnum(bb.get("insn_k"), 0)
+                if i1 > 0 and i0 > 0:
+                    ir.append(i1 / i0)
+            res[(w, c)] = (cr, tr, wr, own, ir)
             if not cr:
-                md.append("| %s | failed (%d runs) | | | |" % (label(c), failed))
+                md.append("| %s | failed (%d runs) | | | | |" % (label(c), failed))
                 continue
-            md.append("| %s | %s | %s | %s | %s |" % (label(c), spread(cr), spread(tr), spread(wr), spread(own, "%.2f")))
+            md.append("| %s | %s | %s | %s | %s | %s |" % (label(c), spread(ir, "%.4f"), spread(cr), spread(tr),
+                                                           spread(wr), spread(own, "%.2f")))
     plots["overhead"] = res
     return res
 
@@ -535,6 +545,22 @@ def costs(raw, md, agree_runs):
                 if st:
                     md.append("| %s | %s | %s | %s |" % (impl, n, spread(st, "%.0f"), spread(sp, "%.0f")))
                     out[(impl, n)] = (med(st), med(sp))
+    fixed = load(raw, "fixed.txt")
+    if fixed:
+        md.append("\n**Fixed start-up cost**: instructions (user + kernel, `perf stat`) of `work burn 1 1` "
+                  "(0.2 ms of work, no sample), median of 3 — what the agent costs once per process:\n")
+        md.append("| configuration | instructions | above unprofiled |")
+        md.append("|---|---|---|")
+        tot = {}
+        for c in ("none", "profil1-1000", "profil-1000"):
+            v = [fnum(r.get("insn_u"), 0) + fnum(r.get("insn_k"), 0) for r in fixed if r["config"] == c]
+            if v:
+                tot[c] = med(v)
+        for c, v in tot.items():
+            md.append("| %s | %.1f M | %s |" % ("unprofiled" if c == "none" else label(c), v / 1e6,
+                                               "%.1f M" % ((v - tot["none"]) / 1e6) if "none" in tot and c != "none" else ""))
+        if "none" in tot and "profil-1000" in tot:
+            out["fixed"] = (tot["profil-1000"] - tot["none"], tot.get("profil1-1000", tot["none"]) - tot["none"])
     idle = load(raw, "idle.txt")
     if idle:
         md.append("\n**Idle cost with 1000 sleeping threads** (CPU of the whole process while they sleep 2 s, % of one CPU, median [min–max] of 3):\n")
@@ -624,22 +650,25 @@ def plot_all(plots, outdir, raw):
     if plots.get("overhead"):
         res = plots["overhead"]
         workloads = list(dict.fromkeys(w for w, _ in res))
-        configs = list(dict.fromkeys(c for _, c in res))
+        configs = list(dict.fromkeys(c for _, c in res if c != "__base__"))
+        use_insn = any(k[1] != "__base__" and len(v) > 4 and v[4] for k, v in res.items())
+        what = ("instructions executed (user + kernel)" if use_insn else "CPU time")
         fn = os.path.join(tmp, "ov.dat")
         text = ""  # no header row: gnuplot would draw it as an empty cluster
         for c in configs:
             text += '"%s"' % label(c).replace(" @ ", "\\n@ ").replace("record ", "").replace(" -e task-clock", "").replace("collect app ", "").replace(" (0.5 ms: its floor)", "*")
             for w in workloads:
-                cr = res.get((w, c), ([],))[0]
+                v = res.get((w, c))
+                cr = (v[4] if use_insn else v[0]) if v else []
                 text += " %f" % ((med(cr) - 1) * 100 if cr else float("nan"))
             text += "\n"
         out = os.path.join(outdir, "overhead.png")
         cols = ", ".join("'%s' using %d:xtic(1) title '%s'" % (fn, i + 2, w) for i, w in enumerate(workloads))
         s = ("set terminal png size 1400,520; set output '%s'; set style data histograms;"
              "set style histogram clustered gap 1; set style fill solid 0.8 border -1; set boxwidth 0.9;"
-             "set ylabel 'workload CPU time, %% over unprofiled (median)'; set grid ytics; set key top left;"
-             "set xtics font ',8'; set title 'Overhead: the profiled workload''s own CPU time';"
-             "plot %s\n" % (out, cols))
+             "set ylabel 'workload %s, %% over unprofiled (median)'; set grid ytics; set key top left;"
+             "set xtics font ',8'; set title 'Overhead: the profiled workload''s own %s';"
+             "plot %s\n" % (out, what, what, cols))
         if gnuplot(s, {fn: text}, out):
             made.append("overhead.png")
     if plots.get("agree"):
@@ -767,13 +796,42 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
         d = {w: m(w, "profil-1000") for w in ws}
         d1 = {w: m(w, "profil1-1000") for w in ws}
         own = {w: m(w, "profil-1000", 3) for w in ws}
+        # Noise: the spread of the unprofiled runs' CPU (max-min over the
+        # median), per workload.  An excess smaller than that is not shown
+        # by this run either way.
+        noise = {}
+        for w in ws:
+            b = ov.get((w, "__base__"))
+            if b:
+                noise[w] = (max(b) - min(b)) / med(b)
         fmt = lambda dd: ", ".join("%s %+.1f%%" % (w, (v - 1) * 100) for w, v in dd.items() if v)
+        nz = ", ".join("%s ±%.1f%%" % (w, 50 * v) for w, v in noise.items())
+
+        def ovgoal(limit, text):
+            vals = [(w, v) for w, v in d.items() if v]
+            worst = max(v for _, v in vals)
+            if worst <= 1 + limit:
+                goal(True, text)
+            elif all(v <= 1 + limit + noise.get(w, 0) / 2 for w, v in vals):
+                goals.append("- **not shown** %s — every excess is within the run-to-run noise of the "
+                             "unprofiled runs (%s): this loaded machine cannot tell." % (text, nz))
+            else:
+                goal(False, text + " (noise of the unprofiled runs: %s)" % nz)
+        di = {w: m(w, "profil-1000", 4) for w in ws}
+        di1 = {w: m(w, "profil1-1000", 4) for w in ws}
+        if any(v for v in di.values()):
+            fi = lambda dd: ", ".join("%s %+.2f%%" % (w, (v - 1) * 100) for w, v in dd.items() if v)
+            wi = max(v for v in di.values() if v)
+            goal(wi <= 1.02, "issue 10, by instructions executed (user + kernel, load-independent): the "
+                 "command's cost within 2%% at 1000 Hz with stacks: %s." % fi(di))
+            goal(wi <= 1.01, "issue 14, by instructions: overhead at the default rate under 1%%: %s." % fi(di))
+            goal(wi <= 1.03, "issue 11, by instructions: stacks within 3%% at the default rate: %s "
+                 "(`--max-depth 1`: %s)." % (fi(di), fi(di1)))
         if any(v for v in d.values()):
-            worst = max(v for v in d.values() if v)
-            goal(worst <= 1.02, "issue 10: the command's CPU within 2%% of unprofiled at 1000 Hz (stacks on): %s." % fmt(d))
-            goal(worst <= 1.01, "issue 14: overhead at the default rate under 1%%: %s." % fmt(d))
-            goal(worst <= 1.03, "issue 11: stacks on by default only if within 3%% at the default rate: %s "
-                 "(stacks off, `--max-depth 1`: %s)." % (fmt(d), fmt(d1)))
+            ovgoal(0.02, "issue 10: the command's CPU within 2%% of unprofiled at 1000 Hz (stacks on): %s." % fmt(d))
+            ovgoal(0.01, "issue 14: overhead at the default rate under 1%%: %s." % fmt(d))
+            ovgoal(0.03, "issue 11: stacks on by default only if within 3%% at the default rate: %s "
+                   "(stacks off, `--max-depth 1`: %s)." % (fmt(d), fmt(d1)))
         if any(v is not None for v in own.values()):
             worst = max(v for v in own.values() if v is not None)
             goal(worst < 1, "issue 10: `profil record`'s own CPU under 1%% of the command's: %s." % ", ".join(

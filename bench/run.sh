@@ -245,6 +245,10 @@ bench_agreement()
 # ---------------------------------------------------------------------------
 bench_overhead()
 {
+	# Instructions (user and kernel) of the workload, counted by cpuof:
+	# unlike CPU time they do not depend on what else the machine runs,
+	# so they show a profiler's cost on a loaded machine.
+	export CPUOF_INSN=$HAVE_PERF
 	for rep in $(seq 1 "$REPS"); do
 		for w in $OV_WORKLOADS; do
 			log "overhead: rep $rep/$REPS, $w"
@@ -266,12 +270,16 @@ bench_overhead()
 				}
 				own=""
 				case $cfg in profil*) own=$(sed -n 's/.*own CPU \([0-9.]*\) s.*/\1/p' "$pre.stderr") ;; esac
+				insn=""
+				[ -n "$(kv "$pre.inner" insn_u)" ] &&
+					insn="insn_u=$(kv "$pre.inner" insn_u) insn_k=$(kv "$pre.inner" insn_k)"
 				emit overhead.txt "workload=$w config=$cfg rep=$rep" \
 					"wall=$(kv "$pre.outer" wall) cpu=$(kv "$pre.outer" cpu)" \
-					"inner_cpu=$(kv "$pre.inner" cpu) inner_wall=$(kv "$pre.inner" wall) own=${own:-}"
+					"inner_cpu=$(kv "$pre.inner" cpu) inner_wall=$(kv "$pre.inner" wall) own=${own:-} $insn"
 			done
 		done
 	done
+	CPUOF_INSN=0
 }
 
 # ---------------------------------------------------------------------------
@@ -355,6 +363,20 @@ bench_costs()
 			emit startstop.txt "threads=$n $("$WORK" startstop "$n")"
 		done
 	done
+	# Fixed cost: instructions of a run too short to be sampled (1 unit,
+	# ~0.2 ms), under profil record with and without stacks: what the
+	# agent spends starting (with stacks: building the unwind tables).
+	if [ "$HAVE_PERF" = 1 ]; then
+		export CPUOF_INSN=1
+		for rep in 1 2 3; do
+			for cfg in none profil-1000 profil1-1000; do
+				rm -f "$TMP/fixed".*
+				run_profiled "$cfg" "$TMP/fixed" "$WORK" burn 1 1 || continue
+				emit fixed.txt "config=$cfg insn_u=$(kv "$TMP/fixed.inner" insn_u) insn_k=$(kv "$TMP/fixed.inner" insn_k)"
+			done
+		done
+		CPUOF_INSN=0
+	fi
 	for rep in 1 2 3; do
 		emit idle.txt "config=none $("$WORK" idle 1000 2)"
 		emit idle.txt "config=library $(LD_PRELOAD="$LIBPROFIL" "$WORK" idle 1000 2)"
