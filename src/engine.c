@@ -41,28 +41,31 @@ static struct ptable *last_hist;
  * the table may have been replaced by any form in between). */
 static size_t pc_stored;
 
-/* Nonzero while this thread holds the lock: exec.c, called from a signal
- * handler, must not wait for a lock its own thread holds. */
-static __thread int held_here __attribute__((tls_model("initial-exec")));
+/* Nonzero while this thread holds the lock, or is taking or releasing
+ * it: exec.c, called from a signal handler, must not wait for a lock its
+ * own thread holds, so the flag covers the instructions around the lock
+ * word too (set before taking, cleared after releasing). */
+static __thread volatile int held_here __attribute__((tls_model("initial-exec")));
 
 void engine_lock(void)
 {
-	pthread_mutex_lock(&lock);
 	held_here = 1;
+	pthread_mutex_lock(&lock);
 }
 
 int engine_trylock(void)
 {
+	held_here = 1;
 	int rc = pthread_mutex_trylock(&lock);
-	if (rc == 0)
-		held_here = 1;
+	if (rc != 0)
+		held_here = 0;
 	return rc;
 }
 
 void engine_unlock(void)
 {
-	held_here = 0;
 	pthread_mutex_unlock(&lock);
+	held_here = 0;
 }
 
 int engine_held_here(void)

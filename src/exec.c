@@ -31,10 +31,11 @@
  * A vfork child shares our memory but not our timers: getpid() differs
  * from the timers' owner, and we pass the call straight through without
  * touching anything.  If exec is called from a signal handler that
- * interrupted our own code on this thread (the engine lock is ours, the
- * registry may be mid-change), we cannot delete the timers; the signal is
- * then set to SIG_IGN, which discards what is pending and survives exec:
- * the new program starts with that one signal ignored (documented limit).
+ * interrupted our own code on this thread (the engine lock is ours, or
+ * being taken, and the registry may be mid-change), or the lock stays
+ * busy (lock_bounded()), we cannot delete the timers; the signal is then
+ * set to SIG_IGN, which discards what is pending and survives exec: the
+ * new program starts with that one signal ignored (documented limit).
  */
 #include "sampling.h"
 #include "perf_engine.h"
@@ -42,6 +43,7 @@
 #include "exec_impl.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,19 +127,43 @@ static void drain_pending(int sig)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * The engine lock, or -1 if this thread holds it (a signal handler that
+ * interrupted our own code) or it stays busy for LOCK_WAIT_MS.  exec is
+ * async-signal-safe: from a handler, waiting for a holder that needs
+ * what the interrupted code holds (malloc's lock, ours while it was being
+ * taken) would never end.  Holders keep it for microseconds.
+ */
+#define LOCK_WAIT_MS 200
+
+static int lock_bounded(void)
+{
+	if (engine_held_here())
+		return -1;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (engine_trylock() != 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > LOCK_WAIT_MS)
+			return -1;
+		sched_yield();
+	}
+	return 0;
+}
+
 static void exec_prepare(struct exec_state *st)
 {
 	memset(st, 0, sizeof *st);
 	if (!sigstate_mine() || getpid() != timers_owner())
 		return; /* vfork child, or never profiled: not ours to touch */
-	if (engine_held_here()) {
-		/* Re-entered from a signal handler: see the header. */
-		st->ignored = timers_signal();
+	if (lock_bounded() != 0) {
+		/* From a signal handler that interrupted our own code, or one
+		 * whose wait could never end: see the header. */
+		st->ignored = signal_sampling();
 		if (st->ignored)
 			signal_ignore(st->ignored, 1);
 		return;
 	}
-	engine_lock();
 	st->locked = 1;
 	st->sig = timers_signal();
 	if (!st->sig)

@@ -186,7 +186,8 @@ HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long w);
 HIDDEN void engine_lock(void);
 HIDDEN void engine_unlock(void);
 HIDDEN int engine_trylock(void);     /* 0 when taken */
-HIDDEN int engine_held_here(void);   /* this thread holds it */
+HIDDEN int engine_held_here(void);   /* this thread holds it (or is taking
+                                        or releasing it) */
 /* Sweeper, lock held: stop timers left running after a fault withdrew
  * the published table. */
 HIDDEN void engine_reap(void);

@@ -59,8 +59,9 @@ static int child_status(pid_t pid)
 	return status;
 }
 
-/* What the kernel has installed, past every interposer. */
-static void kernel_action(int sig, struct sigaction *out)
+/* What the kernel has installed, past every interposer; *mask, if given,
+ * receives the handler's mask (bit sig - 1). */
+static void kernel_action_mask(int sig, struct sigaction *out, unsigned long *mask)
 {
 	struct {
 		void *handler;
@@ -72,6 +73,13 @@ static void kernel_action(int sig, struct sigaction *out)
 	memset(out, 0, sizeof *out);
 	out->sa_handler = (sighandler_t)k.handler;
 	out->sa_flags = (int)k.flags;
+	if (mask)
+		*mask = k.mask;
+}
+
+static void kernel_action(int sig, struct sigaction *out)
+{
+	kernel_action_mask(sig, out, NULL);
 }
 
 /* Item 1: a vfork child (CPython's _posixsubprocess) resets SIGPROF and
@@ -617,6 +625,62 @@ TEST_IMPL(interpose_fork_during_churn)
 	atomic_store(&run, 0);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
+
+/* Item 7 (exec is async-signal-safe too): a handler that calls exec, which
+ * fails, while the thread it interrupted takes and releases the engine
+ * lock.  No deadlock; profiling goes on with our handler as installed
+ * (its mask leaves the fault signals deliverable). */
+static atomic_int execs_tried;
+static void handler_execs(int sig)
+{
+	(void)sig;
+	int e = errno;
+	execl("/nonexistent/program", "x", (char *)NULL);
+	atomic_fetch_add(&execs_tried, 1);
+	errno = e;
+}
+
+TEST_IMPL(interpose_exec_in_handler)
+{
+	if (skip_under("valgrind", "a signal storm starves valgrind's scheduler"))
+		return 0;
+	alarm(60); /* a deadlock fails the test */
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	ASSERT(signal(SIGUSR1, handler_execs) != SIG_ERR);
+	timer_t t;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGUSR1;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	ASSERT_OK(timer_create(CLOCK_MONOTONIC, &sev, &t));
+	struct itimerspec its = {{0, 1000000}, {0, 1000000}};
+	ASSERT_OK(timer_settime(t, 0, &its, NULL));
+	double end = mono_now() + 3;
+	int calls = 0;
+	while (mono_now() < end) {
+		ASSERT_OK(profil_set_hz(calls % 2 ? 1000 : 900));
+		calls++;
+	}
+	its.it_value.tv_nsec = its.it_interval.tv_nsec = 0;
+	timer_settime(t, 0, &its, NULL);
+	int sig = current_signal();
+	printf("%d calls, %d execs tried from the handler, signal %d\n", calls,
+	       atomic_load(&execs_tried), sig);
+	ASSERT(atomic_load(&execs_tried) > 100);
+	ASSERT(sig != 0);
+	struct sigaction now;
+	unsigned long mask;
+	kernel_action_mask(sig, &now, &mask);
+	ASSERT(now.sa_handler != SIG_IGN && now.sa_handler != SIG_DFL);
+	for (int s = 1; s <= 31; s++)
+		if ((s == SIGSEGV || s == SIGBUS || s == SIGILL || s == SIGFPE || s == SIGTRAP) &&
+		    (mask >> (s - 1) & 1))
+			FAIL_AT("the sampling handler blocks signal %d", s);
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	return 0;
 }
