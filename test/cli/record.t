@@ -131,3 +131,11 @@ stderr /nonexistent-dir/
 $ profil record -o term.pprof $REC/rec-prog spin 20 > out.txt & rec=$!; while ! grep -q ready out.txt 2>/dev/null; do sleep 0.05; done; kill -TERM $rec; wait $rec; echo "status $?"; profil report term.pprof
 stdout /^status 143$/
 row /main_hot/ 2 >= 90
+
+# -v names the engine the agent ran (issue 13): timers when forbidden
+# perf events; perf events when forced, if the system allows them
+$ PROFIL_ENGINE=timer profil record -v -o e.pprof $REC/rec-prog threads 10
+stderr /engine thread-cputime-timers, signal [0-9]+, 1000 samples per CPU second/
+
+$ PROFIL_ENGINE=perf profil record -v -o e.pprof $REC/rec-prog threads 10
+stderr /engine (perf-events|thread-cputime-timers), signal [0-9]+/
