@@ -243,9 +243,9 @@ def agreement(raw, build, md, plots):
     extra = [os.path.join(build, "bench"), os.path.join(build, "test", "rec")]
     summary = {}
     scatter = []
-    md.append("| workload | samples: ours / perf `task-clock:u` / perf `task-clock` user (+kernel) | "
-              "functions vs `:u` (max diff, pts) | modules vs `:u` | functions vs user-only `task-clock` | "
-              "modules vs user-only | sampling noise of ours, 3σ at the top share (pts) |")
+    md.append("| workload | samples: ours / perf `task-clock` user (+kernel) / perf `task-clock:u` | "
+              "functions: ours vs perf (max diff, pts) | modules: ours vs perf | functions: ours vs perf `:u` | "
+              "functions: perf vs perf `:u` (perf's own scatter) | 3σ sampling noise of ours at the top share |")
     md.append("|---|---|---|---|---|---|---|")
     detail = []
     mx = lambda rows: max((x[3] for x in rows), default=0.0)
@@ -254,29 +254,29 @@ def agreement(raw, build, md, plots):
         ot, of, om = read_ours(r["profil"], extra)
         pt, pk, pf, pm = read_perf(r["perf"], extra)
         ut, _, uf, um = read_perf(r["perfu"], extra) if "perfu" in r else (0, 0, {}, {})
-        fu, mu = compare(of, ot, uf, ut), compare(om, ot, um, ut)
         fp, mp = compare(of, ot, pf, pt), compare(om, ot, pm, pt)
-        top = max((x[1] for x in fu), default=0) / 100
+        fu = compare(of, ot, uf, ut)
+        pp = compare(uf, ut, pf, pt)
+        top = max((x[1] for x in fp), default=0) / 100
         n_obs = ot / 1000.0 * CONFIG_HZ  # distinct observations (see 5.)
         noise = 300 * math.sqrt(top * (1 - top) / n_obs) if n_obs else 0
-        summary[w] = (mx(fu), mx(mu), mx(fp), mx(mp), noise)
-        md.append("| %s | %d / %d / %d (+%d) | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
-            w, ot, ut, pt, pk, mx(fu), mx(mu), mx(fp), mx(mp), noise))
-        for k, a, b, d in fu:
+        summary[w] = (mx(fp), mx(mp), mx(fu), mx(pp), noise)
+        md.append("| %s | %d / %d (+%d) / %d | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+            w, ot, pt, pk, ut, mx(fp), mx(mp), mx(fu), mx(pp), noise))
+        for k, a, b, d in fp:
             scatter.append((a, b))
-        detail.append("\n**%s**: %d samples (ours), %d (perf `task-clock:u`), %d user + %d kernel (perf `task-clock`)\n"
-                      % (w, ot, ut, pt, pk))
-        detail.append("| function | ours % | perf `:u` % | diff | perf user-only % | diff |")
+        detail.append("\n**%s**: %d samples (ours), %d user + %d kernel (perf `task-clock`), %d (perf `task-clock:u`)\n"
+                      % (w, ot, pt, pk, ut))
+        detail.append("| function | ours % | perf % (user) | diff | perf `:u` % | diff |")
         detail.append("|---|---|---|---|---|---|")
-        pmap = {k: (b, d) for k, a, b, d in fp}
-        for k, a, b, d in fu[:12]:
-            b2 = 100.0 * pf.get(k, 0) / pt if pt else 0
+        for k, a, b, d in fp[:12]:
+            b2 = 100.0 * uf.get(k, 0) / ut if ut else 0
             detail.append("| `%s` | %.2f | %.2f | %.2f | %.2f | %.2f |" % (k, a, b, d, b2, abs(a - b2)))
         detail.append("")
-        detail.append("| module | ours % | perf `:u` % | diff | perf user-only % | diff |")
+        detail.append("| module | ours % | perf % (user) | diff | perf `:u` % | diff |")
         detail.append("|---|---|---|---|---|---|")
-        for k, a, b, d in mu[:6]:
-            b2 = 100.0 * pm.get(k, 0) / pt if pt else 0
+        for k, a, b, d in mp[:6]:
+            b2 = 100.0 * um.get(k, 0) / ut if ut else 0
             detail.append("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (k, a, b, d, b2, abs(a - b2)))
     md.append("")
     md.extend(detail)
@@ -345,6 +345,8 @@ def overhead(raw, md, plots):
                 i0 = fnum(bb.get("insn_u"), 0) + fnum(bb.get("insn_k"), 0)
                 if i1 > 0 and i0 > 0:
                     ir.append(i1 / i0)
+            if not cr and not failed:
+                continue  # not run on this workload (the synthetic one alone runs every rate)
             res[(w, c)] = (cr, tr, wr, own, ir)
             if not cr:
                 md.append("| %s | failed (%d runs) | | | | |" % (label(c), failed))
@@ -706,23 +708,24 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
 
     body.append("## 1. Agreement with `perf record -e task-clock`\n")
     body.append("Each program once under `profil record` (1000 Hz, stacks on) and twice under perf at "
-                "1000 Hz (`-c 1000000`, the same CPU clock), one run after the other. Two ways to treat "
-                "kernel time: our CPU-clock timers charge time spent in the kernel to the user pc the thread "
-                "returns to (a `read` shows up in `__libc_read`); `perf record -e task-clock:u` does the "
-                "same (the kernel hands it the user registers when a sample lands in the kernel), so it is "
-                "the like-for-like comparison. Plain `task-clock` counts kernel samples as "
-                "`[kernel.kallsyms]` rows: those are dropped and the user rows renormalised (the comparison "
-                "issue 14 asked for); it differs from ours wherever a program spends time in system calls or "
-                "page faults. Names: Debian strips its binaries, and perf names an unknown address per "
-                "address while profil names it by the function start from the call frame information "
+                "1000 Hz (`-c 1000000`, the same CPU clock), one run after the other, each about 3 CPU "
+                "seconds. Kernel time: perf counts samples taken in the kernel as `[kernel.kallsyms]` rows; "
+                "those are dropped and perf's user rows renormalised. Our CPU-clock timers cannot see the "
+                "kernel: time spent there is charged to the user pc the thread returns to, so a program's "
+                "system calls show up in their libc wrappers (`__GI___libc_write`, `__munmap`), where perf "
+                "shows nothing — that is the largest difference below (sort). The second perf run, "
+                "`task-clock:u`, drops kernel samples in the kernel itself (on this kernel it does not "
+                "charge them to the user pc); the difference between the two perf runs is perf's own "
+                "run-to-run scatter. Names: Debian strips its binaries, and perf names an unknown address "
+                "per address while profil names it by the function start from the call frame information "
                 "(`module+0xSTART`); both sides are keyed by the FDE that holds the address "
                 "(`readelf --debug-dump=frames`), so unnamed functions compare one for one. Where debug "
                 "info gives inline chains, profil's flat profile names the innermost inlined function and "
                 "perf the symbol: ours are taken from `report --lines` and charged to the outermost "
-                "function of the chain. The table takes the union of both top 10s. Noise: at 1000 Hz a "
+                "function of the chain. The union of both top 10s is compared. Noise: at 1000 Hz a "
                 "CPU-clock timer fires on the kernel tick, so ours has about 250 distinct observations per "
                 "CPU second (see 5.); the last column is 3σ of a binomial share at the top function's "
-                "share with that many observations — differences below it are sampling noise.\n")
+                "share with that many observations.\n")
     ag = agreement(raw, build, body, plots)
 
     body.append("\n## 2. Overhead\n")
@@ -780,12 +783,12 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
 
     if ag:
         worst = max(v[0] for v in ag.values())
-        goal(worst <= 3, "issue 10: top-function shares within 3 points of perf — largest difference "
-             "against `perf record -e task-clock:u` %.2f points for functions, %.2f for modules (%s); "
-             "against plain `task-clock` with kernel rows dropped: %.2f and %.2f." % (
+        goal(worst <= 3, "issue 10: top-function shares within 3 points of `perf record -e task-clock` "
+             "(user samples) — largest difference %.2f points for functions, %.2f for modules (%s); "
+             "perf against its own second run: up to %.2f." % (
                  worst, max(v[1] for v in ag.values()),
-                 ", ".join("%s %.2f, noise %.2f" % (w, v[0], v[4]) for w, v in ag.items()),
-                 max(v[2] for v in ag.values()), max(v[3] for v in ag.values())))
+                 ", ".join("%s %.2f" % (w, v[0]) for w, v in ag.items()),
+                 max(v[3] for v in ag.values())))
     else:
         goal(None, "issue 10: agreement with perf.")
     if ov:
