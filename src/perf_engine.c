@@ -36,7 +36,11 @@
  * events, PROFIL_ENGINE=perf uses them whenever the probe succeeds, and by
  * default (auto) they are used when the rate is above the tick.  Never
  * above the kernel's perf_event_max_sample_rate, forced or not: there the
- * kernel throttles the events and the totals would fall short.  The tick is read as
+ * kernel throttles the events and the totals would fall short.  The kernel
+ * lowers that cap at run time when its interrupts run long, so a rate
+ * change and every sweep (timers_rescan(), 100 ms) read it again, and the
+ * threads move from their events to timers when it has fallen below the
+ * rate (perf_engine_keep()).  The tick is read as
  * the resolution of CLOCK_MONOTONIC_COARSE, which is one jiffy (TICK_NSEC)
  * on every Linux since 2.6.32, unprivileged and without a measurement;
  * sysconf(_SC_CLK_TCK) is USER_HZ (100), not the tick.

@@ -316,6 +316,21 @@ int timers_resignal(int sig)
 	return 0;
 }
 
+/* Entry i's event replaced by a timer on the same grid, when the kernel
+ * would throttle the event (perf_engine_keep()); if no timer can be made,
+ * the event stays, throttled, which is better than nothing. */
+static void to_timer(size_t i)
+{
+	int64_t now;
+	timer_t id;
+	if (cpugrid_clock_of(reg[i].tid, &now) != 0 ||
+	    make_timer(reg[i].tid, cpugrid_next(&reg[i].grid, now), reg[i].grid.per, &id) != 0)
+		return;
+	perf_engine_close(reg[i].fd);
+	reg[i].fd = -1;
+	reg[i].timer = id;
+}
+
 /* Each thread's grid restarts at its CPU time now, at the new period; the
  * points of the old grid it passed stay owed to it. */
 int timers_set_hz(unsigned int hz)
@@ -330,16 +345,12 @@ int timers_set_hz(unsigned int hz)
 		g->due = cpugrid_total(g, now);
 		cpugrid_restart(g, now, per, cpugrid_phase(per));
 		struct itimerspec its = {ns_ts(per), ns_ts(g->first)};
-		timer_t id;
 		if (reg[i].fd < 0)
 			timer_settime(reg[i].timer, TIMER_ABSTIME, &its, NULL);
-		else if (events || make_timer(reg[i].tid, g->first, per, &id) != 0)
-			perf_engine_set_period(reg[i].fd, per); /* as good as it gets */
-		else {
-			perf_engine_close(reg[i].fd);
-			reg[i].fd = -1;
-			reg[i].timer = id;
-		}
+		else
+			perf_engine_set_period(reg[i].fd, per);
+		if (reg[i].fd >= 0 && !events)
+			to_timer(i);
 	}
 	return 0;
 }
@@ -348,9 +359,13 @@ int timers_rescan(void)
 {
 	if (!cur_sig)
 		return 0;
+	/* the kernel lowers its sample-rate cap at run time */
+	int demote = perf_engine_on() && !perf_engine_keep(cur_hz);
 	for (size_t i = nreg; i-- > 0;)
 		if (thread_gone(reg[i].tid))
 			drop(i);
+		else if (demote && reg[i].fd >= 0)
+			to_timer(i);
 	return cover_all();
 }
 
