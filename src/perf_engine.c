@@ -115,7 +115,8 @@ unsigned int perf_engine_tick_hz(void)
 }
 
 /* The kernel's cap on samples per CPU second (it throttles above it);
- * the kernel may lower it at run time, so it is read at every start. */
+ * the kernel may lower it at run time, so it is read at every start, rate
+ * change and sweep. */
 static unsigned int max_sample_rate(void)
 {
 	unsigned int v = 0;
