@@ -438,3 +438,10 @@ $(BUILD)/fuzz/fuzz-forms: fuzz/fuzz-forms.c $(SHLIB) $(BUILD)/libprofil.so
 $(BUILD)/fuzz/fuzz-bins: fuzz/fuzz-bins.c $(BUILD)/obj/ptable.o $(BUILD)/obj/forms_overlap.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $^ -lm $(LDFLAGS)
+
+# Real programs' own test suites (issue 15): CPython's signal, threading
+# and subprocess tests, compressors and sort, each unprofiled and under
+# `profil record`; the results must be identical (tools/real-suites.sh).
+.PHONY: real-suites
+real-suites: $(PROFIL_BIN) $(AGENT)
+	sh tools/real-suites.sh $(BUILD)
