@@ -249,6 +249,7 @@ def agreement(raw, build, md, plots):
     md.append("|---|---|---|---|---|---|---|")
     detail = []
     mx = lambda rows: max((x[3] for x in rows), default=0.0)
+    engines = {}
     for r in runs:
         w = r["workload"]
         ot, of, om = read_ours(r["profil"], extra)
@@ -258,7 +259,14 @@ def agreement(raw, build, md, plots):
         fu = compare(of, ot, uf, ut)
         pp = compare(uf, ut, pf, pt)
         top = max((x[1] for x in fp), default=0) / 100
-        n_obs = ot / 1000.0 * CONFIG_HZ  # distinct observations (see 5.)
+        # Distinct observations (see 5.): every sample with the perf-events
+        # engine, one per kernel tick with CPU-clock timers.
+        try:
+            eng = re.search(r"engine ([a-z-]+),", open(r["profil"] + ".stderr").read())
+        except OSError:
+            eng = None
+        n_obs = ot if eng and eng.group(1) == "perf-events" else ot / 1000.0 * CONFIG_HZ
+        engines[w] = eng.group(1) if eng else "?"
         noise = 300 * math.sqrt(top * (1 - top) / n_obs) if n_obs else 0
         summary[w] = (mx(fp), mx(mp), mx(fu), mx(pp), noise)
         md.append("| %s | %d / %d (+%d) / %d | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
@@ -278,7 +286,9 @@ def agreement(raw, build, md, plots):
         for k, a, b, d in mp[:6]:
             b2 = 100.0 * um.get(k, 0) / ut if ut else 0
             detail.append("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (k, a, b, d, b2, abs(a - b2)))
-    md.append("")
+    md.append("\nprofil's engine in these runs: %s (perf-events: one hrtimer-driven perf event per "
+              "thread, every sample a distinct observation; thread-cputime-timers: CPU-clock timers, "
+              "one observation per kernel tick).\n" % ", ".join("%s %s" % kv for kv in engines.items()))
     md.extend(detail)
     plots["agree"] = scatter
     return summary
@@ -431,6 +441,7 @@ def totals(raw, md, plots):
                 md.append("| %s | %s |" % (label(p + "-" + hz), " | ".join(
                     "%.3f" % inner[(p, hz, t)] if (p, hz, t) in inner else "—" for t in its)))
     plots["totals_inner"] = inner
+    plots["gap"] = {p: med(v) for p, v in gap.items()}
     if gap:
         md.append("\nCPU of the process outside the spinning threads (start-up, a preloaded profiler's "
                   "initialisation, exit), ms, median [min–max] over the runs with ≤ 8 threads — what a "
@@ -505,7 +516,8 @@ def attribution(raw, md):
             # Distinct observations: perf's samples are all real; a CPU-clock
             # timer's expiries come on the kernel tick, so ours (measured by
             # bench/threads) and gperftools' are at most CONFIG_HZ per CPU s.
-            if p == "perf":
+            if p == "perf" or r.get("engine") == "perf-events":
+                # hrtimer-driven: every sample is an observation of its own
                 ops.append(fnum(r["samples"], 0) / cpu if cpu else 0)
             elif p == "profil" and ("profil", hz) in obs:
                 ops.append(obs[("profil", hz)])
@@ -722,10 +734,10 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
                 "(`readelf --debug-dump=frames`), so unnamed functions compare one for one. Where debug "
                 "info gives inline chains, profil's flat profile names the innermost inlined function and "
                 "perf the symbol: ours are taken from `report --lines` and charged to the outermost "
-                "function of the chain. The union of both top 10s is compared. Noise: at 1000 Hz a "
-                "CPU-clock timer fires on the kernel tick, so ours has about 250 distinct observations per "
-                "CPU second (see 5.); the last column is 3σ of a binomial share at the top function's "
-                "share with that many observations.\n")
+                "function of the chain. The union of both top 10s is compared. Noise: the last column is "
+                "3σ of a binomial share at the top function's share over ours' distinct observations "
+                "(every sample with the perf-events engine; one per kernel tick, 250 per CPU second, with "
+                "CPU-clock timers, which credit each with the expiries it stands for — see 5.).\n")
     ag = agreement(raw, build, body, plots)
 
     body.append("\n## 2. Overhead\n")
@@ -757,11 +769,12 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
     body.append("\n## 5. Attribution and 7. resolution\n")
     body.append("`work attr`: one thread, four functions with the same loop and 25/25/10/40 of the work, "
                 "interleaved in 100 rounds. Largest error: the largest |share − expected| of the four, in "
-                "points. Bound: 3σ of a binomial share of 40% over the run's distinct observations (a "
-                "CPU-clock timer fires on the kernel tick, so at 1000 and 4000 Hz our engine sees 250 "
-                "distinct pcs per CPU second and credits each with the expiries it stands for; the observed "
-                "rate for ours comes from the library's signal count, `bench/threads`). The last column is "
-                "the run-to-run scatter of the 40% share.\n")
+                "points. Bound: 3σ of a binomial share of 40% over the run's distinct observations: every "
+                "sample for perf and for our perf-events engine (hrtimer-driven); for CPU-clock timers "
+                "(our thread-cputime-timers engine, gperftools) one per kernel tick at most, 250 per CPU "
+                "second here, each credited with the expiries it stands for (for ours the rate measured by "
+                "the library's signal count, `bench/threads`). The last column is the run-to-run scatter "
+                "of the 40% share.\n")
     at = attribution(raw, body)
 
     body.append("\n## 8. Costs\n")
@@ -862,9 +875,11 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
                  "%.3f (%s threads, %s Hz)%s" % (
                      worst[1], worst[0][2], worst[0][1],
                      "; against the spinning threads' own CPU (≤ 8 threads): worst %.3f (%s threads, "
-                     "%s Hz). The difference is the ~10 ms of CPU the process spends before the agent "
-                     "arms its timers (its start-up: building the unwind tables), which no sample "
-                     "covers; see 3." % (iw[1], iw[0][2], iw[0][1]) if iw else "."))
+                     "%s Hz). The difference is the CPU the process spends outside the spinning threads "
+                     "(%.1f ms median: process start-up, the agent's start-up before it samples, "
+                     "exit), which no sample covers; see 3." % (iw[1], iw[0][2], iw[0][1],
+                                                                plots.get("gap", {}).get("profil", float("nan")))
+                     if iw else "."))
     if "profil" in sh_:
         goal(abs(sh_["profil"] - 1) <= 0.03, "issue 14: short-lived threads within 3%%: %.3f." % sh_["profil"])
     if at:

@@ -26,6 +26,7 @@
  * histograms timed here) and its tables. */
 #include "../src/unwind.c"
 #include "../src/unwind_build.c"
+#include "../src/unwind_cache.c"
 #include "../src/unwind_cfi.c"
 #include "../src/unwind_table.c"
 
@@ -42,6 +43,7 @@ const char profil_timer_tag;
 void engine_drain(void)
 {
 }
+_Atomic int perf_fd_tid[PERF_FD_MAX]; /* the perf engine's (src/perf_engine.c) */
 
 #define SPAN 4096     /* bytes of text per range */
 #define GAP 8192      /* distance between range starts */

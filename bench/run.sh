@@ -336,7 +336,8 @@ bench_attribution()
 			run_profiled "$cfg" "$pre" "$WORK" attr $((BURN_UNITS / 2)) || continue
 			s=$(samples_of "$cfg" "$pre")
 			fn=$(awk '$1 ~ /^share_[a-d]$/ { printf "%s=%s ", $1, $2 }' "$pre.funcs" 2>/dev/null)
-			emit attribution.txt "config=$cfg run=$run samples=$s cpu=$(kv "$pre.stdout" cpu) $fn"
+			eng=$(sed -n 's/.*engine \([a-z-]*\),.*/\1/p' "$pre.stderr" | head -1)
+			emit attribution.txt "config=$cfg run=$run samples=$s cpu=$(kv "$pre.stdout" cpu) engine=${eng:-} $fn"
 		done
 	done
 	# Real observations (signals handled) per CPU second: the library's
