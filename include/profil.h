@@ -142,6 +142,12 @@ struct profil_stats {
 	                                    ENOSYS, EMFILE, ERANGE: rate above
 	                                    the kernel's cap), 0 when in use
 	                                    or not tried */
+	/* Added in 1.3. */
+	unsigned long long deferred;     /* weight of samples that fell where the
+	                                    interrupted code blocked SIGSEGV or
+	                                    SIGBUS (a faulting write could not be
+	                                    recovered there): not written then,
+	                                    added to that thread's next sample */
 };
 
 /* Fill *st.  Returns 0, or -1 with errno EINVAL when st is NULL. */

@@ -98,6 +98,7 @@ static void reset_stats(void)
 	atomic_store(&profil_pstats.faults, 0);
 	atomic_store(&profil_pstats.reconciled, 0);
 	atomic_store(&profil_pstats.exec_lost, 0);
+	atomic_store(&profil_pstats.deferred, 0);
 	atomic_store(&profil_pstats.stopped, PROFIL_STOP_NONE);
 }
 

@@ -159,6 +159,7 @@ struct pstats {
 	_Atomic unsigned long long faults;
 	_Atomic unsigned long long reconciled; /* credited at thread exit */
 	_Atomic unsigned long long exec_lost; /* program's signals lost at exec */
+	_Atomic unsigned long long deferred; /* weight held back: SEGV blocked */
 	_Atomic int stopped;
 };
 extern struct pstats profil_pstats HIDDEN;
@@ -173,11 +174,14 @@ struct sample_self {
 	unsigned int epoch;
 	unsigned long credited;
 	uintptr_t pc;
+	unsigned long deferred; /* weight held back while SEGV/BUS were blocked */
 };
 extern __thread struct sample_self sample_self
 	__attribute__((tls_model("initial-exec"))) HIDDEN;
 extern _Atomic unsigned int sample_epoch HIDDEN; /* bumped by timers.c */
-HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long w);
+/* Records owed (weight never delivered: counted as new ticks) plus held
+ * (ticks already counted, held back by the handler) at a thread's exit. */
+HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held);
 
 /*
  * engine lock: serialises every configuration change.  Never taken in

@@ -287,6 +287,18 @@ static __attribute__((noinline)) void record(struct ptable *t, pid_t tid, uintpt
 	sample_writing = 0;
 }
 
+/* Whether the interrupted code blocks SIGSEGV or SIGBUS: they stay
+ * blocked while we run, so fault recovery (fault.c) could not run.  The
+ * mask's bits read directly: sigismember() is a call. */
+static int faults_blocked(const void *ucontext)
+{
+	const ucontext_t *uc = ucontext;
+	const unsigned long *m = (const unsigned long *)&uc->uc_sigmask;
+	const unsigned bits = 8 * sizeof(unsigned long);
+	return ((m[(SIGSEGV - 1) / bits] >> ((SIGSEGV - 1) % bits)) & 1) ||
+	       ((m[(SIGBUS - 1) / bits] >> ((SIGBUS - 1) % bits)) & 1);
+}
+
 /* This thread's tally, read by threads.c when it exits (internal.h).  Its
  * own: plain stores, no atomics; reset when the timers' epoch moved on. */
 __thread struct sample_self sample_self __attribute__((tls_model("initial-exec"))) HIDDEN;
@@ -306,14 +318,14 @@ static void tally(unsigned long w, uintptr_t pc)
 
 /* Weight found owed at a thread's exit (threads.c), recorded as a sample
  * would be, under the same in-flight handshake with engine_publish(). */
-void sample_credit(pid_t tid, uintptr_t pc, unsigned long w)
+void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held)
 {
 	atomic_fetch_add(&profil_inflight, 1);
 	struct ptable *t = atomic_load(&profil_published);
 	if (t) {
-		ADD(ticks, w);
-		ADD(reconciled, w);
-		record(t, tid, pc, 0, w);
+		ADD(ticks, owed);
+		ADD(reconciled, owed);
+		record(t, tid, pc, 0, owed + held);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }
@@ -341,7 +353,17 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		ADD(ticks, w);
 		ADD(overruns, w - 1);
 		tally(w, pc_of(uc));
-		record(t, tid, pc_of(uc), uc, w);
+		if (faults_blocked(uc)) {
+			/* A faulting write here would kill the process: the
+			 * kernel does not deliver a blocked SIGSEGV, it kills.
+			 * Hold the weight for this thread's next sample. */
+			sample_self.deferred += w;
+			ADD(deferred, w);
+		} else {
+			w += sample_self.deferred;
+			sample_self.deferred = 0;
+			record(t, tid, pc_of(uc), uc, w);
+		}
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }

@@ -32,6 +32,7 @@ int profil_get_stats(struct profil_stats *st)
 	st->threads = timers_count();
 	st->reconciled = LOAD(reconciled);
 	st->exec_lost = LOAD(exec_lost);
+	st->deferred = LOAD(deferred);
 	st->untimed = timers_untimed();
 	engine_unlock();
 	return 0;

@@ -105,8 +105,13 @@ static void thread_end(void *start_fn)
 		uintptr_t pc = (uintptr_t)start_fn;
 		if (me.epoch == atomic_load(&sample_epoch) && me.credited)
 			credited = me.credited, pc = me.pc;
-		if (timers_reconcile_self(credited, &owed) == 0 && owed)
-			sample_credit(gettid(), pc, owed);
+		if (timers_reconcile_self(credited, &owed) != 0)
+			owed = 0;
+		/* weight held back while the thread blocked SIGSEGV/SIGBUS
+		 * (sample.c) is written now rather than lost with the thread */
+		sample_self.deferred = 0;
+		if (owed || me.deferred)
+			sample_credit(gettid(), pc, owed, me.deferred);
 	}
 	engine_unlock();
 }
