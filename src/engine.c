@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
  * Read by the signal handler.  Changed only by engine_publish() under the
@@ -76,8 +77,17 @@ int engine_held_here(void)
 /* Wait until no handler is between its increment and decrement. */
 static void drain(void)
 {
-	while (atomic_load(&profil_inflight) != 0)
-		sched_yield();
+	/* sched_yield() first: a handler runs for microseconds.  Then sleep:
+	 * yielding never lets a lower-priority thread run, so a handler
+	 * preempted by a SCHED_FIFO thread on our CPU would wait for ever. */
+	for (unsigned spins = 0; atomic_load(&profil_inflight) != 0; spins++) {
+		if (spins < 64) {
+			sched_yield();
+		} else {
+			struct timespec nap = {0, 50000};
+			nanosleep(&nap, NULL);
+		}
+	}
 }
 
 /* The same wait for other data the handler reads inside its in-flight
