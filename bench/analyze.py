@@ -561,7 +561,7 @@ def costs(raw, md, agree_runs):
                     out[(impl, n)] = (med(st), med(sp))
     fixed = load(raw, "fixed.txt")
     if fixed:
-        md.append("\n**Fixed start-up cost**: instructions (user + kernel, `perf stat`) of `work burn 1 1` "
+        md.append("\n**Fixed start-up cost**: instructions (user + kernel, counted by `cpuof`) of `work burn 1 1` "
                   "(0.2 ms of work, no sample), median of 3 — what the agent costs once per process:\n")
         md.append("| configuration | instructions | above unprofiled |")
         md.append("|---|---|---|")
@@ -655,7 +655,7 @@ def plot_all(plots, outdir, raw):
                                if ratio.get((p, hz, t)) is not None)
             lines.append("'%s' using 1:2 with linespoints lw 2 title '%s'" % (fn, label(p + "-" + hz)))
         out = os.path.join(outdir, "totals.png")
-        s = ("set terminal png size 800,480; set output '%s'; set logscale x 2; set key outside below;"
+        s = ("set terminal png size 800,480 noenhanced; set output '%s'; set logscale x 2; set key outside below;"
              "set xlabel 'busy threads (2 CPUs)'; set ylabel 'samples / (CPU s x rate)'; set yrange [0:1.2];"
              "set grid; set title 'Totals at %d Hz: 1.0 = every CPU second counted';"
              "plot %s\n" % (out, hz_top, ", ".join(lines)))
@@ -678,7 +678,7 @@ def plot_all(plots, outdir, raw):
             text += "\n"
         out = os.path.join(outdir, "overhead.png")
         cols = ", ".join("'%s' using %d:xtic(1) title '%s'" % (fn, i + 2, w) for i, w in enumerate(workloads))
-        s = ("set terminal png size 1400,520; set output '%s'; set style data histograms;"
+        s = ("set terminal png size 1400,520 noenhanced; set output '%s'; set style data histograms;"
              "set style histogram clustered gap 1; set style fill solid 0.8 border -1; set boxwidth 0.9;"
              "set ylabel 'workload %s, %% over unprofiled (median)'; set grid ytics; set key top left;"
              "set xtics font ',8'; set title 'Overhead: the profiled workload''s own %s';"
@@ -689,7 +689,7 @@ def plot_all(plots, outdir, raw):
         fn = os.path.join(tmp, "ag.dat")
         text = "".join("%f %f\n" % (a, b) for a, b in plots["agree"])
         out = os.path.join(outdir, "agreement.png")
-        s = ("set terminal png size 560,520; set output '%s'; set xlabel 'profil record, %% of samples';"
+        s = ("set terminal png size 560,520 noenhanced; set output '%s'; set xlabel 'profil record, %% of samples';"
              "set ylabel 'perf record -e task-clock, %% of user samples'; set grid; set key top left;"
              "set title 'Top functions, 4 programs';"
              "plot '%s' using 1:2 with points pt 7 title 'function', x with lines title 'equal'\n" % (out, fn))
@@ -852,6 +852,16 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
             worst = max(v for v in own.values() if v is not None)
             goal(worst < 1, "issue 10: `profil record`'s own CPU under 1%% of the command's: %s." % ", ".join(
                 "%s %.2f%%" % (w, v) for w, v in own.items() if v is not None))
+        loweri = []
+        for w in ws:
+            peers = [m(w, "%s-1000" % p, 4) for p in ("perf", "gperf", "gprofng")]
+            peers = [x for x in peers if x]
+            if di.get(w) and peers:
+                loweri.append((w, di[w], min(peers)))
+        if loweri:
+            goal(all(a <= b + 0.001 for _, a, b in loweri),
+                 "issue 14, by instructions: ours no higher than the lowest peer at 1000 Hz: %s." % ", ".join(
+                     "%s ours %+.2f%% / best peer %+.2f%%" % (w, (a - 1) * 100, (b - 1) * 100) for w, a, b in loweri))
         lower = []
         for w in ws:
             peers = [m(w, "%s-1000" % p) for p in ("perf", "gperf", "gprofng")]
@@ -912,7 +922,8 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
         sh("gprofng --version 2>/dev/null | head -1 | awk '{print $NF}'"),
         sh("python3 -c 'import platform; print(platform.python_version())'"),
         sh("xz --version | head -1 | awk '{print $NF}'")))
-    head.append("| profil | commit %s |" % sh("git -C %s rev-parse --short HEAD 2>/dev/null" % here))
+    head.append("| profil | library, command and agent at commit %s (the tree `make bench` ran in) |"
+                % sh("git -C %s rev-parse --short HEAD 2>/dev/null" % here))
     head.append("| load | load average at the end: %s; **the machine was shared with other engineers' builds "
                 "and tests during the run** — medians of interleaved runs cancel most of it, the spreads show "
                 "the rest |" % load1)
