@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -156,11 +157,39 @@ NO_TSAN static void chain(int sig, siginfo_t *info, void *uc)
 		p.sa_handler(sig);
 }
 
+/*
+ * A SIGSEGV or SIGBUS sent (kill, raise, sigqueue) while this thread runs
+ * the sampling handler.  Running the program's handler now would let it
+ * leave by longjmp, stranding our handler between its in-flight increment
+ * and decrement, and the next stop would wait for ever.  So the signal is
+ * queued again and kept blocked until the sampling handler returns (its
+ * sigreturn restores the program's mask, and the signal is delivered to
+ * the program then), and the sample gives up writing: with the signal
+ * blocked a fault could no longer be recovered.
+ */
+NO_TSAN static void defer_sent(int sig, siginfo_t *info, void *ucontext)
+{
+	ucontext_t *uc = ucontext;
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_BLOCK, &one, NULL);  /* if we jump out below */
+	sigaddset(&uc->uc_sigmask, sig);          /* if we return */
+	syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), sig, info);
+	sample_abandon = 1;
+	if (sample_writing)
+		__builtin_longjmp(sample_recover, 1);
+}
+
 NO_TSAN static void handler(int sig, siginfo_t *info, void *uc)
 {
 	/* si_code > 0: raised by the kernel for this instruction, not sent. */
 	if (sample_writing && info->si_code > 0)
 		__builtin_longjmp(sample_recover, 1);
+	if (sample_active && info->si_code <= 0) {
+		defer_sent(sig, info, uc);
+		return;
+	}
 	chain(sig, info, uc);
 }
 

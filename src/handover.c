@@ -57,9 +57,12 @@ NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc);
 
 /* Our disposition, on the program's stack choice.  Samples never make a
  * system call fail with EINTR (SA_RESTART).  Nothing may interrupt the
- * sampling handler but the synchronous fault signals: the kernel kills a
- * process whose fault signal is blocked, and fault.c must catch a write
- * into a buffer that went bad. */
+ * sampling handler but SIGSEGV and SIGBUS: fault.c must catch a write into
+ * a buffer that went bad (the kernel kills a process whose fault signal
+ * is blocked), and holds back those that kill(2) sends meanwhile.
+ * SIGILL, SIGFPE and SIGTRAP stay blocked: the handler raises none, and a
+ * program handler for one sent by kill(2) could otherwise interrupt ours
+ * and leave by longjmp, stranding it (issue 9, item 8). */
 NO_TSAN static void our_action(struct sigaction *sa, const struct sigaction *prog)
 {
 	memset(sa, 0, sizeof *sa);
@@ -68,9 +71,6 @@ NO_TSAN static void our_action(struct sigaction *sa, const struct sigaction *pro
 	sigfillset(&sa->sa_mask);
 	sigdelset(&sa->sa_mask, SIGSEGV);
 	sigdelset(&sa->sa_mask, SIGBUS);
-	sigdelset(&sa->sa_mask, SIGILL);
-	sigdelset(&sa->sa_mask, SIGFPE);
-	sigdelset(&sa->sa_mask, SIGTRAP);
 }
 
 NO_TSAN static struct view *view_of(int sig)

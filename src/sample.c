@@ -49,6 +49,11 @@
 
 __thread void *sample_recover[5] __attribute__((tls_model("initial-exec"))) HIDDEN;
 __thread volatile int sample_writing __attribute__((tls_model("initial-exec"))) HIDDEN;
+/* Set while this thread runs the sampling handler; sample_abandon is set
+ * by fault.c when a SIGSEGV/SIGBUS sent by kill(2) lands meanwhile: it is
+ * held back until we return, and this sample writes nothing more. */
+__thread volatile int sample_active __attribute__((tls_model("initial-exec"))) HIDDEN;
+__thread volatile int sample_abandon __attribute__((tls_model("initial-exec"))) HIDDEN;
 
 static uintptr_t pc_of(const void *ucontext)
 {
@@ -274,10 +279,18 @@ static __attribute__((noinline)) void record(struct ptable *t, pid_t tid, uintpt
 {
 	if (__builtin_setjmp(sample_recover)) {
 		sample_writing = 0;
-		withdraw(t);
+		if (sample_abandon) /* interrupted, nothing faulted (fault.c) */
+			sample_self.deferred += w;
+		else
+			withdraw(t);
 		return;
 	}
 	sample_writing = 1;
+	if (sample_abandon) { /* writing set first: fault.c then jumps */
+		sample_writing = 0;
+		sample_self.deferred += w;
+		return;
+	}
 	if (t->mode == PTABLE_PCSAMPLE)
 		count_pc(t, pc, w);
 	else if (t->mode == PTABLE_RING)
@@ -346,6 +359,11 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		return;
 	}
 
+	/* Active before the in-flight increment, inactive after the decrement:
+	 * a sent SIGSEGV held back (fault.c) whenever the count is raised. */
+	sample_abandon = 0;
+	sample_active = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	atomic_fetch_add(&profil_inflight, 1);
 	struct ptable *t = atomic_load(&profil_published);
 	if (t) {
@@ -366,4 +384,6 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		}
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	sample_active = 0;
 }

@@ -20,6 +20,10 @@ HIDDEN void sample_handler(int sig, siginfo_t *info, void *uc);
  * sample_writing is set on the faulting thread. */
 extern __thread void *sample_recover[5] HIDDEN;
 extern __thread volatile int sample_writing HIDDEN;
+/* This thread is inside the sampling handler; a signal sent meanwhile
+ * made it give up the sample (fault.c sets it, sample.c reads it). */
+extern __thread volatile int sample_active HIDDEN;
+extern __thread volatile int sample_abandon HIDDEN;
 /* Its address identifies our timers' signals (defined in timers.c). */
 extern const char profil_timer_tag HIDDEN;
 
