@@ -121,7 +121,11 @@ static int by_buffer(const void *a, const void *b)
 }
 
 /* Copies t's counters into one block and repoints its ranges at it; -1
- * ENOMEM.  Buffers are copied once each, however many ranges use them. */
+ * with errno ENOMEM, or EFAULT when a buffer was unmapped since
+ * gmon_check_buffers() (another thread's munmap: the check reads
+ * /proc/self/maps, a wide window; found by `make stress`, test
+ * gmon_keep_buffer_unmapped_at_stop).  Buffers are copied once each,
+ * however many ranges use them, with copyin_prefix(), which never faults. */
 static int copy_counters(struct ptable *t, void **block)
 {
 	size_t n = t->nranges, total = 0;
@@ -140,12 +144,19 @@ static int copy_counters(struct ptable *t, void **block)
 			t->ranges[v[i].range].buf = t->ranges[v[i - 1].range].buf;
 			continue;
 		}
-		memcpy(at, v[i].buf, v[i].len);
+		if (copyin_prefix(at, v[i].buf, v[i].len) != v[i].len) {
+			free(v);
+			free(mem);
+			errno = EFAULT;
+			return -1;
+		}
 		t->ranges[v[i].range].buf = at;
 		at += v[i].len;
 	}
 	free(v);
 	*block = mem;
+	if (!mem)
+		errno = ENOMEM;
 	return mem ? 0 : -1;
 }
 
@@ -159,7 +170,7 @@ static void keep(struct ptable *t)
 	}
 	void *mem;
 	if (copy_counters(t, &mem) != 0) {
-		kept_err = ENOMEM;
+		kept_err = errno;
 		ptable_free(t);
 		return;
 	}

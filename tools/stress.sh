@@ -26,13 +26,17 @@ anomaly() {
 	anomalies=$((anomalies + 1))
 }
 while [ "$(date +%s)" -lt "$end" ]; do
+	# the status is taken right after profil record: nothing may run between
 	case $((runs % 3)) in
-	0) "$profil" record -o "$tmp/p.pprof" sh -c 'for i in $(seq 200); do /bin/true; done' \
-	       2>"$tmp/err"; want=0 ;;
-	1) "$profil" record -o "$tmp/p.pprof" sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3' \
-	       2>"$tmp/err"; want=3 ;;
-	2) "$profil" record -o "$tmp/p.pprof" sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; kill -TERM $$' \
-	       2>"$tmp/err"; want=143 ;;
+	0) want=0
+	   "$profil" record -o "$tmp/p.pprof" sh -c 'for i in $(seq 200); do /bin/true; done' \
+	       2>"$tmp/err" ;;
+	1) want=3
+	   "$profil" record -o "$tmp/p.pprof" sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3' \
+	       2>"$tmp/err" ;;
+	*) want=143
+	   "$profil" record -o "$tmp/p.pprof" sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; kill -TERM $$' \
+	       2>"$tmp/err" ;;
 	esac
 	rc=$?
 	runs=$((runs + 1))
@@ -46,7 +50,7 @@ done
 wait $mix
 mixrc=$?
 cat "$tmp/mix.out"
-[ $mixrc -eq 0 ] || anomaly "safety_stress_mix exited with status $mixrc"
+[ $mixrc -eq 0 ] || anomaly "safety_stress_mix exited with status $mixrc$( [ $mixrc -gt 128 ] && echo " (killed by signal $((mixrc - 128)))")"
 mixops=$(sed -n 's/.* \([0-9][0-9]*\) operations, .*/\1/p' "$tmp/mix.out")
 mixops=${mixops:-0}
 echo "profil record: $runs runs of short-lived processes"
