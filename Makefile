@@ -166,7 +166,7 @@ $(AGENT): $(AGENT_OBJ)
 	$(CC) -shared -Wl,-z,defs -o $@ $^ -ldl -pthread $(LDFLAGS)
 
 examples: $(EXAMPLES)
-# Not part of check: about 20 minutes (BENCH_QUICK=1: about 3); writes
+# Not part of check: about 15 minutes (BENCH_QUICK=1: about 3); writes
 # bench/results.md and bench/*.png.
 bench: $(BENCH) $(PROFIL_BIN) $(AGENT) rec-progs
 	bash bench/run.sh $(BUILD)
@@ -315,7 +315,7 @@ help:
 	@echo "make test        the test runner only; TESTS=\"name ...\" runs only those"
 	@echo "make install     PREFIX=/usr/local DESTDIR=: library, headers, profil.pc, man pages"
 	@echo "make uninstall   remove what install installed (same PREFIX and DESTDIR)"
-	@echo "make bench       side-by-side benchmarks (bench/RESULTS.md)"
+	@echo "make bench       side-by-side benchmarks (bench/results.md)"
 	@echo "make stress      the safety scenarios mixed for minutes (STRESS_SECONDS=120)"
 	@echo "make sanitize    the suite under ASan+UBSan; make tsan: under TSan"
 	@echo "make valgrind    each test under valgrind"
