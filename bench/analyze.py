@@ -936,7 +936,8 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
     head.append("## Goals\n")
     head.extend(goals)
     head.append("")
-    head.append("Why the misses (analysis of this run; see the sections below):\n")
+    head.append("Why the misses (written from the committed full run of 2026-11-23; a rerun may differ — "
+                "see the sections below):\n")
     head.extend([
         "- *Agreement*: perf samples the kernel and its kernel rows are dropped; profil's timers cannot "
         "see the kernel and charge its time to the user pc the thread returns to, i.e. system calls to "
