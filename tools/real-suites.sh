@@ -78,7 +78,7 @@ import sys, xml.etree.ElementTree as ET
 rows = []
 for tc in ET.parse(sys.argv[1]).iter("testcase"):
     kids = [c.tag for c in tc if c.tag in ("failure", "error", "skipped")]
-    rows.append("%s.%s %s" % (tc.get("classname"), tc.get("name"), kids[0] if kids else "ok"))
+    rows.append("%s %s" % (tc.get("name"), kids[0] if kids else "ok"))
 print("\n".join(sorted(rows)))
 PY
 	done
