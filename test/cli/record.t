@@ -139,3 +139,23 @@ stderr /engine thread-cputime-timers, signal [0-9]+, 1000 samples per CPU second
 
 $ PROFIL_ENGINE=perf profil record -v -o e.pprof $REC/rec-prog threads 10
 stderr /engine (perf-events|thread-cputime-timers), signal [0-9]+/
+
+# Call stacks (issue 11): every sample carries its chain to the thread's
+# root, read back as folded stacks and by go tool pprof's -traces/-peek
+# (main tail-calls threads(): a jump, so main itself is not on the stack)
+$ profil record -o st.pprof $REC/rec-prog threads 30 && profil report --format folded st.pprof
+stdout /^_start;__libc_start_main_impl;__libc_start_call_main;threads;main_hot [0-9]+$/
+stdout /^__clone3;start_thread;profil_thread_start;second;lib_hot [0-9]+$/
+!stdout /\[truncated\]/
+
+$ profil record -o st.pprof $REC/rec-prog threads 30 && go tool pprof -traces st.pprof && go tool pprof -peek 'lib_hot' st.pprof
+needs go
+stdout /[0-9]ms +lib_hot$/
+stdout /^ +second$/
+stdout /^ +threads$/
+stdout /^ +_start$/
+stdout /second/
+
+$ profil record -o st.pprof $REC/rec-prog threads 30 && profil report --callers lib_hot st.pprof && profil report --tree --threshold 10 st.pprof
+stdout /second/
+row /main_hot/ 2 >= 30
