@@ -155,6 +155,7 @@ struct worker {
 	unsigned long (*fn)(unsigned long);
 	unsigned long iters;
 	pthread_barrier_t *go;
+	double cpu; /* out: the thread's CPU time when it ended */
 };
 
 static void *worker_main(void *p)
@@ -163,6 +164,7 @@ static void *worker_main(void *p)
 	if (w->go)
 		pthread_barrier_wait(w->go);
 	w->fn(w->iters);
+	w->cpu = cpu_thread();
 	return NULL;
 }
 
@@ -174,7 +176,7 @@ static void check_totals(int nthreads, double cpu_per_thread)
 	unsigned short buf[2] = {0};
 	unsigned long n = iters_for(cpu_per_thread);
 	pthread_t th[16];
-	struct worker w = {spin_t0, n, NULL};
+	struct worker w = {spin_t0, n, NULL, 0};
 	double c0 = cpu_process();
 	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
 	for (int i = 0; i < nthreads; i++)
@@ -222,7 +224,7 @@ TEST_IMPL(classic_fairness_4_threads)
 	pthread_t th[4];
 	struct worker w[4];
 	for (int i = 0; i < 4; i++) {
-		w[i] = (struct worker){fns[i], n, &go};
+		w[i] = (struct worker){fns[i], n, &go, 0};
 		ASSERT_EQ(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
 	}
 	ASSERT_OK(hist_start(&h));
@@ -251,7 +253,7 @@ TEST_IMPL(classic_threads_before_start)
 	pthread_barrier_t go;
 	pthread_barrier_init(&go, NULL, 3);
 	pthread_t th[2];
-	struct worker w[2] = {{spin_t0, n, &go}, {spin_t1, n, &go}};
+	struct worker w[2] = {{spin_t0, n, &go, 0}, {spin_t1, n, &go, 0}};
 	for (int i = 0; i < 2; i++)
 		ASSERT_EQ(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
 	ASSERT_OK(hist_start(&h));
@@ -286,16 +288,18 @@ TEST_IMPL(classic_thread_no_hook_saw)
 	struct hist h;
 	hist_cover(&h, fnp, 1);
 	ASSERT_OK(hist_start(&h));
-	struct worker w = {spin_t2, iters_for(1.0), NULL};
+	struct worker w = {spin_t2, iters_for(1.0), NULL, 0};
 	pthread_t th;
 	ASSERT_EQ(libc_create(&th, NULL, worker_main, &w), 0);
 	pthread_join(th, NULL);
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	double got = (double)hist_sum(&h, (void *)spin_t2);
-	printf("unhooked thread: %.0f samples of ~%u\n", got, profil_hz());
-	/* the sweeper runs every 100 ms: allow it half a second to notice */
-	ASSERT(got > 0.5 * profil_hz());
-	ASSERT(got < 1.1 * profil_hz());
+	printf("unhooked thread: %.0f samples for %.3f CPU s at %u Hz\n", got, w.cpu,
+	       profil_hz());
+	/* the sweeper runs every 100 ms: allow it half a second to notice;
+	 * never more than the thread's measured CPU time allows (one tick) */
+	ASSERT(got > (w.cpu - 0.5) * profil_hz());
+	ASSERT(got <= (w.cpu + 0.01) * profil_hz());
 	return 0;
 }
 
