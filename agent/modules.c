@@ -13,6 +13,7 @@
  * are not async-signal-safe, so neither is anything here.
  */
 #include "agent.h"
+#include "../src/internal.h"
 #include "../src/ring.h"
 #include "../src/unwind.h"
 
@@ -37,33 +38,6 @@ static struct ring_file *log_rf; /* mu */
 static struct seg *segs;         /* mu: segments logged as loaded */
 static size_t nsegs, capsegs;    /* mu */
 static char exe_path[4096];      /* set once by modules_init() */
-
-/* The GNU build-id of an object, from its PT_NOTE segments in memory. */
-static size_t build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-		const char *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-			size_t name = (n->n_namesz + 3) & ~3u, desc = (n->n_descsz + 3) & ~3u;
-			const char *d = p + sizeof *n + name;
-			if (d + desc > end)
-				break;
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    memcmp(p + sizeof *n, "GNU", 4) == 0) {
-				size_t len = n->n_descsz < cap ? n->n_descsz : cap;
-				memcpy(out, d, len);
-				return len;
-			}
-			p = d + desc;
-		}
-	}
-	return 0;
-}
 
 static const char *object_path(const struct dl_phdr_info *info)
 {
@@ -100,7 +74,7 @@ static void log_event(int event, const struct dl_phdr_info *info, const ElfW(Phd
 	m->time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	if (info && ph) {
 		m->file_offset = ph->p_offset;
-		m->build_id_len = (uint16_t)build_id(info, m->build_id, sizeof m->build_id);
+		m->build_id_len = (uint16_t)object_build_id(info, m->build_id, sizeof m->build_id);
 	}
 	m->path_len = (uint32_t)plen;
 	memcpy(m->path, path, plen + 1);

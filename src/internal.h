@@ -240,6 +240,10 @@ HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
 
 /* sweeper.c: called every sweep, no lock held (agent/). */
 extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;
+/* unwind_cache.c: an object's GNU build-id from its notes in memory; its
+ * length, 0 if none (or longer than cap). */
+struct dl_phdr_info;
+HIDDEN size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap);
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
 

@@ -47,8 +47,10 @@ void uw_cache_dir(const char *dir)
 	strcpy(cache_dir, dir);
 }
 
-/* The object's GNU build-id, from its PT_NOTE segments; its length. */
-static size_t build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap)
+/* The object's GNU build-id, from its PT_NOTE segments in memory; its
+ * length, 0 when it has none or it is longer than cap.  (internal.h: the
+ * agent's module log uses it too.) */
+size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -77,7 +79,7 @@ static size_t build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap
 static int cache_path(const struct dl_phdr_info *info, uintptr_t hdr, char *path, size_t size)
 {
 	uint8_t id[64];
-	size_t n = cache_dir[0] ? build_id(info, id, sizeof id) : 0;
+	size_t n = cache_dir[0] ? object_build_id(info, id, sizeof id) : 0;
 	if (n == 0)
 		return -1;
 	int w = snprintf(path, size, "%s/uw-", cache_dir);
