@@ -82,9 +82,20 @@ for tc in ET.parse(sys.argv[1]).iter("testcase"):
 print("\n".join(sorted(rows)))
 PY
 	done
+	# Known bugs of ours (tools/real-suites.known): their lines leave the
+	# comparison, are shown as KNOWN, and the run's status is recomputed
+	# from the cases that remain.
+	known=$(dirname "$0")/real-suites.known
+	for mode in plain profiled; do
+		d=$tmp/python.$mode
+		grep -v -F -f "$(sed -n 's/^\(test\.[^ ]*\).*/\1/p' "$known" > "$tmp/known.ids"; echo "$tmp/known.ids")" \
+			"$d/cases.txt" > "$d/cases.cmp" || true
+		grep -q ' failure$\| error$' "$d/cases.cmp" && echo 1 > "$d/status.txt" || echo 0 > "$d/status.txt"
+	done
+	grep -F -f "$tmp/known.ids" "$tmp/python.profiled/cases.txt" | sed 's/^/KNOWN /'
 	c=$tmp/python.plain/cases.txt
 	summary="$(wc -l <"$c") cases: $(grep -c ' ok$' "$c") ok, $(grep -c ' failure$\| error$' "$c") failed, $(grep -c ' skipped$' "$c") skipped"
-	compare python cases.txt
+	compare python cases.cmp
 else
 	echo "skip  python   (no CPython test package: apt-get install libpython3.11-testsuite)"
 	skipped=$((skipped + 1))
