@@ -10,6 +10,7 @@
  */
 #include "runner.h"
 #include "safety.h"
+#include "perfprobe.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,19 +30,8 @@
  * is noted as the test's skip reason and 0 returned. */
 static int perf_allowed(void)
 {
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof a);
-	a.size = sizeof a;
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = 1000000;
-	a.disabled = 1;
-	a.exclude_hv = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
+	if (perf_probe_event() == 0)
 		return 1;
-	}
 	snprintf(test_skip_reason, sizeof test_skip_reason, "perf events refused (%s)",
 	         strerror(errno));
 	printf("skipped: %s\n", test_skip_reason);

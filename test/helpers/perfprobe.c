@@ -10,19 +10,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "perfprobe.h"
+
 int main(void)
 {
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof a);
-	a.size = sizeof a;
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = 1000000;
-	a.disabled = 1;
-	a.exclude_hv = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
+	if (perf_probe_event() == 0) {
 		puts("ok");
 		return 0;
 	}
