@@ -75,6 +75,16 @@ lib: $(SHLIB) $(BUILD)/libprofil.so $(STLIB) $(AGENT)
 $(BUILD)/obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/obj
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# The code that runs in the sampling signal's context and the fault
+# recovery that jumps out of it are not ASan-instrumented: before a jump
+# ASan calls __asan_handle_no_return, which allocates (pthread_getattr_np),
+# and an allocation in signal context deadlocks on the allocator's lock if
+# the signal interrupted malloc, or in a child forked while another thread
+# held it (safety_stress_mix hung so in CI).  Without instrumentation the
+# frames jumped over have no redzones to leave poisoned.  UBSan stays.
+SIGNAL_CONTEXT_OBJ := $(BUILD)/obj/sample.o $(BUILD)/obj/unwind.o $(BUILD)/obj/fault.o
+$(SIGNAL_CONTEXT_OBJ): CFLAGS_ALL += $(if $(findstring address,$(SAN)),-fno-sanitize=address)
+
 # -z nodelete: dlclose() of a library that pulled libprofil in never
 # unmaps it; threads it created run its code until they exit (issue 9).
 $(SHLIB): $(LIB_OBJ)

@@ -13,7 +13,12 @@
  *
  * Each test is a fresh exec of this binary, so signal dispositions, timers
  * and threads never leak from one test into the next.  A test that does
- * not finish within TEST_TIMEOUT seconds is killed and fails.
+ * not finish within TEST_TIMEOUT seconds is killed and fails.  The runner
+ * enforces that itself rather than with alarm() in the child: tests
+ * install SIGALRM handlers of their own (the signal storms), and a hung
+ * grandchild would outlive its parent.  So each test leads a process
+ * group of its own, and the whole group is killed with SIGKILL at the
+ * deadline, and after the test ends (strays it forgot to reap).
  */
 #include "runner.h"
 
@@ -111,12 +116,36 @@ static pid_t start_child(const char *self, const struct test *t, int skip_fd)
 		char fd[16];
 		snprintf(fd, sizeof fd, "%d", skip_fd);
 		setenv("PROFIL_TEST_SKIP_FD", fd, 1);
-		alarm(TEST_TIMEOUT);
+		setpgid(0, 0);
 		execl(self, self, "--one", t->name, (char *)NULL);
 		perror("exec");
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Waits for the test; at the deadline kills its process group and
+ * reaps it.  Returns 1 if it had to. */
+static int wait_or_kill(pid_t pid, double deadline, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR) {
+			*status = 0;
+			return 0;
+		}
+		if (now() > deadline) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			return 1;
+		}
+		struct timespec poll = {0, 10 * 1000 * 1000};
+		nanosleep(&poll, NULL);
+	}
 }
 
 /* Runs one test in a child process. */
@@ -136,9 +165,10 @@ static enum outcome run_isolated(const char *self, const struct test *t)
 		close(p[0]);
 		return FAILED;
 	}
+	setpgid(pid, pid); /* as the child does: whichever runs first */
 	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	int timed_out = wait_or_kill(pid, t0 + TEST_TIMEOUT, &status);
+	kill(-pid, SIGKILL);
 	double secs = now() - t0;
 	char why[256];
 	read_reason(p[0], why, sizeof why);
@@ -150,9 +180,11 @@ static enum outcome run_isolated(const char *self, const struct test *t)
 		printf("skip %s (%s)\n", t->name, why[0] ? why : "no reason given");
 		return SKIPPED;
 	}
-	if (WIFSIGNALED(status))
+	if (timed_out)
+		printf("FAIL %-40s timeout: killed after %d s\n", t->name, TEST_TIMEOUT);
+	else if (WIFSIGNALED(status))
 		printf("FAIL %-40s killed by signal %d (%s)\n", t->name, WTERMSIG(status),
-		       WTERMSIG(status) == SIGALRM ? "timeout" : strsignal(WTERMSIG(status)));
+		       strsignal(WTERMSIG(status)));
 	else
 		printf("FAIL %-40s exit status %d\n", t->name, WEXITSTATUS(status));
 	return FAILED;
