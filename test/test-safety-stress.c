@@ -23,6 +23,7 @@ struct caller {
 	int retired[RING];
 	int iters, last;
 	unsigned int seed;
+	unsigned short *doomed; /* spoilt, published until our next call */
 };
 
 static void caller_check(struct caller *c, int k)
@@ -33,20 +34,36 @@ static void caller_check(struct caller *c, int k)
 }
 
 /* Calls made; in the stress mix (unmap_mode), some publish a buffer of
- * their own and unmap it while it is published: fault recovery must stop
- * profiling and nothing else may notice. */
+ * their own that goes bad while it is published: fault recovery must stop
+ * profiling and nothing else may notice.  The buffer is made inaccessible
+ * with a PROT_NONE mapping put in its place, not unmapped: with threads
+ * creating mappings all the time, unmapped addresses are soon reused (by
+ * a thread stack, by ASan's own tables), and samples would then land in
+ * that memory as in any use after free: the mix corrupted ASan's thread
+ * registry so.  It is unmapped once a later call of the same thread has
+ * retired it (c->doomed).  Real unmapping while published is the forked
+ * child's part below, where no other thread maps anything. */
 static atomic_ulong calls, unmaps;
 static atomic_int unmap_mode;
 
-static void publish_and_unmap(void)
+static void unmap_doomed(struct caller *c)
+{
+	if (c->doomed)
+		ASSERT_OK(munmap(c->doomed, PAGE));
+	c->doomed = NULL;
+}
+
+static void publish_and_spoil(struct caller *c)
 {
 	unsigned short *b = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
 	                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT(b != MAP_FAILED);
 	ASSERT_OK(profil(b, PAGE, 0, 2));
+	unmap_doomed(c); /* retired by that call */
 	burn(0.0005);
-	ASSERT_OK(munmap(b, PAGE));
+	ASSERT(mmap(b, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == b);
 	burn(0.0005); /* samples now fault */
+	c->doomed = b;
 	atomic_fetch_add(&unmaps, 1);
 }
 
@@ -60,7 +77,7 @@ static void *caller_main(void *p)
 		c->retired[k] = 0;
 		atomic_fetch_add(&calls, 1);
 		if (what == 7 && atomic_load(&unmap_mode)) {
-			publish_and_unmap();
+			publish_and_spoil(c);
 			if (prev >= 0) { /* replaced by that call */
 				c->snap[prev] = c->buf[prev][0];
 				c->retired[prev] = 1;
@@ -78,6 +95,7 @@ static void *caller_main(void *p)
 			memset(c->buf[k], 0, PAGE);
 			ASSERT_OK(profil(c->buf[k], PAGE, 0, 2));
 		}
+		unmap_doomed(c);
 		if (prev >= 0) { /* replaced by the call that just returned */
 			c->snap[prev] = c->buf[prev][0];
 			c->retired[prev] = 1;
@@ -153,11 +171,13 @@ static void run_callers(int ncallers, int iters)
 	unsigned short snap = fin[0];
 	burn(0.02);
 	ASSERT_EQ(fin[0], snap);
-	for (int i = 0; i < ncallers; i++)
+	for (int i = 0; i < ncallers; i++) {
+		unmap_doomed(&c[i]); /* profiling is off */
 		for (int k = 0; k < RING; k++) {
 			caller_check(&c[i], k);
 			munmap(c[i].buf[k], PAGE);
 		}
+	}
 }
 
 /* Item 6: four callers, 6000 calls, threads churning. */
@@ -193,6 +213,8 @@ TEST_IMPL(safety_stress_mix)
 	while (mono_now() < end) {
 		pid_t kid = fork();
 		ASSERT(kid >= 0);
+		if (kid == 0 && !storms.child_calls)
+			execl("/bin/true", "true", (char *)NULL);
 		if (kid == 0) { /* profiled child: spoils its buffer, execs */
 			unsigned short *b = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
 			                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -214,7 +236,7 @@ TEST_IMPL(safety_stress_mix)
 	}
 	unsigned long ops = storms_stop(&storms);
 	ops += (unsigned long)rounds + atomic_load(&calls);
-	printf("stress: %d rounds, %lu profil calls (%lu buffers unmapped while published), "
+	printf("stress: %d rounds, %lu profil calls (%lu buffers spoilt while published), "
 	       "%lu operations, %lu anomalies\n", rounds, atomic_load(&calls),
 	       atomic_load(&unmaps), ops, atomic_load(&storms.anomalies));
 	ASSERT(rounds > 0);

@@ -16,7 +16,9 @@ profil=$build/profil
 tmp=$(mktemp -d /tmp/profil-stress.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-PROFIL_STRESS=$seconds "$build/test/run-tests" --one safety_stress_mix >"$tmp/mix.out" 2>&1 &
+# a hang is an anomaly, not a stuck CI: killed two minutes after its time
+PROFIL_STRESS=$seconds timeout -k 10 $((seconds + 120)) \
+	"$build/test/run-tests" --one safety_stress_mix >"$tmp/mix.out" 2>&1 &
 mix=$!
 
 end=$(( $(date +%s) + seconds ))
@@ -50,6 +52,7 @@ done
 wait $mix
 mixrc=$?
 cat "$tmp/mix.out"
+[ $mixrc -eq 124 ] && anomaly "safety_stress_mix hung: killed after $((seconds + 120)) s"
 [ $mixrc -eq 0 ] || anomaly "safety_stress_mix exited with status $mixrc$( [ $mixrc -gt 128 ] && echo " (killed by signal $((mixrc - 128)))")"
 mixops=$(sed -n 's/.* \([0-9][0-9]*\) operations, .*/\1/p' "$tmp/mix.out")
 mixops=${mixops:-0}
