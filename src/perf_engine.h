@@ -74,6 +74,9 @@ HIDDEN void perf_engine_close(int fd);
 HIDDEN void perf_engine_forget(int fd);
 HIDDEN int perf_engine_resignal(int fd, int sig);
 HIDDEN int perf_engine_set_period(int fd, int64_t per);
+/* Whether the thread event fd samples has exited (1), from the event
+ * itself, whatever thread has its tid now; 0 if alive or unknown. */
+HIDDEN int perf_engine_task_gone(int fd);
 
 /* For profil_get_stats(): the engine of the run (PROFIL_ENGINE_*), the
  * distinct samples per CPU second it delivers at rate hz, and why perf

@@ -160,16 +160,44 @@ static void drop(size_t i)
 }
 
 /*
- * Whether the thread a timer samples has exited.  Not "the timer reads
- * disarmed": a periodic CPU timer also reads disarmed from its expiry
- * until its signal is delivered (the kernel rearms it then), which lasts
- * as long as the thread waits for a CPU or blocks the signal; dropping
- * such a timer lost samples under load.  A tid reused by a new thread
- * before this sweep is handled by timers_add_self().
+ * Whether the thread entry e samples has exited.  Asked of the entry's
+ * own timer or event, not of its number: a thread no hook saw (a raw
+ * clone) can exit and a new one get the same tid before this sweep, and
+ * an entry kept for the number (the old test, tgkill's ESRCH) ties a
+ * timer or event to the dead task while cover() takes the new thread for
+ * covered: it was never sampled (issue 9).  Timers and events hold the
+ * task's struct pid, not its number, so they can tell.
+ *
+ * A timer: timer_gettime() reads it_interval 0 once its task is gone
+ * (posix_cpu_timer_get() finds no task and leaves the zeroed result; so
+ * on 6.18, and in 6.1's source, Debian 12's kernel, likewise), while the
+ * timer of a live thread always reads its interval, all of ours being
+ * periodic.  Not "it_value reads 0": a periodic CPU timer also reads
+ * disarmed from its expiry until its signal is delivered (the kernel
+ * rearms it then), which lasts as long as the thread waits for a CPU or
+ * blocks the signal; dropping such a timer lost samples under load.
+ *
+ * An event: perf_engine_task_gone() (its descriptor's owner).
+ *
+ * The tid's ESRCH stays as a last resort: kernels that kept a task, not
+ * a pid, in the timer (before 5.7) report the interval of a dead
+ * thread's timer, and those before 5.14 (5.10.151 in its stable series)
+ * the owner of a dead thread's descriptor.  There a tid reused before a
+ * sweep is handled only by timers_add_self(), for threads made by
+ * pthread_create.  (test-tidreuse.c makes the reuse happen.)
  */
-static int thread_gone(pid_t tid)
+static int entry_gone(const struct entry *e)
 {
-	return syscall(SYS_tgkill, (pid_t)getpid(), tid, 0) != 0 && errno == ESRCH;
+	if (e->fd >= 0) {
+		if (perf_engine_task_gone(e->fd))
+			return 1;
+	} else {
+		struct itimerspec its;
+		if (timer_gettime(e->timer, &its) == 0 && its.it_interval.tv_sec == 0 &&
+		    its.it_interval.tv_nsec == 0)
+			return 1;
+	}
+	return syscall(SYS_tgkill, (pid_t)getpid(), e->tid, 0) != 0 && errno == ESRCH;
 }
 
 /* Calls fn(tid) for each thread of the process; -1 if /proc is missing. */
@@ -362,7 +390,7 @@ int timers_rescan(void)
 	/* the kernel lowers its sample-rate cap at run time */
 	int demote = perf_engine_on() && !perf_engine_keep(cur_hz);
 	for (size_t i = nreg; i-- > 0;)
-		if (thread_gone(reg[i].tid))
+		if (entry_gone(&reg[i]))
 			drop(i);
 		else if (demote && reg[i].fd >= 0)
 			to_timer(i);
