@@ -30,6 +30,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <regex.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,6 +166,40 @@ static void load_case(const char *file, int n, struct text *c)
 		FAIL_AT("%s has no case %d", file, n);
 }
 
+/*
+ * Under `make valgrind` (PROFIL_TEST_TOOL=valgrind) the command itself
+ * runs under memcheck: DIR.vg/profil is a script that runs BUILD/profil
+ * so, logging to DIR.vg/log.PID, and PATH finds it first.  A log with
+ * anything in it fails the case (vg_errors()); an exit status would not
+ * do, since many cases expect the command to fail.  Returns DIR.vg.
+ */
+static const char *valgrind_wrapper(const char *dir, const char *build)
+{
+	static char vg[PATH_MAX];
+	char script[PATH_MAX + 32];
+	snprintf(vg, sizeof vg, "%s.vg", dir);
+	ASSERT(mkdir(vg, 0700) == 0 || errno == EEXIST);
+	snprintf(script, sizeof script, "%s/profil", vg);
+	FILE *f = fopen(script, "w");
+	ASSERT(f);
+	fprintf(f, "#!/bin/sh\nexec valgrind -q --leak-check=full --errors-for-leak-kinds=definite "
+	        "--log-file='%s/log.%%p' '%s/profil' \"$@\"\n", vg, build);
+	ASSERT_OK(fclose(f));
+	ASSERT_OK(chmod(script, 0755));
+	return vg;
+}
+
+/* The valgrind logs of a case (see valgrind_wrapper()): 1 if any says
+ * anything, which is printed; the directory is removed. */
+static int vg_errors(const char *dir)
+{
+	char cmd[2 * PATH_MAX];
+	snprintf(cmd, sizeof cmd, "d='%s.vg'; [ -d \"$d\" ] || exit 0; "
+	         "for f in \"$d\"/log.*; do [ -s \"$f\" ] && { cat \"$f\" >&2; bad=1; }; done; "
+	         "rm -rf \"$d\"; exit ${bad:-0}", dir);
+	return system(cmd) != 0;
+}
+
 static int run(const char *cmd, const char *dir)
 {
 	char self[PATH_MAX], build[PATH_MAX], env[3 * PATH_MAX];
@@ -174,6 +209,9 @@ static int run(const char *cmd, const char *dir)
 	*strrchr(self, '/') = '\0';                 /* BUILD/test */
 	snprintf(build, sizeof build, "%s", self);
 	*strrchr(build, '/') = '\0';                /* BUILD */
+	const char *tool = getenv("PROFIL_TEST_TOOL");
+	if (tool && !strcmp(tool, "valgrind"))
+		snprintf(build, sizeof build, "%s", valgrind_wrapper(dir, build));
 	snprintf(env, sizeof env, "%s:%s", build, getenv("PATH") ? getenv("PATH") : "/bin:/usr/bin");
 	setenv("PATH", env, 1);
 	snprintf(env, sizeof env, "%s/mkprofile", self);
@@ -277,6 +315,11 @@ int cli_case(const char *file, int n)
 	if (!has_exit && status != 0) {
 		fprintf(stderr, "%s case %d: %s\n  failed: exit status %d, want 0\n", file, n,
 		        c.lines[0], status);
+		failed = 1;
+	}
+	if (vg_errors(dir)) {
+		fprintf(stderr, "%s case %d: %s\n  failed: valgrind found errors (above)\n", file, n,
+		        c.lines[0]);
 		failed = 1;
 	}
 	if (failed) {
