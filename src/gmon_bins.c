@@ -11,19 +11,27 @@
  * The grid: bin k of an object covers relative bytes [k * 2W, (k+1) * 2W),
  * W = the finest whole bin width (in UNITs) of the ranges in the object,
  * coarsened by powers of two only when the object's span would need more
- * than GHIST_MAX_CELLS cells.  A source bin covering pcs [pa, pb) gives
- * its count c to the grid bins it overlaps in proportion to the overlap,
- * as gprof itself credits a bin to the symbols it overlaps; the shares use
- * floor(c * (x - pa) / (pb - pa)) at every boundary x, so they are whole
- * and add up to c exactly.
+ * than GHIST_MAX_CELLS cells.  Counter i of a range holds the samples
+ * at the pcs of its bin inside the range: [pa, pb), bin i cut to
+ * [max(lowpc, offset), highpc), where a range's edge may cut a bin
+ * (Tru64's lowpc above offset, AIX's p_high, monitor()'s highpc).  Its
+ * count c goes to the grid bins [pa, pb) overlaps inside the object, in
+ * proportion to the overlap, as gprof itself credits a bin to the symbols
+ * it overlaps; the shares use floor(c * (x - pa) / (pb - pa)) at every
+ * boundary x, so they are whole and add up to c exactly when [pa, pb) lies
+ * in the object.  A counter no pc of the range maps to (indexes a scale
+ * above 0x10000 skips, or past highpc) holds no samples and is left out.
  */
 #include "gmon.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-/* 32 MiB of cells per object at most. */
+/* 32 MiB of cells per object at most (fuzz/fuzz-gmon.c builds this file
+ * with fewer, so that its grids coarsen often and cheaply). */
+#ifndef GHIST_MAX_CELLS
 #define GHIST_MAX_CELLS ((uint64_t)1 << 22)
+#endif
 
 #ifdef __SIZEOF_INT128__
 typedef unsigned __int128 wide;
@@ -130,6 +138,8 @@ static void add_range(struct ghist *h, const struct prange *r, const struct gobj
 	uintptr_t a, b;
 	if (!clip(r, o, &a, &b))
 		return;
+	/* the pcs that count in r */
+	uintptr_t ra = r->lowpc > r->offset ? r->lowpc : r->offset, rb = r->highpc;
 	uint64_t i1 = bin_of(r, b - 1);
 	if (i1 >= r->nbins)
 		i1 = r->nbins - 1;
@@ -137,12 +147,14 @@ static void add_range(struct ghist *h, const struct prange *r, const struct gobj
 		uint64_t c = counter(r, (size_t)i);
 		if (c == 0)
 			continue;
+		/* bin i inside the range: a cut bin's samples all came from
+		 * the part inside (bin_pc clamps to UINTPTR_MAX, which no
+		 * range includes) */
 		uintptr_t pa = bin_pc(r, i), pb = bin_pc(r, i + 1);
-		if (pb <= pa) { /* clamped at the top of memory: a point */
-			if (pa < a || pa >= b)
-				continue;
-			pb = pa + 1;
-		}
+		pa = pa > ra ? pa : ra;
+		pb = pb < rb ? pb : rb;
+		if (pa >= pb)
+			continue; /* no pc maps to counter i */
 		uintptr_t ca = pa > a ? pa : a, cb = pb < b ? pb : b;
 		if (ca < cb)
 			spread(h, o, c, pa, pb, ca, cb);

@@ -108,6 +108,32 @@ TEST_IMPL(gmon_after_stop_buffer_freed)
 	return 0;
 }
 
+/* fuzz-gmon: a counter whose bin the range cuts (Tru64's lowpc above its
+ * offset or highpc inside the last bin, AIX's p_high, monitor()'s highpc)
+ * lost the share of its count that fell outside the range, though every
+ * sample it counted came from inside: the file's total was short. */
+TEST_IMPL(gmon_cut_bin_keeps_its_count)
+{
+	unsigned long lo, hi;
+	ASSERT_OK(function_range((void *)stop_spin, &lo, &hi));
+	uintptr_t off = lo & ~15ul;
+	/* 16-byte bins (shift 2, scale 0x4000): the range starts 4 bytes into
+	 * bin 0 and ends 6 bytes into bin 4 */
+	unsigned int buf[5] = {0};
+	struct profil_args a = {buf, (void *)(off + 4 * 16 + 6), (void *)(off + 4), (void *)off,
+	                        0x4000};
+	ASSERT_OK(profil((unsigned short *)(void *)&a, 1, (size_t)-1, 0));
+	buf[0] = 1000, buf[2] = 7, buf[4] = 3000; /* kept at the stop */
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	char path[128];
+	out_path(path, sizeof path);
+	ASSERT_OK(profil_write_gmon(path));
+	unsigned long written = gmon_total(path);
+	unlink(path);
+	ASSERT_EQ(written, (unsigned long)buf[0] + buf[1] + buf[2] + buf[3] + buf[4]);
+	return 0;
+}
+
 /* Bytes this process has read through read(2) and friends. */
 static unsigned long long rchar(void)
 {
