@@ -447,7 +447,7 @@ $(BUILD)/test/busy.py: examples/busy.py | $(BUILD)/test
 # pthread_create) come after ASan's; it takes the sanitizer runtime from
 # the program (-z undefs: clang links that runtime into programs only).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := pprof ring forms bins
+FUZZ_TARGETS := pprof ring forms bins gmon
 FUZZ_SAN   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=nonnull-attribute \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 .PHONY: fuzz fuzz-build
@@ -466,6 +466,12 @@ $(BUILD)/fuzz/fuzz-forms: fuzz/fuzz-forms.c $(SHLIB) $(BUILD)/libprofil.so
 $(BUILD)/fuzz/fuzz-bins: fuzz/fuzz-bins.c $(BUILD)/obj/ptable.o $(BUILD)/obj/forms_overlap.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $^ -lm $(LDFLAGS)
+# fuzz-gmon compiles gmon_bins.c itself, with 4096 cells a grid at most.
+$(BUILD)/fuzz/fuzz-gmon: fuzz/fuzz-gmon.c src/gmon_bins.c $(BUILD)/obj/gmon_file.o \
+                         $(BUILD)/obj/ptable.o src/gmon.h src/internal.h src/bin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -DGHIST_MAX_CELLS='((uint64_t)1 << 12)' \
+	    -o $@ $(filter-out %.h,$^) -lm $(LDFLAGS)
 
 # Real programs' own test suites (issue 15): CPython's signal, threading
 # and subprocess tests, compressors and sort, each unprofiled and under
