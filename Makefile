@@ -196,7 +196,7 @@ ENGINE_TESTS := classic_totals_1_thread classic_totals_8_threads classic_fairnes
     threads_thrd_create_covered safety_fork safety_exec safety_concurrent_callers \
     safety_eintr_restarted safety_limit_fds safety_buffer_unmapped_later \
     safety_stop_hygiene interpose_exec_requeue_all interpose_fork_during_churn \
-    pcsample_threads
+    pcsample_threads threads_reused_tid_covered
 test-perf: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	@r=$$($(BUILD)/test/perfprobe); if [ "$$r" = ok ]; then \
 	    echo "test-perf: the semantic suite on perf events (PROFIL_ENGINE=perf)"; \
