@@ -6,7 +6,10 @@
  * POSIX timers are not inherited by fork, so the child starts with none:
  * it forgets the parent's registry, gives its one thread a timer, and
  * restarts the sweeper (whose condition variable it must not destroy: the
- * parent's sweeper may be one of its waiters, see sweeper_forget()).  The
+ * parent's sweeper may be one of its waiters, see sweeper_forget()).  When
+ * a thread other than the main one forked, the child's one thread is a
+ * pthread whose return ends the process: the sweeper then leaves so that
+ * glibc's exit(0) happens (sweeper.c, issue 9).  The
  * engine lock and fault.c's lock are held across fork so the child never
  * inherits a half-made change; pending signals are not inherited either.
  *

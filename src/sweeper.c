@@ -16,11 +16,27 @@
  * signal handler, only records that the samples must move (handover.c)
  * and wakes the sweeper with sweeper_wake(), a futex wake, which is
  * async-signal-safe where a condition variable is not.
+ *
+ * It must not outlive the program's threads (issue 9).  A process ends
+ * when its last thread does: glibc calls exit(0) when the last pthread
+ * returns from its start routine or calls pthread_exit, but it counts
+ * this helper among them, so a program whose main thread had called
+ * pthread_exit, or a child forked by a thread other than the main one
+ * (whose one thread is then such a pthread), would linger for ever as a
+ * zombie leader and this thread, every signal blocked, unkillable but by
+ * SIGKILL.  So each sweep checks whether every other thread has ended
+ * (alone()) and, if so, returns: glibc then ends the process with exit(0)
+ * as it would have without us, at most SWEEP_MS late.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -54,10 +70,64 @@ void sweeper_wake(void)
 	errno = e;
 }
 
+/* A thread's state letter from /proc/self/<path> ("stat"), 0 if unknown:
+ * the field after the command name, which may hold any byte but ends
+ * with the last ')'. */
+static char state_of(const char *path)
+{
+	char buf[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) /* a task reaped since the listing has ended */
+		return errno == ENOENT || errno == ESRCH ? 'X' : 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static int ended(char state)
+{
+	return state == 'Z' || state == 'X' || state == 'x';
+}
+
+/*
+ * Whether every thread of the process but this one has ended.  The main
+ * thread (the leader) stays listed, as a zombie, until the whole process
+ * ends; while it runs nothing else needs looking at, so a sweep costs one
+ * read.  No thread can be created once all have ended, so a yes is final.
+ * A thread this listing missed would only make the sweeper leave early:
+ * glibc's own count of threads still decides whether the process ends,
+ * and profiling goes on without a sweeper.  No /proc: no.
+ */
+static int alone(pid_t self)
+{
+	if (!ended(state_of("/proc/self/stat")))
+		return 0;
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	int only = 1;
+	struct dirent *de;
+	while (only && (de = readdir(d)) != NULL) {
+		char *end, path[64];
+		long tid = strtol(de->d_name, &end, 10);
+		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0 || tid == self)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+		only = ended(state_of(path));
+	}
+	closedir(d);
+	return only;
+}
+
 static void *sweep(void *unused)
 {
 	(void)unused;
-	timers_exclude((pid_t)syscall(SYS_gettid));
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	timers_exclude(self);
 	long ms = SWEEP_MS;
 	int seen = atomic_load(&wake);
 	while (!atomic_load(&quit)) {
@@ -77,6 +147,8 @@ static void *sweep(void *unused)
 		void (*hook)(void) = atomic_load(&sweeper_tick_hook);
 		if (hook) /* the agent's module poll: no engine lock held */
 			hook();
+		if (alone(self))
+			break; /* the program has ended: glibc's exit(0) follows */
 	}
 	return NULL;
 }

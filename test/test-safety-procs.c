@@ -91,6 +91,84 @@ TEST_IMPL(safety_fork)
 	return 0;
 }
 
+/*
+ * Issue 9: a thread other than the main one forks.  The child's one thread
+ * is then a pthread whose start routine returns, after which glibc ends
+ * the process (exit(0) after the last thread): the sweeper the engine
+ * restarted in the child must not keep it alive.  The child exits nonzero
+ * itself if it is not profiled; returning means status 0.
+ */
+struct nonmain_fork {
+	unsigned short *buf;
+	int status;
+};
+
+static void *fork_from_thread(void *p)
+{
+	struct nonmain_fork *f = p;
+	pid_t pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct profil_stats st;
+		if (profil_get_stats(&st) != 0 || !ENGINE_RUNNING(st.engine) || st.threads < 1)
+			_exit(11);
+		unsigned short c0 = f->buf[0];
+		burn(0.05);
+		if (f->buf[0] == c0)
+			_exit(12); /* not sampled */
+		return NULL;
+	}
+	burn(0.02);
+	f->status = wait_bounded(pid, 10);
+	return NULL;
+}
+
+TEST_IMPL(safety_fork_from_nonmain_thread)
+{
+	if (skip_under("tsan", "TSan does not support threads after a multi-threaded fork"))
+		return 0;
+	static unsigned short buf[2];
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	struct nonmain_fork f = {buf, -1};
+	pthread_t t;
+	fflush(NULL); /* the child's exit flushes its copy of stdio */
+	ASSERT_EQ(pthread_create(&t, NULL, fork_from_thread, &f), 0);
+	ASSERT_EQ(pthread_join(t, NULL), 0);
+	if (!WIFEXITED(f.status) || WEXITSTATUS(f.status) != 0)
+		FAIL_AT("child status %#x", f.status);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
+
+/* The same end without a fork: the main thread calls pthread_exit() while
+ * profiling is on, and the process ends when its other thread does. */
+static void *burn_briefly(void *unused)
+{
+	(void)unused;
+	burn(0.05);
+	return NULL;
+}
+
+TEST_IMPL(safety_main_pthread_exit)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		static unsigned short buf[2];
+		if (profil(buf, sizeof buf, 0, 2) != 0)
+			_exit(11);
+		pthread_t t;
+		if (pthread_create(&t, NULL, burn_briefly, NULL) != 0)
+			_exit(12);
+		pthread_exit(NULL);
+	}
+	int status = wait_bounded(pid, 10);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		FAIL_AT("child status %#x", status);
+	return 0;
+}
+
 /* One way of running /bin/true in the child, by iteration number. */
 static void exec_true(int how)
 {

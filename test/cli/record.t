@@ -159,3 +159,13 @@ stdout /second/
 $ profil record -o st.pprof $REC/rec-prog threads 30 && profil report --callers lib_hot st.pprof && profil report --tree --threshold 10 st.pprof
 stdout /second/
 row /main_hot/ 2 >= 30
+
+# Fork from a non-main thread (issue 9): the child's one thread returns
+# from its start routine, which must end the child (glibc's exit(0) after
+# the last thread) though the engine restarted its helper thread there
+$ profil record -o ft.pprof $REC/rec-prog forkthread 30; echo "status $?"; profil report ft.pprof
+stdout /^status 0$/
+!stderr /still running/
+stderr /2 processes/
+row /child_hot/ 2 >= 30
+row /main_hot/ 2 >= 30

@@ -8,6 +8,10 @@
  *   dlopen    plug_hot in librecplug.so (dlopen'ed, then dlclose'd), then
  *             main_hot, equal work
  *   fork      a forked child runs child_hot while the parent runs main_hot
+ *   forkthread  as fork, but a second thread forks, and the child's one
+ *             thread returns from its start routine, which ends the
+ *             process (issue 9); exits 1 if the child is still running
+ *             after 10 s
  *   exec      a child execs this program as "execd", which runs exec_hot
  *   execd     exec_hot (what the exec mode runs)
  *   inline    outer_hot, whose loop is the always-inline inner_hot
@@ -18,10 +22,12 @@
 #include "rec.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -88,6 +94,41 @@ static int forked(void)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+static void *fork_in_thread(void *arg)
+{
+	int *res = arg;
+	pid_t pid = fork();
+	if (pid < 0)
+		return NULL;
+	if (pid == 0) {
+		child_hot(units);
+		return NULL; /* the child's last thread ends: glibc's exit(0) */
+	}
+	main_hot(units);
+	int st;
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			*res = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+			return NULL;
+		}
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	fprintf(stderr, "rec-prog: child %d still running after 10 s\n", (int)pid);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return NULL;
+}
+
+static int fork_thread(void)
+{
+	int res = 1;
+	pthread_t t;
+	if (pthread_create(&t, NULL, fork_in_thread, &res) != 0)
+		return 1;
+	pthread_join(t, NULL);
+	return res;
+}
+
 static int execed(const char *self)
 {
 	pid_t pid = fork();
@@ -125,6 +166,8 @@ int main(int argc, char **argv)
 		return plugin(argv[0]);
 	if (!strcmp(mode, "fork"))
 		return forked();
+	if (!strcmp(mode, "forkthread"))
+		return fork_thread();
 	if (!strcmp(mode, "exec"))
 		return execed(argv[0]);
 	if (!strcmp(mode, "execd"))
