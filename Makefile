@@ -87,8 +87,15 @@ $(SIGNAL_CONTEXT_OBJ): CFLAGS_ALL += $(if $(findstring address,$(SAN)),-fno-sani
 
 # -z nodelete: dlclose() of a library that pulled libprofil in never
 # unmaps it; threads it created run its code until they exit (issue 9).
+# -z now: every symbol bound at load, so no call from a signal handler
+# goes through the dynamic linker's lazy resolution, which is slow (it
+# saves the whole register state) and not async-signal-safe.  Its first
+# call in a handler left a window long enough for signals kill(2) sent
+# in a stream to nest the fault handler until the stack overflowed
+# (masked_handler_left_by_longjmp died of SIGSEGV one run in two).
+BIND_NOW := -Wl,-z,now
 $(SHLIB): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,nodelete -o $@ $^ -pthread $(SAN) $(LDFLAGS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,nodelete $(BIND_NOW) -o $@ $^ -pthread $(SAN) $(LDFLAGS)
 	ln -sf libprofil.so.$(VERSION) $(BUILD)/$(SONAME)
 
 $(BUILD)/libprofil.so: $(SHLIB)
@@ -173,7 +180,7 @@ $(BUILD)/agent-obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/agent-obj
 $(BUILD)/agent-obj/agent-%.o: agent/%.c agent/*.h src/*.h include/*.h | $(BUILD)/agent-obj
 	$(CC) $(AGENT_CFLAGS) -c $< -o $@
 $(AGENT): $(AGENT_OBJ)
-	$(CC) -shared -Wl,-z,defs -o $@ $^ -ldl -pthread $(LDFLAGS)
+	$(CC) -shared -Wl,-z,defs $(BIND_NOW) -o $@ $^ -ldl -pthread $(LDFLAGS)
 
 examples: $(EXAMPLES)
 # Not part of check: about 15 minutes (BENCH_QUICK=1: about 3); writes
