@@ -47,6 +47,7 @@ static void child(void)
 	/* Handlers that were running on other threads at the fork do not
 	 * exist in the child; their increments must not make drain() wait. */
 	atomic_store(&profil_inflight, 0);
+	threads_forked_child();
 	sweeper_forget();
 	timers_forget_all();
 	if (timers_signal()) {

@@ -247,6 +247,11 @@ HIDDEN size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, siz
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
 
+/* threads.c: how many threads made through our pthread_create are still
+ * running, or -1 where it is not interposed (a TSan build); and, in a
+ * forked child, the count reset to the one thread there (fork.c). */
+HIDDEN int threads_live(void);
+HIDDEN void threads_forked_child(void);
 /* threads.c: libc's pthread_create, for threads that must not be hooked. */
 HIDDEN int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
                               void *(*fn)(void *), void *arg);      /* after fork in the child */

@@ -24,9 +24,12 @@
  * pthread_exit, or a child forked by a thread other than the main one
  * (whose one thread is then such a pthread), would linger for ever as a
  * zombie leader and this thread, every signal blocked, unkillable but by
- * SIGKILL.  So each sweep checks whether every other thread has ended
- * (alone()) and, if so, returns: glibc then ends the process with exit(0)
- * as it would have without us, at most SWEEP_MS late.
+ * SIGKILL.  So each sweep checks whether the program's threads have all
+ * ended (alone()) and, if so, returns: glibc then ends the process with
+ * exit(0) as it would have without us, at most SWEEP_MS late.  "The
+ * program's threads" as glibc counts them: the main thread and the
+ * pthreads, not threads made by raw clone() (a runtime's, or a
+ * sanitizer's own: TSan's background thread kept the helper waiting).
  */
 #include "internal.h"
 
@@ -94,18 +97,24 @@ static int ended(char state)
 }
 
 /*
- * Whether every thread of the process but this one has ended.  The main
- * thread (the leader) stays listed, as a zombie, until the whole process
- * ends; while it runs nothing else needs looking at, so a sweep costs one
- * read.  No thread can be created once all have ended, so a yes is final.
- * A thread this listing missed would only make the sweeper leave early:
- * glibc's own count of threads still decides whether the process ends,
- * and profiling goes on without a sweeper.  No /proc: no.
+ * Whether the program's threads have all ended: the main thread (the
+ * leader stays listed, as a zombie, until the whole process ends; while
+ * it runs, a sweep costs this one read) and every pthread.  Those made
+ * through our pthread_create are counted (threads_live()); a pthread
+ * made before the library was loaded is not, and would only make the
+ * sweeper leave early: glibc's own count still decides whether the
+ * process ends, and profiling goes on without a sweeper.  No thread can
+ * be created once all have ended, so a yes is final.  Where our
+ * pthread_create is not interposed (a TSan build), every other listed
+ * thread must have ended.  No /proc: no.
  */
 static int alone(pid_t self)
 {
 	if (!ended(state_of("/proc/self/stat")))
 		return 0;
+	int live = threads_live();
+	if (live >= 0)
+		return live == 0;
 	DIR *d = opendir("/proc/self/task");
 	if (!d)
 		return 0;

@@ -116,18 +116,37 @@ static void thread_end(void *start_fn)
 	engine_unlock();
 }
 
+/*
+ * Threads made through our pthread_create that have not finished yet,
+ * for the sweeper (sweeper.c: it must leave once the program's threads
+ * are all gone, as glibc then ends the process).  Atomic: changed by the
+ * threads themselves; counted up before the thread exists, down as its
+ * last act in our code.  wrapped: this thread is one of them.
+ */
+static atomic_int live;
+static __thread int wrapped;
+
+static void thread_gone(void *unused)
+{
+	(void)unused;
+	atomic_fetch_sub(&live, 1);
+}
+
 /* Named for the stacks it appears in: every profiled thread starts here. */
 static void *profil_thread_start(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
+	wrapped = 1;
+	void *ret = NULL;
+	pthread_cleanup_push(thread_gone, NULL);
 	unwind_note_stack(); /* bounds for the stack walk (unwind.h) */
 	engine_lock();
 	timers_add_born(); /* failure leaves the thread to the sweeper */
 	engine_unlock();
-	void *ret;
 	pthread_cleanup_push(thread_end, (void *)s.fn);
 	ret = s.fn(s.arg);
+	pthread_cleanup_pop(1);
 	pthread_cleanup_pop(1);
 	return ret;
 }
@@ -144,9 +163,33 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	atomic_fetch_add(&live, 1);
 	int rc = create(th, attr, profil_thread_start, s);
-	if (rc != 0)
+	if (rc != 0) {
+		atomic_fetch_sub(&live, 1);
 		free(s);
+	}
 	return rc;
+}
+#endif
+
+#ifdef PROFIL_NO_HOOK
+int threads_live(void)
+{
+	return -1;
+}
+
+void threads_forked_child(void)
+{
+}
+#else
+int threads_live(void)
+{
+	return atomic_load(&live);
+}
+
+void threads_forked_child(void)
+{
+	atomic_store(&live, wrapped); /* the one thread left */
 }
 #endif

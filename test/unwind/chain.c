@@ -4,7 +4,9 @@
  */
 #include "chain.h"
 
-volatile unsigned long uw_lib_sink;
+/* per thread: several threads pass through here (a shared one is a data
+ * race TSan reports) */
+_Thread_local volatile unsigned long uw_lib_sink;
 
 /* Calls back into the program, and does work after the call so that the
  * compiler cannot make it a tail call (which would drop this frame). */

@@ -53,7 +53,9 @@ void uw_interrupted(void);
 void uw_fault_mid(uintptr_t page);
 void uw_fault_outer(void);
 
-volatile unsigned long uw_sink;
+/* Per thread: the hot loops of several threads use it, and a shared one
+ * would be a data race (TSan stopped the program under `make tsan`). */
+_Thread_local volatile unsigned long uw_sink;
 static volatile int alarm_done;
 
 static double thread_cpu(void)
