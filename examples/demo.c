@@ -66,7 +66,9 @@ __attribute__((noinline)) long sort_numbers(int n)
 }
 
 /* Results go here so that no work can be optimised away. */
-static volatile double sink;
+/* per thread: the workers and main all write it (a shared one would be
+ * a data race) */
+static _Thread_local volatile double sink;
 
 void *worker(void *arg)
 {
