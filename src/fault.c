@@ -15,11 +15,13 @@
  *   - Only our own code is left: the fault happened between setjmp and
  *     the end of record() in sample.c, which holds no lock and has no
  *     state a jump could tear (the counters are single atomic words).
- *   - The signal mask: our handler has SA_NODEFER, so entering it did not
- *     block SIGSEGV/SIGBUS; __builtin_longjmp does not touch the mask, so
- *     after the jump it is still the sampling handler's mask (which leaves
- *     the synchronous fault signals deliverable, signals.c), and the
- *     sampling handler's own return (rt_sigreturn) restores the program's
+ *   - The signal mask: entering our handler blocks SIGSEGV and SIGBUS
+ *     (its sa_mask), so signals kill(2) sends in a stream cannot nest it
+ *     without bound (with SA_NODEFER they did, until the stack overflowed).
+ *     __builtin_longjmp does not touch the mask, so before jumping we set
+ *     it to the interrupted context's (uc_sigmask: the sampling handler's,
+ *     which leaves the fault signals deliverable), as rt_sigreturn would
+ *     have; the sampling handler's own return then restores the program's
  *     mask exactly.  A later fault is therefore never blocked (the kernel
  *     kills a process whose blocked SIGSEGV is forced).
  *   - The stack: the jump target is a frame below us on the same stack,
@@ -101,15 +103,28 @@ void sigstate_unlock(const sigset_t *old)
 NO_TSAN static void handler(int sig, siginfo_t *info, void *uc);
 
 /* Our disposition for slot i, with the program's choice of stack and of
- * restarting system calls (what a chained handler would have had). */
+ * restarting system calls (what a chained handler would have had).  Both
+ * fault signals blocked while it runs (see the top of this file). */
 NO_TSAN static int install_ours(int i)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER | (prev[i].sa_flags & (SA_ONSTACK | SA_RESTART));
+	sa.sa_flags = SA_SIGINFO | (prev[i].sa_flags & (SA_ONSTACK | SA_RESTART));
 	sigemptyset(&sa.sa_mask);
+	for (int k = 0; k < NSIG_OWNED; k++)
+		sigaddset(&sa.sa_mask, owned[k]);
 	return fault_real_sigaction(owned[i], &sa, NULL);
+}
+
+/* The mask to leave our handler with when not by returning: the one
+ * rt_sigreturn would restore, plus `also` if nonzero. */
+NO_TSAN static void leave_mask(const void *ucontext, int also)
+{
+	sigset_t m = ((const ucontext_t *)ucontext)->uc_sigmask;
+	if (also)
+		sigaddset(&m, also);
+	pthread_sigmask(SIG_SETMASK, &m, NULL);
 }
 
 /* Called by a program handler's fault: deliver it as the kernel would
@@ -145,12 +160,17 @@ NO_TSAN static void chain(int sig, siginfo_t *info, void *uc)
 			raise(sig);
 		return;
 	}
-	/* The mask their handler would have run with; our return
-	 * (rt_sigreturn) restores the program's mask afterwards. */
-	sigset_t mask = p.sa_mask;
+	/* The mask their handler would have run with: the interrupted one,
+	 * its sa_mask, and the signal unless SA_NODEFER (ours blocked both
+	 * fault signals).  Our return (rt_sigreturn) restores the
+	 * interrupted mask afterwards. */
+	sigset_t mask = ((ucontext_t *)uc)->uc_sigmask;
+	sigorset(&mask, &mask, &p.sa_mask);
 	if (!(p.sa_flags & SA_NODEFER))
 		sigaddset(&mask, sig);
-	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	else
+		sigdelset(&mask, sig);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	if (p.sa_flags & SA_SIGINFO)
 		p.sa_sigaction(sig, info, uc);
 	else
@@ -170,11 +190,8 @@ NO_TSAN static void chain(int sig, siginfo_t *info, void *uc)
 NO_TSAN static void defer_sent(int sig, siginfo_t *info, void *ucontext)
 {
 	ucontext_t *uc = ucontext;
-	sigset_t one;
-	sigemptyset(&one);
-	sigaddset(&one, sig);
-	pthread_sigmask(SIG_BLOCK, &one, NULL);  /* if we jump out below */
-	sigaddset(&uc->uc_sigmask, sig);          /* if we return */
+	leave_mask(uc, sig);             /* if we jump out below */
+	sigaddset(&uc->uc_sigmask, sig); /* if we return */
 	syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), sig, info);
 	sample_abandon = 1;
 	if (sample_writing)
@@ -184,8 +201,10 @@ NO_TSAN static void defer_sent(int sig, siginfo_t *info, void *ucontext)
 NO_TSAN static void handler(int sig, siginfo_t *info, void *uc)
 {
 	/* si_code > 0: raised by the kernel for this instruction, not sent. */
-	if (sample_writing && info->si_code > 0)
+	if (sample_writing && info->si_code > 0) {
+		leave_mask(uc, 0);
 		__builtin_longjmp(sample_recover, 1);
+	}
 	if (sample_active && info->si_code <= 0) {
 		defer_sent(sig, info, uc);
 		return;
