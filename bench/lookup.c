@@ -40,7 +40,7 @@ _Atomic(struct ptable *) profil_published;
 _Atomic unsigned int profil_inflight;
 struct pstats profil_pstats;
 const char profil_timer_tag;
-void engine_drain(void)
+void inflight_drain(void)
 {
 }
 _Atomic int perf_fd_tid[PERF_FD_MAX]; /* the perf engine's (src/perf_engine.c) */

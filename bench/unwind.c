@@ -27,7 +27,7 @@
 #include <ucontext.h>
 
 /* The engine's handshake: no handler runs in this program. */
-void engine_drain(void)
+void inflight_drain(void)
 {
 }
 

@@ -27,8 +27,6 @@
  * a table whose buffer faulted by NULL (atomic compare-and-swap).
  */
 _Atomic(struct ptable *) profil_published;
-/* Number of handlers between their increment and decrement: atomic. */
-_Atomic unsigned int profil_inflight;
 /* Atomic counters, reset (under the engine lock) when profiling starts. */
 struct pstats profil_pstats;
 
@@ -72,29 +70,6 @@ void engine_unlock(void)
 int engine_held_here(void)
 {
 	return held_here;
-}
-
-/* Wait until no handler is between its increment and decrement. */
-static void drain(void)
-{
-	/* sched_yield() first: a handler runs for microseconds.  Then sleep:
-	 * yielding never lets a lower-priority thread run, so a handler
-	 * preempted by a SCHED_FIFO thread on our CPU would wait for ever. */
-	for (unsigned spins = 0; atomic_load(&profil_inflight) != 0; spins++) {
-		if (spins < 64) {
-			sched_yield();
-		} else {
-			struct timespec nap = {0, 50000};
-			nanosleep(&nap, NULL);
-		}
-	}
-}
-
-/* The same wait for other data the handler reads inside its in-flight
- * window (the unwind tables, unwind_build.c). */
-void engine_drain(void)
-{
-	drain();
 }
 
 static void reset_stats(void)
@@ -171,7 +146,7 @@ static void stop_timers(void)
 void engine_reap(void)
 {
 	if (timers_signal() && current && !atomic_load(&profil_published)) {
-		drain(); /* a handler still writing may fault: recovery stays */
+		inflight_drain(); /* a handler still writing may fault: recovery stays */
 		timers_stop();
 		signal_restore();
 		fault_uninstall();
@@ -198,7 +173,7 @@ int engine_publish_take(struct ptable *t, size_t *pcsample_stored)
 		reset_stats();
 	signal_settle(); /* a move the program asked for (handover.c) */
 	atomic_store(&profil_published, t);
-	drain();
+	inflight_drain();
 	if (!t)
 		stop_timers(); /* also joins a sweeper left idle by engine_reap() */
 	retire(current);

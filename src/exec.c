@@ -175,7 +175,7 @@ static void exec_prepare(struct exec_state *st)
 	 * wait for handlers still writing (samples pending on other threads
 	 * then find nothing to write to). */
 	st->table = atomic_exchange(&profil_published, (struct ptable *)0);
-	engine_drain();
+	inflight_drain();
 	fault_uninstall();
 }
 

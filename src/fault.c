@@ -52,6 +52,16 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+/* libc's own sigaction (glibc exports __sigaction): no dlsym, so it works
+ * in signal handlers and before constructors ran. */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
+
+int fault_real_sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	return __sigaction(sig, act, oact);
+}
+
+
 #define NSIG_OWNED 2
 static const int owned[NSIG_OWNED] = {SIGSEGV, SIGBUS};
 

@@ -52,6 +52,9 @@ HIDDEN void signal_ignore(int sig, int on);
 /* sigwrap.c: the public sigaction(), for our own dispositions (a
  * sanitizer runtime interposing it sees them); our interposer passes the
  * call straight to libc. */
+/* handover.c: nonzero while this thread is inside
+ * signal_sigaction_internal() (sigwrap.c then passes straight to libc). */
+extern __thread int signal_internal __attribute__((tls_model("initial-exec"))) HIDDEN;
 HIDDEN NO_TSAN int signal_sigaction_internal(int sig, const struct sigaction *act,
                                      struct sigaction *oact);
 

@@ -34,6 +34,21 @@
 #include <string.h>
 #include <ucontext.h>
 
+/* Nonzero while this thread sets one of our own dispositions (sigwrap.c
+ * then passes the call straight to libc).  Not static: glibc declares
+ * sigaction() leaf (__THROW), so GCC may drop the stores around the call
+ * to a variable that does not escape this file (it did: a tail call). */
+__thread int signal_internal __attribute__((tls_model("initial-exec")));
+
+int signal_sigaction_internal(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	signal_internal++;
+	int rc = sigaction(sig, act, oact);
+	signal_internal--;
+	return rc;
+}
+
+
 struct view {
 	int sig;                /* 0: none */
 	struct sigaction prog;  /* the program's disposition of sig */

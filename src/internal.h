@@ -195,9 +195,9 @@ HIDDEN int engine_held_here(void);   /* this thread holds it (or is taking
 /* Sweeper, lock held: stop timers left running after a fault withdrew
  * the published table. */
 HIDDEN void engine_reap(void);
-/* Waits until no handler is between its in-flight increment and
- * decrement (defined in engine.c, also declared in unwind.h). */
-HIDDEN void engine_drain(void);
+/* inflight.c: waits until no handler is between its profil_inflight
+ * increment and decrement. */
+HIDDEN void inflight_drain(void);
 
 /* timers.c (engine lock held for all of these) */
 HIDDEN int timers_start(int sig, unsigned int hz); /* all threads; -1 errno */
@@ -237,6 +237,13 @@ HIDDEN int sweeper_start(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
 HIDDEN void sweeper_forget(void);
 HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
+/* The program's threads made through our pthread_create (threads.c), so
+ * that the sweeper leaves once they and the main thread have all ended:
+ * counted up before a thread exists, down as its last act; reset to the
+ * one thread left in a forked child. */
+HIDDEN void sweeper_thread_born(void);
+HIDDEN void sweeper_thread_gone(void);
+HIDDEN void sweeper_threads_reset(int n);
 
 /* sweeper.c: called every sweep, no lock held (agent/). */
 extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;
@@ -247,12 +254,28 @@ HIDDEN size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, siz
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
 
-/* threads.c: how many threads made through our pthread_create are still
- * running, or -1 where it is not interposed (a TSan build); and, in a
- * forked child, the count reset to the one thread there (fork.c). */
-HIDDEN int threads_live(void);
+/* threads.c: in a forked child, the sweeper's count of our threads reset
+ * to the one thread there (fork.c). */
 HIDDEN void threads_forked_child(void);
-/* threads.c: libc's pthread_create, for threads that must not be hooked. */
+/*
+ * Under ThreadSanitizer the program's pthread_create is TSan's, which
+ * calls ours, whose trampoline would run in the new thread before TSan
+ * has set the thread up (it crashed there).  A TSan build therefore does
+ * not interpose: the sweeper covers new threads within SWEEP_MS.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PROFIL_NO_HOOK 1
+#endif
+#endif
+#ifdef __SANITIZE_THREAD__
+#define PROFIL_NO_HOOK 1
+#endif
+
+/* sweeper.c: libc's pthread_create (dlsym RTLD_NEXT, or __pthread_create
+ * in a static link), and a thread created with it, never hooked. */
+HIDDEN int (*threads_real_create(void))(pthread_t *, const pthread_attr_t *,
+                                        void *(*)(void *), void *);
 HIDDEN int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
                               void *(*fn)(void *), void *arg);      /* after fork in the child */
 

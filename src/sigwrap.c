@@ -40,25 +40,7 @@
 #include <errno.h>
 #include <string.h>
 
-extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
-
 #define API __attribute__((visibility("default"))) NO_TSAN
-
-int fault_real_sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
-{
-	return __sigaction(sig, act, oact);
-}
-
-/* Nonzero while this thread sets one of our own dispositions. */
-static __thread int internal __attribute__((tls_model("initial-exec")));
-
-int signal_sigaction_internal(int sig, const struct sigaction *act, struct sigaction *oact)
-{
-	internal++;
-	int rc = sigaction(sig, act, oact);
-	internal--;
-	return rc;
-}
 
 /* Every disposition change the program makes comes through here.  The
  * caller's structs are copied before anything is written, so act and
@@ -66,7 +48,7 @@ int signal_sigaction_internal(int sig, const struct sigaction *act, struct sigac
 NO_TSAN static int program_sigaction(int sig, const struct sigaction *act,
                                      struct sigaction *oact)
 {
-	if (internal || !sigstate_mine())
+	if (signal_internal || !sigstate_mine())
 		return fault_real_sigaction(sig, act, oact);
 	struct sigaction in, out;
 	if (act)
@@ -191,7 +173,7 @@ API int siginterrupt(int sig, int flag)
 		atomic_fetch_or(&interruptible, 1ull << (sig - 1));
 	else
 		atomic_fetch_and(&interruptible, ~(1ull << (sig - 1)));
-	if (internal || !sigstate_mine())
+	if (signal_internal || !sigstate_mine())
 		return real_siginterrupt ? real_siginterrupt(sig, flag) : toggle_restart(sig, flag);
 	sigset_t old;
 	sigstate_lock(&old);

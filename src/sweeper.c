@@ -46,6 +46,48 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <dlfcn.h>
+#include <threads.h>
+
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/*
+ * Static links.  dlsym(RTLD_NEXT) finds nothing in a statically linked
+ * program, so libc's function is then taken under its internal name, weak
+ * here (libc.so does not export it, and a dynamic link needs none).  In
+ * libc.a it is defined in pthread_create.o next to a weak pthread_create,
+ * which ours overrides; the reference to thrd_create below makes the
+ * static linker load that object (thrd_create.o calls __pthread_create),
+ * and costs nothing in a dynamic link, where libc.so exports thrd_create.
+ */
+extern create_fn __pthread_create __attribute__((weak));
+static void *const pull_libc_create __attribute__((used)) = (void *)&thrd_create;
+
+create_fn *threads_real_create(void)
+{
+	static create_fn *_Atomic real;
+	create_fn *f = atomic_load_explicit(&real, memory_order_acquire);
+	if (!f) {
+		f = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+		if (!f)
+			f = __pthread_create;
+		atomic_store_explicit(&real, f, memory_order_release);
+	}
+	return f;
+}
+
+/* Used by our own helper thread, which must not be sampled. */
+int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
+                       void *(*fn)(void *), void *arg)
+{
+#ifdef PROFIL_NO_HOOK
+	return pthread_create(th, attr, fn, arg); /* TSan's, which knows it */
+#else
+	create_fn *create = threads_real_create();
+	return create ? create(th, attr, fn, arg) : EAGAIN;
+#endif
+}
+
 
 #define SWEEP_MS 100
 
@@ -100,7 +142,9 @@ static int ended(char state)
  * Whether the program's threads have all ended: the main thread (the
  * leader stays listed, as a zombie, until the whole process ends; while
  * it runs, a sweep costs this one read) and every pthread.  Those made
- * through our pthread_create are counted (threads_live()); a pthread
+ * through our pthread_create are counted (program_threads, kept by their
+ * trampoline in threads.c; atomic: changed by the threads themselves,
+ * counted up before a thread exists, down as its last act); a pthread
  * made before the library was loaded is not, and would only make the
  * sweeper leave early: glibc's own count still decides whether the
  * process ends, and profiling goes on without a sweeper.  No thread can
@@ -108,13 +152,30 @@ static int ended(char state)
  * pthread_create is not interposed (a TSan build), every other listed
  * thread must have ended.  No /proc: no.
  */
+static atomic_int program_threads;
+
+void sweeper_thread_born(void)
+{
+	atomic_fetch_add(&program_threads, 1);
+}
+
+void sweeper_thread_gone(void)
+{
+	atomic_fetch_sub(&program_threads, 1);
+}
+
+void sweeper_threads_reset(int n)
+{
+	atomic_store(&program_threads, n);
+}
+
 static int alone(pid_t self)
 {
 	if (!ended(state_of("/proc/self/stat")))
 		return 0;
-	int live = threads_live();
-	if (live >= 0)
-		return live == 0;
+#ifndef PROFIL_NO_HOOK
+	return atomic_load(&program_threads) == 0;
+#endif
 	DIR *d = opendir("/proc/self/task");
 	if (!d)
 		return 0;

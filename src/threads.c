@@ -20,65 +20,12 @@
 #include <threads.h>
 #include <unistd.h>
 
-/*
- * Under ThreadSanitizer the program's pthread_create is TSan's, which
- * calls ours, whose trampoline would run in the new thread before TSan
- * has set the thread up (it crashed there).  A TSan build therefore does
- * not interpose: the sweeper covers new threads within SWEEP_MS.
- */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PROFIL_NO_HOOK 1
-#endif
-#endif
-#ifdef __SANITIZE_THREAD__
-#define PROFIL_NO_HOOK 1
-#endif
-
-
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 struct start {
 	void *(*fn)(void *);
 	void *arg;
 };
-
-/*
- * Static links.  dlsym(RTLD_NEXT) finds nothing in a statically linked
- * program, so libc's function is then taken under its internal name, weak
- * here (libc.so does not export it, and a dynamic link needs none).  In
- * libc.a it is defined in pthread_create.o next to a weak pthread_create,
- * which ours overrides; the reference to thrd_create below makes the
- * static linker load that object (thrd_create.o calls __pthread_create),
- * and costs nothing in a dynamic link, where libc.so exports thrd_create.
- */
-extern create_fn __pthread_create __attribute__((weak));
-static void *const pull_libc_create __attribute__((used)) = (void *)&thrd_create;
-
-static __attribute__((unused)) create_fn *real_create(void)
-{
-	static create_fn *_Atomic real;
-	create_fn *f = atomic_load_explicit(&real, memory_order_acquire);
-	if (!f) {
-		f = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
-		if (!f)
-			f = __pthread_create;
-		atomic_store_explicit(&real, f, memory_order_release);
-	}
-	return f;
-}
-
-/* Used by our own helper thread, which must not be sampled. */
-int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
-                       void *(*fn)(void *), void *arg)
-{
-#ifdef PROFIL_NO_HOOK
-	return pthread_create(th, attr, fn, arg); /* TSan's, which knows it */
-#else
-	create_fn *create = real_create();
-	return create ? create(th, attr, fn, arg) : EAGAIN;
-#endif
-}
 
 #ifndef PROFIL_NO_HOOK
 
@@ -116,20 +63,14 @@ static void thread_end(void *start_fn)
 	engine_unlock();
 }
 
-/*
- * Threads made through our pthread_create that have not finished yet,
- * for the sweeper (sweeper.c: it must leave once the program's threads
- * are all gone, as glibc then ends the process).  Atomic: changed by the
- * threads themselves; counted up before the thread exists, down as its
- * last act in our code.  wrapped: this thread is one of them.
- */
-static atomic_int live;
+/* This thread was made through our pthread_create: counted by the
+ * sweeper (sweeper_thread_born()) until thread_gone(). */
 static __thread int wrapped;
 
 static void thread_gone(void *unused)
 {
 	(void)unused;
-	atomic_fetch_sub(&live, 1);
+	sweeper_thread_gone();
 }
 
 /* Named for the stacks it appears in: every profiled thread starts here. */
@@ -155,7 +96,7 @@ __attribute__((visibility("default")))
 int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                    void *(*fn)(void *), void *arg)
 {
-	create_fn *create = real_create();
+	create_fn *create = threads_real_create();
 	if (!create)
 		return EAGAIN;
 	struct start *s = malloc(sizeof *s);
@@ -163,33 +104,19 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
-	atomic_fetch_add(&live, 1);
+	sweeper_thread_born(); /* before the thread exists */
 	int rc = create(th, attr, profil_thread_start, s);
 	if (rc != 0) {
-		atomic_fetch_sub(&live, 1);
+		sweeper_thread_gone();
 		free(s);
 	}
 	return rc;
 }
 #endif
 
-#ifdef PROFIL_NO_HOOK
-int threads_live(void)
-{
-	return -1;
-}
-
 void threads_forked_child(void)
 {
-}
-#else
-int threads_live(void)
-{
-	return atomic_load(&live);
-}
-
-void threads_forked_child(void)
-{
-	atomic_store(&live, wrapped); /* the one thread left */
-}
+#ifndef PROFIL_NO_HOOK
+	sweeper_threads_reset(wrapped); /* the one thread left */
 #endif
+}

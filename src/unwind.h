@@ -134,9 +134,6 @@ HIDDEN int unwind_refresh(void);
 HIDDEN void unwind_note_stack(void);
 /* In a forked child: the build lock may be held by a thread that is gone. */
 HIDDEN void unwind_after_fork(void);
-/* engine.c: waits until no handler is between its profil_inflight
- * increment and decrement (the retirement of engine_publish()). */
-HIDDEN void engine_drain(void);
 
 /*
  * unwind.c: signal context.  Walks from the interrupted registers and

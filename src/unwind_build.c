@@ -129,7 +129,7 @@ static int refresh_locked(void)
 		return -1;
 	}
 	const struct uw_table *old = atomic_exchange(&unwind_published, t);
-	engine_drain();
+	inflight_drain();
 	free((void *)old);
 	size_t k = 0;
 	for (size_t i = 0; i < nknown; i++) {
