@@ -15,13 +15,14 @@ SAN        ?=
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # -fno-delete-null-pointer-checks: glibc declares profil() nonnull (see
 # docs/contract.md, "The classic call"); our NULL checks must survive.
-BASEFLAGS  := -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread \
+BASEFLAGS  := -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -pthread \
               -fno-delete-null-pointer-checks $(WARN) $(OPT) $(SAN)
 LIBFLAGS   := $(BASEFLAGS) -fPIC -fvisibility=hidden
 CFLAGS_ALL = $(LIBFLAGS) $(CFLAGS)
 
-LIB_SRC    := $(sort $(wildcard src/*.c))
+LIB_SRC    := $(sort $(wildcard src/*/*.c))
 LIB_OBJ    := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
+LIB_HDR    := $(wildcard src/*/*.h)
 SONAME     := libprofil.so.$(SOVERSION)
 AGENT_SRC  := $(sort $(wildcard agent/*.c))
 AGENT_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/agent-obj/%.o) \
@@ -65,14 +66,15 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
 .PHONY: test-perf test-timer valgrind-unit
-.PHONY: cli deps check-install check-symbols all lib check check-handler check-man check-cxx test demo install \
+.PHONY: cli deps check-install check-symbols all lib check check-handler check-layout check-man check-cxx test demo install \
         uninstall clean help \
         examples bench stress sanitize tsan valgrind
 all: lib examples cli
 
 lib: $(SHLIB) $(BUILD)/libprofil.so $(STLIB) $(AGENT)
 
-$(BUILD)/obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(LIB_HDR) include/*.h
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 # The code that runs in the sampling signal's context and the fault
@@ -82,7 +84,7 @@ $(BUILD)/obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/obj
 # the signal interrupted malloc, or in a child forked while another thread
 # held it (safety_stress_mix hung so in CI).  Without instrumentation the
 # frames jumped over have no redzones to leave poisoned.  UBSan stays.
-SIGNAL_CONTEXT_OBJ := $(BUILD)/obj/sample.o $(BUILD)/obj/unwind.o $(BUILD)/obj/fault.o
+SIGNAL_CONTEXT_OBJ := $(BUILD)/obj/engine/sample.o $(BUILD)/obj/unwind/unwind.o $(BUILD)/obj/engine/fault.o
 $(SIGNAL_CONTEXT_OBJ): CFLAGS_ALL += $(if $(findstring address,$(SAN)),-fno-sanitize=address)
 
 # -z nodelete: dlclose() of a library that pulled libprofil in never
@@ -154,7 +156,7 @@ TEST_HELPERS += $(BUILD)/test/uwprog $(BUILD)/test/libuwchain.so
 UW_CFLAGS   = $(BASEFLAGS) $(CFLAGS) -O2 -fomit-frame-pointer
 $(BUILD)/test/libuwchain.so: test/unwind/chain.c test/unwind/chain.h | $(BUILD)/test
 	$(CC) $(UW_CFLAGS) -fPIC -shared -o $@ $< $(LDFLAGS)
-$(BUILD)/test/uwprog: test/unwind/prog.c test/unwind/chain.h src/ring.h \
+$(BUILD)/test/uwprog: test/unwind/prog.c test/unwind/chain.h src/base/ring.h \
                       $(BUILD)/test/libuwchain.so $(AGENT) | $(BUILD)/test
 	$(CC) $(UW_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/test \
 	    -Wl,-rpath,$(abspath $(BUILD)/test) -luwchain -ldl $(LDFLAGS)
@@ -175,9 +177,10 @@ AGENT_CFLAGS = $(filter-out $(SAN),$(CFLAGS_ALL)) -DPROFIL_API=
 
 $(BUILD)/agent-obj:
 	mkdir -p $@
-$(BUILD)/agent-obj/%.o: src/%.c src/*.h include/*.h | $(BUILD)/agent-obj
+$(BUILD)/agent-obj/%.o: src/%.c $(LIB_HDR) include/*.h
+	@mkdir -p $(dir $@)
 	$(CC) $(AGENT_CFLAGS) -c $< -o $@
-$(BUILD)/agent-obj/agent-%.o: agent/%.c agent/*.h src/*.h include/*.h | $(BUILD)/agent-obj
+$(BUILD)/agent-obj/agent-%.o: agent/%.c agent/*.h $(LIB_HDR) include/*.h | $(BUILD)/agent-obj
 	$(CC) $(AGENT_CFLAGS) -c $< -o $@
 $(AGENT): $(AGENT_OBJ)
 	$(CC) -shared -Wl,-z,defs $(BIND_NOW) -o $@ $^ -ldl -pthread $(LDFLAGS)
@@ -226,10 +229,15 @@ $(BUILD)/test/test-cli-cases.c: $(CLI_CASES) test/cli/cases.awk | $(BUILD)/test
 	awk -v dir='$(abspath test/cli)' -f test/cli/cases.awk $(CLI_CASES) </dev/null > $@.tmp && mv $@.tmp $@
 
 # The signal handler's object may reference only the symbols in the
-# allow-list: its contract (src/sample.c) made mechanical.
+# allow-list: its contract (src/engine/sample.c) made mechanical.
 # Both files that run in signal context: sample.c and its stack walk.
-check-handler: $(BUILD)/obj/sample.o $(BUILD)/obj/unwind.o
+check-handler: $(BUILD)/obj/engine/sample.o $(BUILD)/obj/unwind/unwind.o
 	for o in $^; do sh tools/check-handler.sh $$o tools/handler-allow.txt || exit 1; done
+
+# No part calls into a part above it (tools/check-layout.sh: nm of every
+# object of src/<part>/, parts in the order of tools/layout-order.txt).
+check-layout: $(LIB_OBJ)
+	sh tools/check-layout.sh $(BUILD)/obj tools/layout-order.txt
 
 check-man:
 	sh tools/check-man.sh man/*.[0-9]
@@ -248,7 +256,7 @@ check-install: lib
 
 # The runner last: its closing line ("N passed, N failed, N skipped") ends
 # the output, and is what CI reads.
-check: deps check-handler check-man check-cxx check-install check-symbols
+check: deps check-handler check-layout check-man check-cxx check-install check-symbols
 	$(MAKE) test-perf test-timer
 	$(MAKE) test
 
@@ -470,12 +478,12 @@ $(BUILD)/fuzz/fuzz-pprof $(BUILD)/fuzz/fuzz-ring: $(BUILD)/fuzz/fuzz-%: fuzz/fuz
 $(BUILD)/fuzz/fuzz-forms: fuzz/fuzz-forms.c $(SHLIB) $(BUILD)/libprofil.so
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
-$(BUILD)/fuzz/fuzz-bins: fuzz/fuzz-bins.c $(BUILD)/obj/ptable.o $(BUILD)/obj/forms_overlap.o
+$(BUILD)/fuzz/fuzz-bins: fuzz/fuzz-bins.c $(BUILD)/obj/base/ptable.o $(BUILD)/obj/forms/forms_overlap.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $^ -lm $(LDFLAGS)
-# fuzz-gmon compiles gmon_bins.c itself, with 4096 cells a grid at most.
-$(BUILD)/fuzz/fuzz-gmon: fuzz/fuzz-gmon.c src/gmon_bins.c $(BUILD)/obj/gmon_file.o \
-                         $(BUILD)/obj/ptable.o src/gmon.h src/internal.h src/bin.h
+# fuzz-gmon compiles gmon/gmon_bins.c itself, with 4096 cells a grid at most.
+$(BUILD)/fuzz/fuzz-gmon: fuzz/fuzz-gmon.c src/gmon/gmon_bins.c $(BUILD)/obj/gmon/gmon_file.o \
+                         $(BUILD)/obj/base/ptable.o src/gmon/gmon.h src/base/base.h src/base/bin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -DGHIST_MAX_CELLS='((uint64_t)1 << 12)' \
 	    -o $@ $(filter-out %.h,$^) -lm $(LDFLAGS)

@@ -12,9 +12,10 @@
  * the process as missing).
  */
 #include "agent.h"
-#include "../src/internal.h"
-#include "../src/ring.h"
-#include "../src/unwind.h"
+#include "../src/engine/engine.h"
+#include "../src/base/ring.h"
+#include "../src/unwind/unwind.h"
+#include "../src/process/process.h"
 
 #include <errno.h>
 #include <stdio.h>

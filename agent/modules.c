@@ -13,9 +13,9 @@
  * are not async-signal-safe, so neither is anything here.
  */
 #include "agent.h"
-#include "../src/internal.h"
-#include "../src/ring.h"
-#include "../src/unwind.h"
+#include "../src/engine/engine.h"
+#include "../src/base/ring.h"
+#include "../src/unwind/unwind.h"
 
 #include <dlfcn.h>
 #include <elf.h>

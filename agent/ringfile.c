@@ -9,7 +9,7 @@
  * as samples fill them, so a large area costs little.
  */
 #include "agent.h"
-#include "../src/ring.h"
+#include "../src/base/ring.h"
 
 #include <errno.h>
 #include <fcntl.h>

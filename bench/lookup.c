@@ -21,14 +21,14 @@
  * The differences between ns per sample are the lookup's real cost: a
  * binary search over n ranges is ceil(log2(n + 1)) steps, 10 for 1,000.
  */
-#include "../src/sample.c"
+#include "../src/engine/sample.c"
 /* The stack walker sample.c calls for ring tables (never for the
  * histograms timed here) and its tables. */
-#include "../src/unwind.c"
-#include "../src/unwind_build.c"
-#include "../src/unwind_cache.c"
-#include "../src/unwind_cfi.c"
-#include "../src/unwind_table.c"
+#include "../src/unwind/unwind.c"
+#include "../src/unwind/unwind_build.c"
+#include "../src/unwind/unwind_cache.c"
+#include "../src/unwind/unwind_cfi.c"
+#include "../src/unwind/unwind_table.c"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,12 +14,12 @@
  * frame pointers is timed alongside for scale.  Stack bytes per sample
  * in the ring: 16 + 8 per frame (+ 8 for a marker).
  */
-#include "../src/unwind.c"
-#include "../src/unwind_build.c"
-#include "../src/unwind_cache.c"
-#include "../src/unwind_cfi.c"
-#include "../src/unwind_table.c"
-#include "../src/ring.h"
+#include "../src/unwind/unwind.c"
+#include "../src/unwind/unwind_build.c"
+#include "../src/unwind/unwind_cache.c"
+#include "../src/unwind/unwind_cfi.c"
+#include "../src/unwind/unwind_table.c"
+#include "../src/base/ring.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

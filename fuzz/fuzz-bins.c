@@ -16,9 +16,9 @@
  * The references are deliberately naive (linear scans, __int128), so a
  * disagreement is a bug in the fast code, not in the oracle.
  */
-#include "../src/bin.h"
-#include "../src/forms.h"
-#include "../src/internal.h"
+#include "../src/base/bin.h"
+#include "../src/forms/forms.h"
+#include "../src/base/base.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -50,8 +50,8 @@
  * 2^63 bytes above their base: a cell rounded up past 2^64 could not be
  * written, and no real object comes near.
  */
-#include "../src/bin.h"
-#include "../src/gmon.h"
+#include "../src/base/bin.h"
+#include "../src/gmon/gmon.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -26,7 +26,7 @@
 #include "model/profile.h"
 #include "record/images.h"
 #include "record/record_int.h"
-#include "../src/ring.h"
+#include "../src/base/ring.h"
 
 #include <fcntl.h>
 #include <stddef.h>

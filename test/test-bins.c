@@ -4,7 +4,7 @@
  * computation in 128-bit integers.
  */
 #include "runner.h"
-#include "../src/bin.h"
+#include "../src/base/bin.h"
 
 #include <stdint.h>
 

@@ -9,8 +9,8 @@
  */
 #include "runner.h"
 
-#include "../src/unwind_cfi.c"
-#include "../src/unwind_table.c"
+#include "../src/unwind/unwind_cfi.c"
+#include "../src/unwind/unwind_table.c"
 
 #include <dlfcn.h>
 #include <limits.h>

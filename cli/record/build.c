@@ -15,7 +15,7 @@
  */
 #include "record_int.h"
 #include "../model/profile.h"
-#include "../../src/ring.h"
+#include "../../src/base/ring.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  */
 #include "images.h"
 #include "../model/profile.h"
-#include "../../src/ring.h"
+#include "../../src/base/ring.h"
 
 #include <dirent.h>
 #include <fcntl.h>

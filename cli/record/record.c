@@ -14,7 +14,7 @@
 #include "../format/pprof.h"
 #include "../model/profile.h"
 #include "../symbol/symbolize.h"
-#include "../../src/ring.h"
+#include "../../src/base/ring.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -25,7 +25,7 @@
  * "main N", "thread N", "truncated N", "unknown N"; the test judges.
  */
 #include "chain.h"
-#include "../../src/ring.h"
+#include "../../src/base/ring.h"
 
 #include <dirent.h>
 #include <stdatomic.h>

@@ -1,0 +1,150 @@
+/*
+ * base.h - what every part shares: the range table every interface form
+ * compiles to (ptable.c), the address-space checks (probe.c, copyin.c),
+ * and the signal handler's in-flight window (inflight.c).  Depends on no
+ * other part.  Nothing here is exported: the library is built with
+ * -fvisibility=hidden and only PROFIL_API names leave it.
+ *
+ * The parts, lowest first (make check-layout keeps calls going down):
+ *   base/     this
+ *   unwind/   the stack walk and its tables (unwind.h)
+ *   engine/   publishing, timers, the sampling signal and its one
+ *             handler, fault recovery, the sweeper (engine.h)
+ *   process/  the program's fork, exec, pthread_create, sigaction (process.h)
+ *   gmon/     gmon.out output and the publish every form goes through (gmon.h)
+ *   forms/    the public calls: profil, sprofil, pcsample, monitor, ... (forms.h)
+ */#ifndef PROFIL_BASE_H
+#define PROFIL_BASE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profil.h"
+
+struct ring_file;
+
+#define HIDDEN __attribute__((visibility("hidden")))
+
+/* How a range turns a pc into a counter. */
+enum prange_kind {
+	PRANGE_HIST = 0, /* counter index from the bin formula */
+	PRANGE_TICK = 1  /* every sample counts in counter 0 (scale 2) */
+};
+
+/*
+ * One histogram: samples with lowpc <= pc < highpc count in
+ *   buf[floor(floor((pc - offset) >> shift) * scale / 65536)]
+ * when that index is below nbins.  shift is 1 for 16-bit forms (2 bytes of
+ * text per counter at scale 0x10000) and 2 for Tru64's 32-bit counters.
+ * width is the counter size in bytes: 2 or 4.  buf is aligned to width.
+ */
+struct prange {
+	uintptr_t lowpc;
+	uintptr_t highpc;
+	uintptr_t offset;
+	void *buf;
+	size_t nbins;
+	uint32_t scale;
+	uint8_t shift;
+	uint8_t width;
+	uint8_t kind;
+};
+
+enum ptable_mode {
+	PTABLE_HIST = 0,    /* ranges[] histograms */
+	PTABLE_PCSAMPLE = 1, /* raw pcs into pcbuf (Solaris pcsample) */
+	PTABLE_RING = 2      /* records into a shared sample ring (ring.h) */
+};
+
+/* Which public form built the table; kept for profil_write_gmon(). */
+enum ptable_form {
+	PFORM_CLASSIC = 0,
+	PFORM_TRU64,
+	PFORM_AIX,
+	PFORM_SPROFIL,
+	PFORM_PCSAMPLE,
+	PFORM_MONITOR,
+	PFORM_RING
+};
+
+/*
+ * The configuration the signal handler reads.  Built by a caller, then
+ * published by engine_publish(); from then on IMMUTABLE except the fields
+ * marked atomic, until engine_publish() of a successor has returned, after
+ * which no handler can still be reading it and it is freed.
+ *
+ * ranges[] is sorted by ascending lowpc and does not overlap, so the
+ * handler finds a pc's range by binary search.  overflow, when set, points
+ * at a counter that receives samples outside every range (sprofil's
+ * overflow bin).
+ */
+struct ptable {
+	enum ptable_mode mode;
+	enum ptable_form form;
+	void *overflow;      /* NULL, or a counter of overflow_width bytes */
+	uint8_t overflow_width;
+
+	uintptr_t *pcbuf;    /* PTABLE_PCSAMPLE: caller's array */
+	size_t pccap;        /* its length */
+	_Atomic size_t pcnext; /* atomic: next free slot (may pass pccap) */
+
+	struct ring_file *ring; /* PTABLE_RING: control block (ring.h) */
+	unsigned char *ring_data; /* its record area, ring->data_size bytes */
+	uint32_t stack_depth;   /* PTABLE_RING: most frames per sample (leaf
+	                           included, <= RING_MAX_DEPTH); 0 or 1: the
+	                           leaf only (unwind.h) */
+
+	size_t nranges;
+	struct prange ranges[];
+};
+
+/* Largest number of ranges one table may hold (documented in profil(3)). */
+#define PTABLE_MAX_RANGES (1u << 20)
+
+/* ptable.c */
+HIDDEN struct ptable *ptable_new(size_t nranges);
+HIDDEN void ptable_free(struct ptable *t);
+/* Sort ranges by lowpc; EINVAL if two overlap or one is empty. */
+HIDDEN int ptable_sort_check(struct ptable *t);
+/* Highest pc + 1 that bin arithmetic can map below nbins (for HIST). */
+HIDDEN uintptr_t prange_end(const struct prange *r);
+
+/* probe.c: 0 if [p, p+len) is entirely mapped writable, else -1 EFAULT.
+ * Reads /proc/self/maps; touches no byte of the range. */
+HIDDEN int probe_writable(const void *p, size_t len);
+
+/* copyin.c: copies up to len bytes from src (our own address space) into
+ * dst and returns how many leading bytes were readable and copied.  Never
+ * faults: an unmapped or unreadable byte ends the copy. */
+HIDDEN size_t copyin_prefix(void *dst, const void *src, size_t len);
+
+/*
+ * probe.c: a snapshot of the mappings that have one permission ('r' or
+ * 'w'), merged into ascending disjoint spans.  Loading reads
+ * /proc/self/maps once, so checking n buffers costs O(n log m), not n
+ * reads of the maps file.  Without /proc every range counts as covered
+ * (like probe_writable(): faults are still caught at sampling time).
+ */
+struct probe_map {
+	struct probe_span {
+		uintptr_t lo, hi;
+	} *spans;
+	size_t n, cap;
+	int everything; /* no /proc: trust the caller */
+};
+HIDDEN int probe_map_load(struct probe_map *m, char perm); /* -1 ENOMEM */
+/* How many bytes from p on are covered (at most len). */
+HIDDEN size_t probe_map_prefix(const struct probe_map *m, const void *p, size_t len);
+HIDDEN void probe_map_free(struct probe_map *m);
+
+/* inflight.c: handlers between their increment and decrement, atomic
+ * (sample.c counts itself in; publishers wait for zero). */
+extern _Atomic unsigned int profil_inflight HIDDEN;
+/* inflight.c: waits until no handler is between its profil_inflight
+ * increment and decrement. */
+HIDDEN void inflight_drain(void);
+
+#endif /* PROFIL_BASE_H */

@@ -1,0 +1,302 @@
+/*
+ * engine.h - the engine's interface: publishing a table (engine.c), the
+ * engine lock, the timers (timers.c, perf_engine.c), the sampling signal
+ * (signals.c, handover.c) and its one handler (sample.c), fault recovery
+ * and the sigstate lock (fault.c), the sweeper (sweeper.c).  Used by
+ * process/, gmon/ and agent/; includes <signal.h>, so forms/ (profil.c,
+ * see docs/contract.md, "The classic call") never includes it.
+ */
+#ifndef PROFIL_ENGINE_H
+#define PROFIL_ENGINE_H
+
+#include <signal.h>
+#include <stdatomic.h>
+
+#include "base/base.h"
+
+/*
+ * engine.c.  engine_publish() replaces the published table with t (NULL
+ * stops profiling).  On success the engine owns t; on failure t is freed,
+ * errno is set and the previous configuration is still in force.  When it
+ * returns, no signal handler will ever touch the previous table's buffers.
+ * Every buffer in t must have been checked with probe_writable() first.
+ */
+HIDDEN int engine_publish(struct ptable *t);
+/* engine_publish(), and under the same lock hold (so no other publish can
+ * slip in between) take the final count of the pcsample table retired
+ * most recently, 0 if none since the last take.  On failure nothing is
+ * taken. */
+HIDDEN int engine_publish_take(struct ptable *t, size_t *pcsample_stored);
+/* Called with the engine lock held to read the last published HIST table
+ * (current or last stopped) for gmon output; returns a copy or NULL. */
+HIDDEN struct ptable *engine_last_hist_copy(void);
+
+
+/* hz.c */
+HIDDEN unsigned int hz_current(void);
+/* One line on stderr: "profil: NAME=VALUE what". */
+HIDDEN void env_warning(const char *name, const char *value, const char *what);
+
+/*
+ * Published state read by the signal handler (sample.c).  Defined in
+ * engine.c, documented there.
+ */
+extern _Atomic(struct ptable *) profil_published HIDDEN;
+
+/* Statistics: relaxed atomic counters, reset when profiling starts. */
+struct pstats {
+	_Atomic unsigned long long signals;
+	_Atomic unsigned long long ticks;
+	_Atomic unsigned long long in_range;
+	_Atomic unsigned long long out_of_range;
+	_Atomic unsigned long long saturated;
+	_Atomic unsigned long long overruns;
+	_Atomic unsigned long long faults;
+	_Atomic unsigned long long reconciled; /* credited at thread exit */
+	_Atomic unsigned long long exec_lost; /* program's signals lost at exec */
+	_Atomic unsigned long long deferred; /* weight held back: SEGV blocked */
+	_Atomic int stopped;
+};
+extern struct pstats profil_pstats HIDDEN;
+
+/*
+ * sample.c: what the handler credited on this thread (weight, since the
+ * timers' epoch `epoch`) and the last pc it sampled.  threads.c reads it
+ * at the thread's exit, with the sampling signal blocked, to credit the
+ * expiries never delivered (sample_credit(); timers.c, cpugrid.h).
+ */
+struct sample_self {
+	unsigned int epoch;
+	unsigned long credited;
+	uintptr_t pc;
+	unsigned long deferred; /* weight held back while SEGV/BUS were blocked */
+};
+extern __thread struct sample_self sample_self
+	__attribute__((tls_model("initial-exec"))) HIDDEN;
+extern _Atomic unsigned int sample_epoch HIDDEN; /* bumped by timers.c */
+/* Records owed (weight never delivered: counted as new ticks) plus held
+ * (ticks already counted, held back by the handler) at a thread's exit. */
+HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held);
+
+/*
+ * engine lock: serialises every configuration change.  Never taken in
+ * signal context.  Held across fork by the atfork handlers.
+ */
+HIDDEN void engine_lock(void);
+HIDDEN void engine_unlock(void);
+HIDDEN int engine_trylock(void);     /* 0 when taken */
+HIDDEN int engine_held_here(void);   /* this thread holds it (or is taking
+                                        or releasing it) */
+/* Sweeper, lock held: stop timers left running after a fault withdrew
+ * the published table. */
+HIDDEN void engine_reap(void);
+
+/* timers.c (engine lock held for all of these) */
+HIDDEN int timers_start(int sig, unsigned int hz); /* all threads; -1 errno */
+HIDDEN void timers_stop(void);                      /* delete every timer */
+HIDDEN int timers_set_hz(unsigned int hz);
+HIDDEN int timers_resignal(int sig);      /* all timers to sig, all or nothing */
+HIDDEN int timers_rescan(void);        /* cover new threads, drop dead ones */
+HIDDEN int timers_add_self(void);      /* calling thread, if not covered */
+HIDDEN int timers_add_born(void);      /* same, counting from its CPU time 0 */
+/* At the calling thread's exit: delete its timer and say in *owed how many
+ * expiries of its grid (cpugrid.h) it passed beyond the `credited` ones its
+ * handler saw; -1 if it had no timer. */
+HIDDEN int timers_reconcile_self(unsigned long credited, unsigned long *owed);
+HIDDEN unsigned int timers_count(void);
+HIDDEN unsigned int timers_untimed(void); /* threads refused a timer */
+HIDDEN int timers_signal(void);        /* signal in use, 0 when stopped */
+HIDDEN void timers_forget_all(void);   /* after fork in the child: the
+                                          parent's timers do not exist */
+HIDDEN void timers_exclude(pid_t tid); /* never sample this thread */
+HIDDEN unsigned int timers_hz(void);
+HIDDEN pid_t timers_owner(void);       /* process the timers belong to;
+                                          atomic, readable without lock */
+
+/* signals.c, handover.c (engine lock held, not in signal context) */
+HIDDEN int signal_choose(void);        /* signal number, or -1 errno */
+HIDDEN int signal_free_rt(int not);    /* a free real-time signal, or -1 */
+HIDDEN int signal_install(int sig);    /* records the program's disposition */
+HIDDEN void signal_restore(void);      /* discards pending, gives it back */
+/* Carries out a move the program asked for by installing a handler on
+ * the sampling signal (the interposer only records it). */
+HIDDEN void signal_settle(void);
+/* Sampling signal, or 0: atomic, read without the lock by sigwrap.c. */
+HIDDEN int signal_sampling(void);
+
+/* sweeper.c: the fallback thread that covers threads no hook saw. */
+HIDDEN int sweeper_start(void);
+HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
+HIDDEN void sweeper_forget(void);
+HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
+/* The program's threads made through our pthread_create (threads.c), so
+ * that the sweeper leaves once they and the main thread have all ended:
+ * counted up before a thread exists, down as its last act; reset to the
+ * one thread left in a forked child. */
+HIDDEN void sweeper_thread_born(void);
+HIDDEN void sweeper_thread_gone(void);
+HIDDEN void sweeper_threads_reset(int n);
+
+/* sweeper.c: called every sweep, no lock held (agent/). */
+extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;
+
+/* threads.c: in a forked child, the sweeper's count of our threads reset
+ * to the one thread there (fork.c). */
+HIDDEN void threads_forked_child(void);
+/*
+ * Under ThreadSanitizer the program's pthread_create is TSan's, which
+ * calls ours, whose trampoline would run in the new thread before TSan
+ * has set the thread up (it crashed there).  A TSan build therefore does
+ * not interpose: the sweeper covers new threads within SWEEP_MS.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PROFIL_NO_HOOK 1
+#endif
+#endif
+#ifdef __SANITIZE_THREAD__
+#define PROFIL_NO_HOOK 1
+#endif
+
+/* sweeper.c: libc's pthread_create (dlsym RTLD_NEXT, or __pthread_create
+ * in a static link), and a thread created with it, never hooked. */
+HIDDEN int (*threads_real_create(void))(pthread_t *, const pthread_attr_t *,
+                                        void *(*)(void *), void *);
+HIDDEN int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
+                              void *(*fn)(void *), void *arg);      /* after fork in the child */
+
+
+/* Code reachable from sigaction(): a sanitizer runtime calls sigaction()
+ * while it initialises, before instrumented code may run (TSan crashed
+ * in __tsan_func_entry).  Exempt it from ThreadSanitizer. */
+#define NO_TSAN __attribute__((no_sanitize("thread")))
+
+/* Install our SIGSEGV/SIGBUS handler, saving the program's (engine lock
+ * held, when profiling starts).  -1 with errno on failure, nothing kept. */
+HIDDEN NO_TSAN int fault_install(void);
+/* Give the program back its dispositions (engine lock held).  Preserves
+ * errno. */
+HIDDEN NO_TSAN void fault_uninstall(void);
+/* Whether sig is SIGSEGV or SIGBUS and our handler holds it (sigstate
+ * lock held). */
+HIDDEN NO_TSAN int fault_owns(int sig);
+/* sigaction() as the program sees it for an owned sig: reads and writes
+ * the saved disposition instead of the kernel's (sigstate lock held). */
+HIDDEN NO_TSAN int fault_user_sigaction_locked(int sig, const struct sigaction *act,
+                                       struct sigaction *oact);
+
+/*
+ * The sigstate lock guards the program's view of every signal we own
+ * (fault.c: SIGSEGV and SIGBUS; signals.c: the sampling signal).  A spin
+ * lock taken with every signal blocked on this thread, so no handler can
+ * interrupt its holder: sigaction() is async-signal-safe and programs
+ * call it from handlers.  The holder never waits for anything else.
+ */
+HIDDEN NO_TSAN void sigstate_lock(sigset_t *old);
+HIDDEN NO_TSAN void sigstate_unlock(const sigset_t *old);
+/* Whether this process is the one whose signal state this memory holds:
+ * false in a vfork child (shared memory) or a raw clone's child, whose
+ * calls the interposers pass straight to libc.  Async-signal-safe. */
+HIDDEN NO_TSAN int sigstate_mine(void);
+
+/* handover.c, sigstate lock held: whether sig is the sampling signal (or
+ * the one it is moving to), and sigaction() as the program sees it. */
+HIDDEN NO_TSAN int signal_owns_locked(int sig);
+HIDDEN NO_TSAN int signal_user_sigaction_locked(int sig, const struct sigaction *act,
+                                        struct sigaction *oact);
+/* exec.c: the sampling signal set to SIG_IGN (on) or back to ours. */
+HIDDEN void signal_ignore(int sig, int on);
+/* sigwrap.c: the public sigaction(), for our own dispositions (a
+ * sanitizer runtime interposing it sees them); our interposer passes the
+ * call straight to libc. */
+/* handover.c: nonzero while this thread is inside
+ * signal_sigaction_internal() (sigwrap.c then passes straight to libc). */
+extern __thread int signal_internal __attribute__((tls_model("initial-exec"))) HIDDEN;
+HIDDEN NO_TSAN int signal_sigaction_internal(int sig, const struct sigaction *act,
+                                     struct sigaction *oact);
+
+/* fork.c: hold the sigstate lock across fork (every signal blocked). */
+HIDDEN NO_TSAN void fault_atfork_prepare(void);
+HIDDEN NO_TSAN void fault_atfork_parent(void);
+HIDDEN NO_TSAN void fault_atfork_child(void);  /* also: this process owns */
+/* libc's sigaction, bypassing our interposer (sigwrap.c). */
+HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
+                                struct sigaction *oact);
+
+
+/* Its address identifies our timers' signals (defined in timers.c). */
+extern const char profil_timer_tag HIDDEN;
+/*
+ * The sigev_value our timer for thread tid carries.  On 64-bit systems the
+ * high half is the low 32 bits of &profil_timer_tag (unique to this copy
+ * of the library in the process) and the low half is tid, so the handler
+ * learns which thread it interrupted with no system call.  On 32-bit
+ * systems the value is &profil_timer_tag alone and the tid reads as 0.
+ */
+static inline void *timer_tag(pid_t tid)
+{
+#if UINTPTR_MAX > 0xffffffffu
+	return (void *)(((uintptr_t)(uint32_t)(uintptr_t)&profil_timer_tag << 32) |
+	                (uint32_t)tid);
+#else
+	(void)tid;
+	return (void *)&profil_timer_tag;
+#endif
+}
+
+/* Whether si is one of our timers' expiries (not a kill(2), nor a timer
+ * of the program's on the same signal). */
+static inline int timer_tag_ours(const siginfo_t *si)
+{
+	if (si->si_code != SI_TIMER)
+		return 0;
+#if UINTPTR_MAX > 0xffffffffu
+	return ((uintptr_t)si->si_value.sival_ptr >> 32) ==
+	       (uint32_t)(uintptr_t)&profil_timer_tag;
+#else
+	return si->si_value.sival_ptr == &profil_timer_tag;
+#endif
+}
+
+static inline pid_t timer_tag_tid(const siginfo_t *si)
+{
+	return (pid_t)(uint32_t)(uintptr_t)si->si_value.sival_ptr;
+}
+
+
+/* Descriptors at or above this are never used for an event (the handler's
+ * table below has one slot per descriptor number). */
+#define PERF_FD_MAX 16384
+
+/*
+ * Read by the signal handler (sample.c), and by handover.c and exec.c to
+ * tell our signals from the program's.  Slot fd says what descriptor fd
+ * is to us:
+ *     0   not ours (never was, or the program's since);
+ *     > 0 our live event sampling thread tid = the value;
+ *     -1  one of ours, closed: a signal it queued before it was closed
+ *         may still arrive and is ignored, never passed to the program.
+ * Each slot is written atomically with the engine lock held: set to the
+ * tid before the event is enabled, to -1 before the descriptor is closed.
+ * A slot stays -1 until we reuse the number, so the program's own
+ * O_ASYNC descriptor that gets the number of a closed one of ours, with
+ * F_SETSIG on the very signal we sample with, would lose its signals to
+ * us (documented in profil(3)).
+ */
+extern _Atomic int perf_fd_tid[PERF_FD_MAX] HIDDEN;
+
+/* For a signal from one of our events: the thread it samples (> 0), or -1
+ * for a stale one of a closed event; 0 when the signal is not ours. */
+static inline int perf_sig_tid(const siginfo_t *si)
+{
+	if (si->si_code != POLL_IN || (unsigned int)si->si_fd >= PERF_FD_MAX)
+		return 0;
+	return atomic_load_explicit(&perf_fd_tid[si->si_fd], memory_order_relaxed);
+}
+
+static inline int perf_sig_ours(const siginfo_t *si)
+{
+	return perf_sig_tid(si) != 0;
+}
+
+#endif /* PROFIL_ENGINE_H */

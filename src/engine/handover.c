@@ -1,0 +1,284 @@
+/*
+ * handover.c - the signal samples arrive on: our handler for it, the
+ * program's view of it, and handing it over to a program that wants it.
+ *
+ * While we sample on a signal, the kernel has dispatch() installed for it
+ * and the program sees, through the interposed sigaction() (sigwrap.c),
+ * the disposition it set itself: at first the one it had before we came
+ * (cur.prog), later whatever it installs.  dispatch() sends our timers'
+ * expiries to sample.c and everything else (a kill(), the program's own
+ * ITIMER_PROF) to the program's disposition, as the kernel would have.
+ * So a program that takes the signal loses nothing, even before the
+ * samples have moved away, and even if they cannot move (no free
+ * signal): then both share it for good, and stop gives it back.
+ *
+ * A program that installs a handler asks for the samples to move to
+ * another free signal (signal_settle()).  The interposer only records the
+ * request and wakes the sweeper, because moving the timers allocates and
+ * takes the engine lock, and sigaction() must stay async-signal-safe.
+ * The sweeper, profil_get_stats() and every start carry it out.
+ *
+ * State: cur (the signal in use) and next (the one being moved to, for
+ * the moment the timers are made on it), each with the program's view.
+ * Both are guarded by the sigstate lock (fault.h), also taken by
+ * dispatch() for the program's signals; changed only with the engine lock
+ * held too.  Kernel dispositions are set through the public sigaction()
+ * (signal_sigaction_internal()), so a sanitizer runtime that interposes
+ * it sees our handler.
+ */
+#include "engine/sampling.h"
+#include "engine/perf_engine.h"
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <string.h>
+#include <ucontext.h>
+
+/* Nonzero while this thread sets one of our own dispositions (sigwrap.c
+ * then passes the call straight to libc).  Not static: glibc declares
+ * sigaction() leaf (__THROW), so GCC may drop the stores around the call
+ * to a variable that does not escape this file (it did: a tail call). */
+__thread int signal_internal __attribute__((tls_model("initial-exec")));
+
+int signal_sigaction_internal(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	signal_internal++;
+	int rc = sigaction(sig, act, oact);
+	signal_internal--;
+	return rc;
+}
+
+
+struct view {
+	int sig;                /* 0: none */
+	struct sigaction prog;  /* the program's disposition of sig */
+};
+
+static struct view cur, next;  /* sigstate lock */
+static _Atomic int sampling;    /* cur.sig, read without the lock */
+static _Atomic int wanted;      /* the program installed a handler on cur */
+
+NO_TSAN int signal_sampling(void)
+{
+	return atomic_load(&sampling);
+}
+
+NO_TSAN static int has_handler(const struct sigaction *sa)
+{
+	return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
+}
+
+NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc);
+
+/* Our disposition, on the program's stack choice.  Samples never make a
+ * system call fail with EINTR (SA_RESTART).  Nothing may interrupt the
+ * sampling handler but SIGSEGV and SIGBUS: fault.c must catch a write into
+ * a buffer that went bad (the kernel kills a process whose fault signal
+ * is blocked), and holds back those that kill(2) sends meanwhile.
+ * SIGILL, SIGFPE and SIGTRAP stay blocked: the handler raises none, and a
+ * program handler for one sent by kill(2) could otherwise interrupt ours
+ * and leave by longjmp, stranding it (issue 9, item 8). */
+NO_TSAN static void our_action(struct sigaction *sa, const struct sigaction *prog)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sa_sigaction = dispatch;
+	sa->sa_flags = SA_SIGINFO | SA_RESTART | (prog->sa_flags & SA_ONSTACK);
+	sigfillset(&sa->sa_mask);
+	sigdelset(&sa->sa_mask, SIGSEGV);
+	sigdelset(&sa->sa_mask, SIGBUS);
+}
+
+NO_TSAN static struct view *view_of(int sig)
+{
+	return sig <= 0 ? NULL : sig == cur.sig ? &cur : sig == next.sig ? &next : NULL;
+}
+
+/* A signal that is not our sample, delivered as the kernel would have
+ * with the program's disposition (SIG_DFL too is dropped: while we hold
+ * the signal, a stray one of ours must not kill the process). */
+NO_TSAN static void deliver(int sig, siginfo_t *info, void *uc)
+{
+	int e = errno;
+	sigset_t old;
+	sigstate_lock(&old);
+	struct view *v = view_of(sig);
+	struct sigaction p;
+	if (v)
+		p = v->prog;
+	if (v && has_handler(&p) && (p.sa_flags & SA_RESETHAND)) {
+		v->prog.sa_handler = SIG_DFL; /* one-shot, as the kernel does */
+		v->prog.sa_flags &= ~SA_SIGINFO;
+	}
+	sigstate_unlock(&old);
+	if (!v || !has_handler(&p)) {
+		errno = e;
+		return;
+	}
+	/* The mask their handler would have run with; our return
+	 * (rt_sigreturn) restores the interrupted one afterwards. */
+	sigset_t mask = ((ucontext_t *)uc)->uc_sigmask;
+	sigorset(&mask, &mask, &p.sa_mask);
+	if (!(p.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	errno = e;
+	if (p.sa_flags & SA_SIGINFO)
+		p.sa_sigaction(sig, info, uc);
+	else
+		p.sa_handler(sig);
+}
+
+NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
+{
+	if (timer_tag_ours(info) || perf_sig_ours(info))
+		sample_handler(sig, info, uc);
+	else
+		deliver(sig, info, uc);
+}
+
+int signal_install(int sig)
+{
+	struct sigaction ours, was;
+	sigset_t old;
+	sigstate_lock(&old);
+	int rc = signal_sigaction_internal(sig, NULL, &was);
+	if (rc == 0) {
+		our_action(&ours, &was);
+		rc = signal_sigaction_internal(sig, &ours, NULL);
+	}
+	if (rc == 0) {
+		cur.sig = sig;
+		cur.prog = was;
+		atomic_store(&sampling, sig);
+		atomic_store(&wanted, 0);
+	}
+	int e = errno;
+	sigstate_unlock(&old);
+	errno = e;
+	return rc;
+}
+
+/* Gives sig back to the program: SIG_IGN first, which discards every
+ * pending instance in every thread (POSIX), then its own disposition.
+ * Sigstate lock held; the timers for sig are gone. */
+static void give_back(int sig, const struct sigaction *prog)
+{
+	struct sigaction ign;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	signal_sigaction_internal(sig, &ign, NULL);
+	signal_sigaction_internal(sig, prog, NULL);
+}
+
+/* Called after every timer is deleted, so nothing generates the signal any
+ * more, and no handler is still sampling (engine.c drained them). */
+void signal_restore(void)
+{
+	sigset_t old;
+	int e = errno;
+	sigstate_lock(&old);
+	if (cur.sig)
+		give_back(cur.sig, &cur.prog);
+	cur.sig = 0;
+	atomic_store(&sampling, 0);
+	atomic_store(&wanted, 0);
+	sigstate_unlock(&old);
+	errno = e;
+}
+
+/* exec.c, from a signal handler that interrupted our own code: sig set to
+ * SIG_IGN (discards what is pending; survives exec), or back to ours. */
+void signal_ignore(int sig, int on)
+{
+	struct sigaction sa;
+	sigset_t old;
+	sigstate_lock(&old);
+	if (on) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_IGN;
+		sigemptyset(&sa.sa_mask);
+	} else {
+		struct view *v = view_of(sig);
+		our_action(&sa, v ? &v->prog : &sa);
+	}
+	fault_real_sigaction(sig, &sa, NULL);
+	sigstate_unlock(&old);
+}
+
+int signal_owns_locked(int sig)
+{
+	return view_of(sig) != NULL;
+}
+
+int signal_user_sigaction_locked(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	struct view *v = view_of(sig);
+	struct sigaction out = v->prog;
+	if (act) {
+		struct sigaction ours;
+		our_action(&ours, act); /* their SA_ONSTACK */
+		if (fault_real_sigaction(sig, &ours, NULL) != 0)
+			return -1;
+		v->prog = *act;
+		/* A handler where there was none: ask once for the move. */
+		if (v == &cur && has_handler(act) && !has_handler(&out)) {
+			atomic_store(&wanted, 1);
+			sweeper_wake();
+		}
+	}
+	if (oact)
+		*oact = out;
+	return 0;
+}
+
+/* Claims sig as the next signal if it is still free; sigstate lock. */
+static int claim(int sig)
+{
+	struct sigaction was, ours;
+	if (signal_sigaction_internal(sig, NULL, &was) != 0 || has_handler(&was) ||
+	    was.sa_handler == SIG_IGN)
+		return -1;
+	our_action(&ours, &was);
+	if (signal_sigaction_internal(sig, &ours, NULL) != 0)
+		return -1;
+	next.sig = sig;
+	next.prog = was;
+	return 0;
+}
+
+/*
+ * Moves the samples off a signal the program installed a handler on:
+ * claims a free signal, moves every timer to it (all or nothing), then
+ * gives the old one back with the program's disposition.  If anything
+ * fails the signal stays shared (see the header).  Engine lock held.
+ */
+void signal_settle(void)
+{
+	if (!atomic_load(&wanted) || !cur.sig)
+		return;
+	atomic_store(&wanted, 0);
+	int from = cur.sig;
+	int to = signal_free_rt(from);
+	if (to < 0)
+		return;
+	sigset_t old;
+	sigstate_lock(&old);
+	int rc = claim(to);
+	sigstate_unlock(&old);
+	if (rc != 0)
+		return;
+	rc = timers_resignal(to);
+	sigstate_lock(&old);
+	if (rc != 0) {
+		signal_sigaction_internal(to, &next.prog, NULL);
+	} else {
+		give_back(from, &cur.prog);
+		cur = next;
+		atomic_store(&sampling, to);
+		if (has_handler(&cur.prog)) /* taken meanwhile: move again */
+			atomic_store(&wanted, 1);
+	}
+	next.sig = 0;
+	sigstate_unlock(&old);
+}

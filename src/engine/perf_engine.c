@@ -1,0 +1,354 @@
+/*
+ * perf_engine.c - per-thread perf events as the sampling clock, when the
+ * system allows them and they sample finer than the timers.
+ *
+ * Why: the kernel checks CPU-time timers only at its tick (CONFIG_HZ, 250
+ * here), so above that rate one timer signal stands for several expiries
+ * at one pc (timers.c credits them as overruns): totals are right, the
+ * resolution is the tick's.  The software event PERF_COUNT_SW_TASK_CLOCK
+ * with sample_period = 1e9/hz ns is driven by a high-resolution timer
+ * that runs only while the thread is on a CPU, so each sample is a real pc
+ * at its own instant, up to the kernel's perf_event_max_sample_rate.
+ *
+ * Delivery, one signal per sample, no ring buffer and no system call in
+ * the handler: the event's descriptor has O_ASYNC, F_SETSIG = the sampling
+ * signal and F_SETOWN_EX = (F_OWNER_TID, thread).  On each overflow the
+ * kernel (kernel/events/core.c, __perf_event_overflow) sets pending_kill =
+ * POLL_IN and, the descriptor having a fasync entry, queues its pending
+ * irq_work, whose perf_event_wakeup() calls kill_fasync(): the signal goes
+ * to that thread with si_code POLL_IN and si_fd the descriptor.  Nothing
+ * there depends on an mmap'ed buffer (with none, the sample record is
+ * simply not written) nor on PERF_EVENT_IOC_REFRESH: the event is only
+ * disabled after an overflow when a refresh armed event_limit, which we
+ * never do.  (async-profiler re-arms with IOC_REFRESH in its handler
+ * because it arms its events with a limit of one; we have no reason to.)
+ * Checked here: 1000.2, 4004 and 9998 signals per CPU second at 1, 4 and
+ * 10 kHz on one thread, every one with POLL_IN and our descriptor.
+ *
+ * Probe, never assume: perf_event_paranoid, seccomp filters (EPERM or
+ * ENOSYS), containers and kernels without the event all make the probe
+ * at start fail, and the run uses timers for every thread (auto does not
+ * even probe under a seccomp filter: see seccomp_filtered()); a thread whose
+ * event cannot be made later (no descriptor to spare, an exotic failure)
+ * gets a timer instead.  The reason is kept for profil_get_stats().
+ *
+ * The engine is chosen when profiling starts: PROFIL_ENGINE=timer forbids
+ * events (and is the default, see env_choice()), PROFIL_ENGINE=perf uses
+ * them whenever the probe succeeds, and PROFIL_ENGINE=auto uses them when
+ * the rate is above the tick.  Never
+ * above the kernel's perf_event_max_sample_rate, forced or not: there the
+ * kernel throttles the events and the totals would fall short.  The kernel
+ * lowers that cap at run time when its interrupts run long, so a rate
+ * change and every sweep (timers_rescan(), 100 ms) read it again, and the
+ * threads move from their events to timers when it has fallen below the
+ * rate (perf_engine_keep()).  The tick is read as
+ * the resolution of CLOCK_MONOTONIC_COARSE, which is one jiffy (TICK_NSEC)
+ * on every Linux since 2.6.32, unprivileged and without a measurement;
+ * sysconf(_SC_CLK_TCK) is USER_HZ (100), not the tick.
+ *
+ * Descriptors: one per sampled thread, O_CLOEXEC, never 0, 1 or 2 (a
+ * program that closes its standard streams and reopens them expects those
+ * numbers), and only while RLIMIT_NOFILE leaves a reserve of a quarter of
+ * it (16 to 1024) free above the descriptor: beyond that, threads get
+ * timers.  The check is against the descriptor's number, which the kernel
+ * hands out lowest first, so it also holds when the program has many open.
+ *
+ * Events count user and kernel CPU time, as the timers' CPU clocks do.
+ * Where the kernel allows only user-space events (perf_event_paranoid 2
+ * without CAP_PERFMON) time spent in system calls would not be sampled,
+ * so auto falls back to timers; PROFIL_ENGINE=perf accepts the user-only
+ * event (documented in profil(3)).
+ */
+#include "engine/perf_engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+_Atomic int perf_fd_tid[PERF_FD_MAX];
+
+/* All under the engine lock. */
+static int chosen;       /* events for the current run */
+static int user_only;    /* the run's events exclude the kernel */
+static int last_error;   /* why the run does not use events; 0 if it does */
+static unsigned int cap; /* perf_event_max_sample_rate at the start */
+
+enum choice { FORBID = -1, AUTO = 0, FORCE = 1 };
+
+static enum choice env_choice(void)
+{
+	static _Atomic int warned;
+	const char *s = getenv("PROFIL_ENGINE");
+	/* Unset: timers.  Events stay opt-in until three things measured at
+	 * the end of their first session are understood: their signals are
+	 * raised while a thread runs in the kernel, so a blocking write to a
+	 * pipe returns short (CPython's test_subprocess); their descriptor is
+	 * visible to the program (test_pass_fds); and on a VM they cost
+	 * 13-22% CPU at 1000 Hz (bench/results.md).  CPU-clock timers fire
+	 * only on the way back to user mode and hold no descriptor. */
+	if (!s || !*s)
+		return FORBID;
+	if (strcasecmp(s, "auto") == 0)
+		return AUTO;
+	if (strcasecmp(s, "perf") == 0 || strcasecmp(s, "perf-events") == 0)
+		return FORCE;
+	if (strcasecmp(s, "timer") == 0 || strcasecmp(s, "timers") == 0 ||
+	    strcasecmp(s, "thread-cputime-timers") == 0)
+		return FORBID;
+	if (!atomic_exchange(&warned, 1))
+		env_warning("PROFIL_ENGINE", s, "is none of perf, timer, auto; using auto");
+	return AUTO;
+}
+
+unsigned int perf_engine_tick_hz(void)
+{
+	static _Atomic unsigned int tick;
+	unsigned int t = atomic_load(&tick);
+	if (!t) {
+		struct timespec res;
+		t = 250; /* a common CONFIG_HZ, if the clock will not say */
+		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 &&
+		    res.tv_nsec > 0)
+			t = (unsigned int)((1000000000L + res.tv_nsec / 2) / res.tv_nsec);
+		atomic_store(&tick, t);
+	}
+	return t;
+}
+
+/* The kernel's cap on samples per CPU second (it throttles above it);
+ * the kernel may lower it at run time, so it is read at every start, rate
+ * change and sweep. */
+static unsigned int max_sample_rate(void)
+{
+	unsigned int v = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : 100000; /* the kernel's default */
+}
+
+/*
+ * Whether a seccomp filter is in force (/proc/self/status "Seccomp: 2").
+ * A filter may answer perf_event_open with SECCOMP_RET_KILL or _TRAP
+ * rather than an error (browsers' sandboxes do), and a guest in the
+ * process must not risk that: auto then keeps the timers without trying.
+ */
+static int seccomp_filtered(void)
+{
+	char line[128];
+	int mode = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	return mode == 2;
+}
+
+/* Highest descriptor number we may hold, exclusive. */
+static int fd_ceiling(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= PERF_FD_MAX + 1024)
+		return PERF_FD_MAX;
+	rlim_t reserve = rl.rlim_cur / 4;
+	reserve = reserve < 16 ? 16 : reserve > 1024 ? 1024 : reserve;
+	return rl.rlim_cur > reserve ? (int)(rl.rlim_cur - reserve) : 0;
+}
+
+/* A disabled task-clock event on tid (0: the caller), close-on-exec. */
+static int open_event(pid_t tid, int64_t per, int excl_kernel)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = (uint64_t)per;
+	a.disabled = 1;
+	a.exclude_kernel = (unsigned)excl_kernel;
+	a.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0 && fd < 3) { /* leave the standard numbers to the program */
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		int e = errno;
+		close(fd);
+		errno = e;
+		fd = high;
+	}
+	if (fd >= 0 && fd >= fd_ceiling()) {
+		close(fd);
+		errno = EMFILE; /* the program's reserve, not ours to take */
+		return -1;
+	}
+	return fd;
+}
+
+/* Whether the kernel lets an event overflow at hz without throttling it:
+ * it throttles one that overflows more than ceil(cap / tick) times in one
+ * tick, and ours overflows ceil(hz / tick) times, or once more by phase.
+ * (Measured with cap 1250 and tick 250: 1000 Hz loses nothing, 1250 Hz
+ * 5%.) */
+static int rate_ok(unsigned int hz)
+{
+	unsigned int tick = perf_engine_tick_hz();
+	return (hz + tick - 1) / tick + 1 <= (cap + tick - 1) / tick;
+}
+
+int perf_engine_keep(unsigned int hz)
+{
+	if (!chosen)
+		return 0;
+	cap = max_sample_rate();
+	if (rate_ok(hz))
+		return 1;
+	chosen = 0;
+	last_error = ERANGE;
+	return 0;
+}
+
+int perf_engine_choose(unsigned int hz)
+{
+	chosen = user_only = last_error = 0;
+	enum choice c = env_choice();
+	if (c == FORBID)
+		return 0;
+	if (c == AUTO && hz <= perf_engine_tick_hz())
+		return 0; /* no finer than the timers: nothing to gain */
+	/* Even when forced: a throttled event loses samples, and the totals
+	 * would fall short. */
+	cap = max_sample_rate();
+	if (!rate_ok(hz)) {
+		last_error = ERANGE;
+		return 0;
+	}
+	if (c == AUTO && seccomp_filtered()) {
+		last_error = EPERM;
+		return 0;
+	}
+	int64_t per = 1000000000 / (int64_t)hz;
+	int fd = open_event(0, per > 0 ? per : 1, 0);
+	if (fd < 0 && errno == EACCES && c == FORCE)
+		fd = open_event(0, per > 0 ? per : 1, user_only = 1);
+	if (fd < 0) {
+		/* EACCES: perf_event_paranoid; EPERM/ENOSYS: seccomp or a
+		 * container; ENOENT/EOPNOTSUPP: no such event; EMFILE/ENFILE:
+		 * no descriptor to spare */
+		last_error = errno ? errno : EINVAL;
+		user_only = 0;
+		return 0;
+	}
+	close(fd);
+	chosen = 1;
+	return 1;
+}
+
+int perf_engine_on(void)
+{
+	return chosen;
+}
+
+void perf_engine_off(void)
+{
+	chosen = 0;
+}
+
+int perf_engine_open(pid_t tid, int sig, int64_t per)
+{
+	int fd = open_event(tid, per, user_only);
+	if (fd < 0)
+		return -1;
+	if (fd >= PERF_FD_MAX) {
+		close(fd);
+		errno = EMFILE;
+		return -1;
+	}
+	/* Recognised by the handler before the first overflow can occur. */
+	atomic_store(&perf_fd_tid[fd], (int)tid);
+	struct f_owner_ex own = {F_OWNER_TID, tid};
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETOWN_EX, &own) != 0 || fcntl(fd, F_SETSIG, sig) != 0 ||
+	    fcntl(fd, F_SETFL, fl | O_ASYNC) != 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		int e = errno;
+		perf_engine_close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+void perf_engine_close(int fd)
+{
+	if (fd < 0)
+		return;
+	/* Marked closed first: a signal it queued is still known as ours. */
+	if (fd < PERF_FD_MAX)
+		atomic_store(&perf_fd_tid[fd], -1);
+	close(fd);
+}
+
+/* The child's copy of the parent's event: closing it leaves the parent's
+ * event running (the parent holds its own reference). */
+void perf_engine_forget(int fd)
+{
+	perf_engine_close(fd);
+}
+
+int perf_engine_resignal(int fd, int sig)
+{
+	return fcntl(fd, F_SETSIG, sig);
+}
+
+int perf_engine_set_period(int fd, int64_t per)
+{
+	uint64_t p = (uint64_t)per;
+	return ioctl(fd, PERF_EVENT_IOC_PERIOD, &p);
+}
+
+/*
+ * The owner of the descriptor (F_SETOWN_EX, F_OWNER_TID) is a reference
+ * to the thread's struct pid, which a new thread with the same number
+ * does not share, and F_GETOWN_EX reads pid 0 once that thread is gone
+ * (fs/fcntl.c f_getown_ex(), "fcntl: make F_GETOWN(EX) return 0 on dead
+ * owner task", 5.14, and 5.10.151 in its stable series; checked on 6.18).
+ * Not poll(): POLLHUP does mean "the task exited" (perf_poll(),
+ * is_event_hup()), but an event without a ring buffer, as ours are,
+ * polls POLLHUP all its life (perf_poll() starts from EPOLLHUP and only a
+ * buffer replaces it): checked on 6.18 with a live thread's event.
+ */
+int perf_engine_task_gone(int fd)
+{
+	struct f_owner_ex own;
+	return fcntl(fd, F_GETOWN_EX, &own) == 0 && own.type == F_OWNER_TID && own.pid == 0;
+}
+
+enum profil_engine perf_engine_kind(void)
+{
+	return chosen ? PROFIL_ENGINE_PERF_EVENTS : PROFIL_ENGINE_THREAD_TIMERS;
+}
+
+unsigned int perf_engine_real_hz(unsigned int hz)
+{
+	unsigned int most = chosen ? cap : perf_engine_tick_hz();
+	return hz < most ? hz : most;
+}
+
+int perf_engine_error(void)
+{
+	return last_error;
+}

@@ -1,0 +1,55 @@
+/*
+ * perf_engine.h - the second sampling engine: one perf_event per thread
+ * (software event task-clock, sampled every 1/hz of the thread's CPU
+ * time by a high-resolution timer), whose every overflow sends the
+ * sampling signal to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX).
+ *
+ * timers.c keeps the per-thread registry for both engines and calls in
+ * here at its create/delete points; perf_engine.c says whether the
+ * engine may be used (perf_engine_choose()) and keeps the descriptors
+ * the handler recognises.  Everything but perf_sig_tid() runs with the
+ * engine lock held, never in signal context.
+ */
+#ifndef PROFIL_PERF_ENGINE_H
+#define PROFIL_PERF_ENGINE_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/engine.h"
+
+/* At timers_start(): whether threads get events (1) or timers (0) for
+ * this run, from PROFIL_ENGINE, the rate, the tick and a probe on the
+ * calling thread.  The outcome is kept for the statistics. */
+HIDDEN int perf_engine_choose(unsigned int hz);
+HIDDEN int perf_engine_on(void);        /* chosen for the current run */
+HIDDEN void perf_engine_off(void);      /* the run ended (timers_stop()) */
+/* At a rate change: whether the run's events may go on at hz (below the
+ * kernel's cap, read again); if not, the engine is given up for the run
+ * (perf_error ERANGE) and the caller moves every thread to a timer. */
+HIDDEN int perf_engine_keep(unsigned int hz);
+
+/* An enabled event on thread tid sending sig every per ns of its CPU
+ * time: its descriptor, or -1 (errno) and the thread gets a timer. */
+HIDDEN int perf_engine_open(pid_t tid, int sig, int64_t per);
+HIDDEN void perf_engine_close(int fd);
+/* After fork, in the child: the descriptor is the parent's event. */
+HIDDEN void perf_engine_forget(int fd);
+HIDDEN int perf_engine_resignal(int fd, int sig);
+HIDDEN int perf_engine_set_period(int fd, int64_t per);
+/* Whether the thread event fd samples has exited (1), from the event
+ * itself, whatever thread has its tid now; 0 if alive or unknown. */
+HIDDEN int perf_engine_task_gone(int fd);
+
+/* For profil_get_stats(): the engine of the run (PROFIL_ENGINE_*), the
+ * distinct samples per CPU second it delivers at rate hz, and why perf
+ * events were not used (an errno value; 0 if they were, or not tried). */
+HIDDEN enum profil_engine perf_engine_kind(void);
+HIDDEN unsigned int perf_engine_real_hz(unsigned int hz);
+HIDDEN int perf_engine_error(void);
+/* The kernel tick (CONFIG_HZ), as the coarse clocks' resolution shows. */
+HIDDEN unsigned int perf_engine_tick_hz(void);
+
+#endif

@@ -1,0 +1,167 @@
+/*
+ * signals.c - which signal carries samples.
+ *
+ * SIGPROF by default.  If the program already owns SIGPROF (a handler, or
+ * SIG_IGN, or an armed ITIMER_PROF, or a thread that blocks it to take it
+ * with sigwait() or a signalfd), we take the highest real-time signal that
+ * is free in the same sense, and leave the program's SIGPROF and
+ * ITIMER_PROF alone.  PROFIL_SIGNAL (a number, "PROF", "SIGPROF",
+ * "RTMIN+n" or "RTMAX-n") overrides the choice; a value that names no
+ * such signal is reported once on stderr and the default is used.
+ *
+ * A thread that blocks every real-time signal (a helper thread of a
+ * runtime, glibc's SIGEV_THREAD thread, our own sweeper) consumes none of
+ * them in particular; it does not make a signal taken.
+ *
+ * Engine lock held for all of these; not in signal context.  The
+ * installed signal, its handler and the program's view of it live in
+ * handover.c.
+ */
+#include "engine/sampling.h"
+#include "engine/engine.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+
+/* Disposition SIG_DFL, as the program sees it (our interposer answers
+ * for the signals we own). */
+static int is_default(int sig)
+{
+	struct sigaction sa;
+	return sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+	       sa.sa_handler == SIG_DFL;
+}
+
+static int prof_timer_armed(void)
+{
+	struct itimerval it;
+	return getitimer(ITIMER_PROF, &it) == 0 &&
+	       (it.it_value.tv_sec != 0 || it.it_value.tv_usec != 0);
+}
+
+/* Bit of sig in a /proc status mask (bit 0 is signal 1). */
+#define SIGBIT(sig) (1ull << ((sig) - 1))
+
+/* One thread's blocked mask from its /proc status file; 0 if unreadable
+ * (a thread that exited meanwhile blocks nothing). */
+static unsigned long long blocked_by(const char *tid)
+{
+	char path[300], line[128];
+	snprintf(path, sizeof path, "/proc/self/task/%s/status", tid);
+	FILE *f = fopen(path, "re");
+	unsigned long long m = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "SigBlk: %llx", &m) == 1)
+			break;
+	fclose(f);
+	return m;
+}
+
+/*
+ * Signals some thread blocks while leaving other real-time signals
+ * deliverable: those a sigwait() or signalfd consumer keeps for itself.
+ * A thread that blocks all but two real-time signals or fewer blocks
+ * "everything": its mask can leave out what cannot be blocked (valgrind
+ * keeps SIGRTMAX for itself), and a consumer keeps a few, not all.
+ */
+static unsigned long long consumed_signals(void)
+{
+	unsigned long long rt = 0, all = 0;
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		rt |= SIGBIT(s);
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		unsigned long long m = blocked_by(de->d_name);
+		if (__builtin_popcountll(rt & ~m) > 2)
+			all |= m;
+	}
+	closedir(d);
+	return all;
+}
+
+static int is_free(int sig, unsigned long long consumed)
+{
+	return !(consumed & SIGBIT(sig)) && is_default(sig);
+}
+
+static int free_rt(int not, unsigned long long consumed)
+{
+	for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--)
+		if (sig != not && is_free(sig, consumed))
+			return sig;
+	errno = EAGAIN;
+	return -1;
+}
+
+/* A real-time signal other than `not` that is free; -1 EAGAIN if none. */
+int signal_free_rt(int not)
+{
+	return free_rt(not, consumed_signals());
+}
+
+/* "+n" / "-n" after RTMIN or RTMAX: the offset, or 0 with *ok cleared. */
+static long offset_of(const char *s, int *ok)
+{
+	if (!*s)
+		return 0;
+	char *end;
+	errno = 0;
+	long n = strtol(s, &end, 10);
+	if ((*s != '+' && *s != '-') || *end || errno)
+		*ok = 0;
+	return n;
+}
+
+/* Parses PROFIL_SIGNAL; returns the signal or -1. */
+static int parse_signal(const char *s)
+{
+	if (strncasecmp(s, "SIG", 3) == 0)
+		s += 3;
+	if (strcasecmp(s, "PROF") == 0)
+		return SIGPROF;
+	int ok = 1;
+	long n;
+	if (strncasecmp(s, "RTMIN", 5) == 0) {
+		n = SIGRTMIN + offset_of(s + 5, &ok);
+	} else if (strncasecmp(s, "RTMAX", 5) == 0) {
+		n = SIGRTMAX + offset_of(s + 5, &ok);
+	} else {
+		char *end;
+		errno = 0;
+		n = strtol(s, &end, 10);
+		ok = *s && !*end && !errno;
+	}
+	if (!ok || (n != SIGPROF && (n < SIGRTMIN || n > SIGRTMAX)))
+		return -1;
+	return (int)n;
+}
+
+int signal_choose(void)
+{
+	static _Atomic int warned;
+	const char *env = getenv("PROFIL_SIGNAL");
+	if (env && *env) {
+		int sig = parse_signal(env);
+		if (sig > 0)
+			return sig;
+		if (!atomic_exchange(&warned, 1))
+			env_warning("PROFIL_SIGNAL", env,
+			            "names neither SIGPROF nor a real-time signal; choosing one");
+	}
+	unsigned long long consumed = consumed_signals();
+	if (is_free(SIGPROF, consumed) && !prof_timer_armed())
+		return SIGPROF;
+	return free_rt(0, consumed);
+}

@@ -1,0 +1,267 @@
+/*
+ * sweeper.c - the fallback for threads no hook saw.
+ *
+ * Threads created before profiling started are found by timers_start();
+ * threads created through pthread_create get a timer in threads.c.  A
+ * thread made some other way (a raw clone, a runtime that bypasses the
+ * interposed symbol) would go unsampled, and a thread that exited without
+ * our trampoline would leave a timer behind.  This helper thread rescans
+ * /proc/self/task every SWEEP_MS while profiling is on.  It never blocks
+ * on the engine lock (it tries, and skips a round if busy), so the engine
+ * may join it while holding the lock.  It blocks every signal and is
+ * excluded from sampling.
+ *
+ * It also carries out what must not be done where it is asked for: a
+ * program that installs a handler on the sampling signal, maybe from a
+ * signal handler, only records that the samples must move (handover.c)
+ * and wakes the sweeper with sweeper_wake(), a futex wake, which is
+ * async-signal-safe where a condition variable is not.
+ *
+ * It must not outlive the program's threads (issue 9).  A process ends
+ * when its last thread does: glibc calls exit(0) when the last pthread
+ * returns from its start routine or calls pthread_exit, but it counts
+ * this helper among them, so a program whose main thread had called
+ * pthread_exit, or a child forked by a thread other than the main one
+ * (whose one thread is then such a pthread), would linger for ever as a
+ * zombie leader and this thread, every signal blocked, unkillable but by
+ * SIGKILL.  So each sweep checks whether the program's threads have all
+ * ended (alone()) and, if so, returns: glibc then ends the process with
+ * exit(0) as it would have without us, at most SWEEP_MS late.  "The
+ * program's threads" as glibc counts them: the main thread and the
+ * pthreads, not threads made by raw clone() (a runtime's, or a
+ * sanitizer's own: TSan's background thread kept the helper waiting).
+ */
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <dlfcn.h>
+#include <threads.h>
+
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/*
+ * Static links.  dlsym(RTLD_NEXT) finds nothing in a statically linked
+ * program, so libc's function is then taken under its internal name, weak
+ * here (libc.so does not export it, and a dynamic link needs none).  In
+ * libc.a it is defined in pthread_create.o next to a weak pthread_create,
+ * which ours overrides; the reference to thrd_create below makes the
+ * static linker load that object (thrd_create.o calls __pthread_create),
+ * and costs nothing in a dynamic link, where libc.so exports thrd_create.
+ */
+extern create_fn __pthread_create __attribute__((weak));
+static void *const pull_libc_create __attribute__((used)) = (void *)&thrd_create;
+
+create_fn *threads_real_create(void)
+{
+	static create_fn *_Atomic real;
+	create_fn *f = atomic_load_explicit(&real, memory_order_acquire);
+	if (!f) {
+		f = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+		if (!f)
+			f = __pthread_create;
+		atomic_store_explicit(&real, f, memory_order_release);
+	}
+	return f;
+}
+
+/* Used by our own helper thread, which must not be sampled. */
+int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
+                       void *(*fn)(void *), void *arg)
+{
+#ifdef PROFIL_NO_HOOK
+	return pthread_create(th, attr, fn, arg); /* TSan's, which knows it */
+#else
+	create_fn *create = threads_real_create();
+	return create ? create(th, attr, fn, arg) : EAGAIN;
+#endif
+}
+
+
+#define SWEEP_MS 100
+
+/* Set once by the profil agent (agent/) before profiling starts. */
+void (*_Atomic sweeper_tick_hook)(void);
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t thread;  /* mu */
+static int running;       /* mu */
+static atomic_int quit;
+/* Bumped by every wake; the sweeper sleeps while it is unchanged. */
+static atomic_int wake;
+
+static void futex_wait(atomic_int *word, int seen, long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+void sweeper_wake(void)
+{
+	int e = errno;
+	atomic_fetch_add(&wake, 1);
+	syscall(SYS_futex, &wake, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	errno = e;
+}
+
+/* A thread's state letter from /proc/self/<path> ("stat"), 0 if unknown:
+ * the field after the command name, which may hold any byte but ends
+ * with the last ')'. */
+static char state_of(const char *path)
+{
+	char buf[512];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) /* a task reaped since the listing has ended */
+		return errno == ENOENT || errno == ESRCH ? 'X' : 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static int ended(char state)
+{
+	return state == 'Z' || state == 'X' || state == 'x';
+}
+
+/*
+ * Whether the program's threads have all ended: the main thread (the
+ * leader stays listed, as a zombie, until the whole process ends; while
+ * it runs, a sweep costs this one read) and every pthread.  Those made
+ * through our pthread_create are counted (program_threads, kept by their
+ * trampoline in threads.c; atomic: changed by the threads themselves,
+ * counted up before a thread exists, down as its last act); a pthread
+ * made before the library was loaded is not, and would only make the
+ * sweeper leave early: glibc's own count still decides whether the
+ * process ends, and profiling goes on without a sweeper.  No thread can
+ * be created once all have ended, so a yes is final.  Where our
+ * pthread_create is not interposed (a TSan build), every other listed
+ * thread must have ended.  No /proc: no.
+ */
+static atomic_int program_threads;
+
+void sweeper_thread_born(void)
+{
+	atomic_fetch_add(&program_threads, 1);
+}
+
+void sweeper_thread_gone(void)
+{
+	atomic_fetch_sub(&program_threads, 1);
+}
+
+void sweeper_threads_reset(int n)
+{
+	atomic_store(&program_threads, n);
+}
+
+static int alone(pid_t self)
+{
+	if (!ended(state_of("/proc/self/stat")))
+		return 0;
+#ifndef PROFIL_NO_HOOK
+	return atomic_load(&program_threads) == 0;
+#endif
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	int only = 1;
+	struct dirent *de;
+	while (only && (de = readdir(d)) != NULL) {
+		char *end, path[64];
+		long tid = strtol(de->d_name, &end, 10);
+		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0 || tid == self)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+		only = ended(state_of(path));
+	}
+	closedir(d);
+	return only;
+}
+
+static void *sweep(void *unused)
+{
+	(void)unused;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	timers_exclude(self);
+	long ms = SWEEP_MS;
+	int seen = atomic_load(&wake);
+	while (!atomic_load(&quit)) {
+		futex_wait(&wake, seen, ms); /* a wake since `seen`: at once */
+		seen = atomic_load(&wake);
+		if (atomic_load(&quit))
+			break;
+		ms = SWEEP_MS;
+		if (engine_trylock() == 0) {
+			engine_reap();
+			signal_settle();
+			timers_rescan();
+			engine_unlock();
+		} else {
+			ms = 5; /* a move may be waiting: try again soon */
+		}
+		void (*hook)(void) = atomic_load(&sweeper_tick_hook);
+		if (hook) /* the agent's module poll: no engine lock held */
+			hook();
+		if (alone(self))
+			break; /* the program has ended: glibc's exit(0) follows */
+	}
+	return NULL;
+}
+
+int sweeper_start(void)
+{
+	pthread_mutex_lock(&mu);
+	int rc = 0;
+	if (!running) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by it */
+		atomic_store(&quit, 0);
+		rc = threads_create_raw(&thread, NULL, sweep, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		running = rc == 0;
+	}
+	pthread_mutex_unlock(&mu);
+	if (rc != 0)
+		errno = rc;
+	return rc ? -1 : 0;
+}
+
+void sweeper_stop(void)
+{
+	pthread_mutex_lock(&mu);
+	if (!running) {
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	atomic_store(&quit, 1);
+	running = 0;
+	sweeper_wake();
+	pthread_t t = thread;
+	pthread_mutex_unlock(&mu);
+	pthread_join(t, NULL);
+	timers_exclude(0);
+}
+
+/* In a forked child the helper thread does not exist. */
+void sweeper_forget(void)
+{
+	pthread_mutex_init(&mu, NULL);
+	running = 0;
+	atomic_store(&quit, 0);
+}

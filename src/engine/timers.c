@@ -1,0 +1,476 @@
+/*
+ * timers.c - one CPU-time timer per thread.
+ *
+ * Why not ITIMER_PROF: the process-wide profiling timer is checked against
+ * the whole process's CPU time, and its signal goes to whichever thread
+ * the kernel picks (usually the main one).  With threads running in
+ * parallel it undercounts and misattributes (glibc's profil; Go issue
+ * 35057).  A timer on each thread's own CPU clock, delivered to that
+ * thread (SIGEV_THREAD_ID), samples every thread at exactly the rate.
+ *
+ * The kernel checks CPU timers once per tick (CONFIG_HZ, often 250), so
+ * at higher rates one signal stands for several expiries; the handler
+ * credits 1 + si_overrun, which keeps totals right.
+ *
+ * Each timer's expiries lie on a grid of the thread's CPU clock with a
+ * random phase (cpugrid.h), so a thread's expected count is exact however
+ * short it is, and threads.c completes the count when the thread exits.
+ *
+ * Every timer holds one unit of the user's RLIMIT_SIGPENDING (its signal
+ * is preallocated), which the program's own sigqueue() also draws on: we
+ * keep a reserve of it free and leave further threads without a timer,
+ * counted in profil_get_stats().untimed (see budget()).
+ *
+ * Registry: the (tid, timer) pairs we own.  Every function here runs with
+ * the engine lock held; the signal handler never looks at the registry.
+ */
+#include "engine/sampling.h"
+#include "engine/cpugrid.h"
+#include "engine/perf_engine.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+const char profil_timer_tag = 'p';
+
+struct entry {
+	pid_t tid;
+	timer_t timer;
+	int fd;              /* its perf event (perf_engine.h) instead, or -1 */
+	struct cpugrid grid; /* kept for either: the count at exit */
+};
+
+static struct entry *reg;    /* engine lock */
+static size_t nreg, capreg;  /* engine lock */
+static int cur_sig;          /* engine lock; 0 when stopped */
+static unsigned int cur_hz;  /* engine lock */
+static size_t max_timers;    /* engine lock: budget() at the last scan */
+static unsigned int untimed; /* engine lock: threads refused by budget */
+/* Process the timers belong to: written under the engine lock, read
+ * without it by exec.c (a vfork child shares this memory, not the timers). */
+static _Atomic pid_t owner_pid;
+
+static pid_t my_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/*
+ * How many timers we may hold: RLIMIT_SIGPENDING less a reserve of a
+ * quarter of it (at least 16, at most 1024) for the program's own queued
+ * signals.  Read at every scan, so a limit lowered later is honoured.
+ */
+static size_t budget(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_SIGPENDING, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	rlim_t reserve = rl.rlim_cur / 4;
+	reserve = reserve < 16 ? 16 : reserve > 1024 ? 1024 : reserve;
+	return rl.rlim_cur > reserve ? (size_t)(rl.rlim_cur - reserve) : 0;
+}
+
+static int find(pid_t tid)
+{
+	for (size_t i = 0; i < nreg; i++)
+		if (reg[i].tid == tid)
+			return (int)i;
+	return -1;
+}
+
+/* A timer on tid's CPU clock that sends cur_sig to tid, first at CPU time
+ * `at` (absolute: if it has passed, at once, with the overruns since) and
+ * then every per ns. */
+static int make_timer(pid_t tid, int64_t at, int64_t per, timer_t *out)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = cur_sig;
+	sev.sigev_value.sival_ptr = timer_tag(tid);
+	sev.sigev_notify_thread_id = tid;
+	timer_t id;
+	if (timer_create(cpugrid_clockid(tid), &sev, &id) != 0)
+		return -1; /* EINVAL: the thread has gone; EAGAIN: no timers */
+	struct itimerspec its = {ns_ts(per), ns_ts(at)};
+	if (timer_settime(id, TIMER_ABSTIME, &its, NULL) != 0) {
+		int e = errno;
+		timer_delete(id);
+		errno = e;
+		return -1;
+	}
+	*out = id;
+	return 0;
+}
+
+/* Give tid a timer whose grid starts at its CPU time 0 (born: it is new,
+ * and profiled from its first instant) or now. */
+static int add(pid_t tid, int born)
+{
+	if (nreg >= max_timers) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (nreg == capreg) {
+		size_t cap = capreg ? capreg * 2 : 16;
+		struct entry *n = realloc(reg, cap * sizeof *n);
+		if (!n) {
+			errno = ENOMEM;
+			return -1;
+		}
+		reg = n, capreg = cap;
+	}
+	int64_t now, per = cpugrid_period(cur_hz);
+	struct cpugrid g = {0, per, 0};
+	if (cpugrid_clock_of(tid, &now) != 0) {
+		errno = EINVAL; /* gone */
+		return -1;
+	}
+	cpugrid_restart(&g, born ? 0 : now, per, cpugrid_phase(per));
+	timer_t id = 0;
+	int fd = perf_engine_on() ? perf_engine_open(tid, cur_sig, per) : -1;
+	if (fd < 0 && make_timer(tid, g.first, per, &id) != 0)
+		return -1;
+	reg[nreg].tid = tid;
+	reg[nreg].timer = id;
+	reg[nreg].fd = fd;
+	reg[nreg].grid = g;
+	nreg++;
+	return 0;
+}
+
+static void drop(size_t i)
+{
+	if (reg[i].fd >= 0)
+		perf_engine_close(reg[i].fd);
+	else
+		timer_delete(reg[i].timer);
+	reg[i] = reg[--nreg];
+}
+
+/*
+ * Whether the thread entry e samples has exited.  Asked of the entry's
+ * own timer or event, not of its number: a thread no hook saw (a raw
+ * clone) can exit and a new one get the same tid before this sweep, and
+ * an entry kept for the number (the old test, tgkill's ESRCH) ties a
+ * timer or event to the dead task while cover() takes the new thread for
+ * covered: it was never sampled (issue 9).  Timers and events hold the
+ * task's struct pid, not its number, so they can tell.
+ *
+ * A timer: timer_gettime() reads it_interval 0 once its task is gone
+ * (posix_cpu_timer_get() finds no task and leaves the zeroed result; so
+ * on 6.18, and in 6.1's source, Debian 12's kernel, likewise), while the
+ * timer of a live thread always reads its interval, all of ours being
+ * periodic.  Not "it_value reads 0": a periodic CPU timer also reads
+ * disarmed from its expiry until its signal is delivered (the kernel
+ * rearms it then), which lasts as long as the thread waits for a CPU or
+ * blocks the signal; dropping such a timer lost samples under load.
+ *
+ * An event: perf_engine_task_gone() (its descriptor's owner).
+ *
+ * The tid's ESRCH stays as a last resort: kernels that kept a task, not
+ * a pid, in the timer (before 5.7) report the interval of a dead
+ * thread's timer, and those before 5.14 (5.10.151 in its stable series)
+ * the owner of a dead thread's descriptor.  There a tid reused before a
+ * sweep is handled only by timers_add_self(), for threads made by
+ * pthread_create.  (test-tidreuse.c makes the reuse happen.)
+ */
+static int entry_gone(const struct entry *e)
+{
+	if (e->fd >= 0) {
+		if (perf_engine_task_gone(e->fd))
+			return 1;
+	} else {
+		struct itimerspec its;
+		if (timer_gettime(e->timer, &its) == 0 && its.it_interval.tv_sec == 0 &&
+		    its.it_interval.tv_nsec == 0)
+			return 1;
+	}
+	return syscall(SYS_tgkill, (pid_t)getpid(), e->tid, 0) != 0 && errno == ESRCH;
+}
+
+/* Calls fn(tid) for each thread of the process; -1 if /proc is missing. */
+static int each_thread(int (*fn)(pid_t tid, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	struct dirent *de;
+	int rc = 0;
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0)
+			continue;
+		if (fn((pid_t)tid, arg) != 0) {
+			rc = -1;
+			break;
+		}
+	}
+	int e = errno;
+	closedir(d);
+	errno = e;
+	return rc;
+}
+
+/* The sweeper's own thread is not the program's and is not sampled. */
+static _Atomic pid_t excluded_tid; /* atomic: set by the sweeper itself */
+
+void timers_exclude(pid_t tid)
+{
+	atomic_store(&excluded_tid, tid);
+}
+
+/* Cover tid unless it is covered or excluded; a thread that exited between
+ * the listing and timer_create (EINVAL) is not an error, nor one refused
+ * for want of signal-queue room (EAGAIN: counted in *refused). */
+static int cover(pid_t tid, void *refused)
+{
+	if (tid == atomic_load(&excluded_tid) || find(tid) >= 0)
+		return 0;
+	if (add(tid, 0) == 0 || errno == EINVAL || errno == ESRCH)
+		return 0;
+	if (errno == EAGAIN) {
+		++*(unsigned int *)refused;
+		return 0;
+	}
+	return -1;
+}
+
+/* Covers every thread not covered yet; recounts the refused ones. */
+static int cover_all(void)
+{
+	unsigned int refused = 0;
+	max_timers = budget();
+	int rc = each_thread(cover, &refused);
+	untimed = refused;
+	return rc;
+}
+
+int timers_start(int sig, unsigned int hz)
+{
+	cur_sig = sig;
+	cur_hz = hz;
+	owner_pid = getpid();
+	perf_engine_choose(hz); /* events or timers for this run */
+	atomic_fetch_add(&sample_epoch, 1); /* tallies start afresh */
+	/* the caller first, so it is sampled even with a small budget */
+	max_timers = budget();
+	if (add(my_tid(), 0) != 0 && errno != EAGAIN)
+		goto fail;
+	if (cover_all() != 0)
+		goto fail;
+	if (nreg > 0)
+		return 0;
+	errno = EAGAIN; /* not one timer: the signal queue is full */
+fail:;
+	int e = errno;
+	timers_stop();
+	errno = e;
+	return -1;
+}
+
+void timers_stop(void)
+{
+	while (nreg > 0)
+		drop(nreg - 1);
+	cur_sig = 0;
+	perf_engine_off();
+}
+
+/*
+ * Move every timer to signal sig, all or nothing: the new timers are made
+ * first, and only when all exist are the old ones deleted.  A thread that
+ * exited meanwhile (EINVAL) simply loses its entry.
+ */
+int timers_resignal(int sig)
+{
+	timer_t *fresh = malloc((nreg ? nreg : 1) * sizeof *fresh);
+	if (!fresh) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int old = cur_sig;
+	cur_sig = sig;
+	unsigned char *gone = calloc(nreg ? nreg : 1, 1);
+	size_t i;
+	for (i = 0; gone && i < nreg; i++) {
+		int64_t now; /* the new timer carries on the old one's grid */
+		if (cpugrid_clock_of(reg[i].tid, &now) != 0)
+			gone[i] = 1;
+		else if (reg[i].fd >= 0)
+			continue; /* an event: F_SETSIG below cannot fail */
+		else if (make_timer(reg[i].tid, cpugrid_next(&reg[i].grid, now),
+		                    reg[i].grid.per, &fresh[i]) != 0 &&
+		         !(gone[i] = errno == EINVAL))
+			break;
+	}
+	if (!gone || i < nreg) {
+		int e = gone ? errno : ENOMEM;
+		while (i-- > 0)
+			if (!gone[i] && reg[i].fd < 0)
+				timer_delete(fresh[i]);
+		cur_sig = old;
+		free(gone);
+		free(fresh);
+		errno = e;
+		return -1;
+	}
+	for (i = nreg; i-- > 0;) {
+		if (reg[i].fd < 0)
+			timer_delete(reg[i].timer);
+		else if (gone[i])
+			perf_engine_close(reg[i].fd);
+		else
+			perf_engine_resignal(reg[i].fd, sig);
+		if (gone[i]) /* entries above i are done: move the last one here */
+			reg[i] = reg[--nreg];
+		else if (reg[i].fd < 0)
+			reg[i].timer = fresh[i];
+	}
+	free(gone);
+	free(fresh);
+	return 0;
+}
+
+/* Entry i's event replaced by a timer on the same grid, when the kernel
+ * would throttle the event (perf_engine_keep()); if no timer can be made,
+ * the event stays, throttled, which is better than nothing. */
+static void to_timer(size_t i)
+{
+	int64_t now;
+	timer_t id;
+	if (cpugrid_clock_of(reg[i].tid, &now) != 0 ||
+	    make_timer(reg[i].tid, cpugrid_next(&reg[i].grid, now), reg[i].grid.per, &id) != 0)
+		return;
+	perf_engine_close(reg[i].fd);
+	reg[i].fd = -1;
+	reg[i].timer = id;
+}
+
+/* Each thread's grid restarts at its CPU time now, at the new period; the
+ * points of the old grid it passed stay owed to it. */
+int timers_set_hz(unsigned int hz)
+{
+	cur_hz = hz;
+	int events = perf_engine_keep(hz); /* else their threads get timers */
+	int64_t per = cpugrid_period(hz), now;
+	for (size_t i = 0; i < nreg; i++) {
+		struct cpugrid *g = &reg[i].grid;
+		if (cpugrid_clock_of(reg[i].tid, &now) != 0)
+			continue; /* gone: the sweeper drops it */
+		g->due = cpugrid_total(g, now);
+		cpugrid_restart(g, now, per, cpugrid_phase(per));
+		struct itimerspec its = {ns_ts(per), ns_ts(g->first)};
+		if (reg[i].fd < 0)
+			timer_settime(reg[i].timer, TIMER_ABSTIME, &its, NULL);
+		else
+			perf_engine_set_period(reg[i].fd, per);
+		if (reg[i].fd >= 0 && !events)
+			to_timer(i);
+	}
+	return 0;
+}
+
+int timers_rescan(void)
+{
+	if (!cur_sig)
+		return 0;
+	/* the kernel lowers its sample-rate cap at run time */
+	int demote = perf_engine_on() && !perf_engine_keep(cur_hz);
+	for (size_t i = nreg; i-- > 0;)
+		if (entry_gone(&reg[i]))
+			drop(i);
+		else if (demote && reg[i].fd >= 0)
+			to_timer(i);
+	return cover_all();
+}
+
+static int add_self(int born)
+{
+	if (!cur_sig || getpid() != owner_pid)
+		return 0;
+	pid_t tid = my_tid();
+	int i = find(tid);
+	if (i >= 0) /* a thread starts once: an entry is an exited thread's */
+		drop((size_t)i);
+	if (add(tid, born) == 0)
+		return 0;
+	untimed += errno == EAGAIN;
+	return -1;
+}
+
+int timers_add_self(void)
+{
+	return add_self(0);
+}
+
+int timers_add_born(void)
+{
+	return add_self(1);
+}
+
+int timers_reconcile_self(unsigned long credited, unsigned long *owed)
+{
+	*owed = 0;
+	if (!cur_sig || getpid() != owner_pid)
+		return -1;
+	pid_t tid = my_tid();
+	int i = find(tid);
+	if (i < 0)
+		return -1;
+	int64_t now;
+	if (cpugrid_clock_of(tid, &now) == 0) {
+		uint64_t total = cpugrid_total(&reg[i].grid, now);
+		*owed = total > credited ? (unsigned long)(total - credited) : 0;
+	}
+	drop((size_t)i);
+	return 0;
+}
+
+unsigned int timers_count(void)
+{
+	return (unsigned int)nreg;
+}
+
+unsigned int timers_untimed(void)
+{
+	return untimed;
+}
+
+int timers_signal(void)
+{
+	return cur_sig;
+}
+
+unsigned int timers_hz(void)
+{
+	return cur_hz;
+}
+
+pid_t timers_owner(void)
+{
+	return atomic_load(&owner_pid);
+}
+
+void timers_forget_all(void)
+{
+	for (size_t i = 0; i < nreg; i++) /* the parent's events, inherited */
+		if (reg[i].fd >= 0)
+			perf_engine_forget(reg[i].fd);
+	nreg = 0;
+	untimed = 0;
+	atomic_fetch_add(&sample_epoch, 1); /* the tallies are the parent's */
+	owner_pid = getpid();
+}

@@ -1,0 +1,227 @@
+/*
+ * exec.c - the new program never receives a profiling signal.
+ *
+ * exec keeps the calling thread's pending signals and resets handled
+ * dispositions to SIG_DFL, which for SIGPROF and the real-time signals is
+ * "terminate".  A deleted POSIX timer's signal that is already queued
+ * stays queued.  So glibc's profil() kills a program that execs with
+ * status 128+SIGPROF.  Around every exec we therefore:
+ *
+ *   1. delete every timer (nothing generates the signal any more); the
+ *      handler stays, so samples pending on other threads are harmless;
+ *   2. take this thread's pending instances of the signal with
+ *      sigtimedwait() (signal blocked, zero timeout), then restore the
+ *      mask: the new program inherits the program's own mask; a pending
+ *      signal that was not ours (kill, the program's timer) is queued
+ *      again, as it would have been inherited;
+ *   3. withdraw the table and wait for handlers still writing, then give
+ *      SIGSEGV/SIGBUS back to the program (fault.c): no sample writes
+ *      without fault recovery;
+ *   4. call libc's exec; if it fails, reinstall the fault handler,
+ *      publish the table again and restart the timers at the same rate
+ *      and signal: profiling goes on.
+ *
+ * The engine lock is held throughout, so no other thread can restart
+ * profiling in between.  Entry points: execve, execv, execvp, execvpe,
+ * execl, execlp, execle, fexecve, execveat (each resolved with dlsym at
+ * load time: exec is async-signal-safe and dlsym is not).  posix_spawn(),
+ * system(), popen() and vfork() run the new program in a new task, which
+ * no timer of ours targets, so they need nothing.
+ *
+ * A vfork child shares our memory but not our timers: getpid() differs
+ * from the timers' owner, and we pass the call straight through without
+ * touching anything.  If exec is called from a signal handler that
+ * interrupted our own code on this thread (the engine lock is ours, or
+ * being taken, and the registry may be mid-change), or the lock stays
+ * busy (lock_bounded()), we cannot delete the timers; the signal is then
+ * set to SIG_IGN, which discards what is pending and survives exec: the
+ * new program starts with that one signal ignored (documented limit).
+ */
+#include "engine/engine.h"
+#include "process/exec_impl.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+/* What exec_prepare() did, for exec_resume(). */
+struct exec_state {
+	int locked;
+	int sig;          /* timers stopped for this signal, or 0 */
+	unsigned int hz;
+	int ignored;      /* fallback: this signal was set to SIG_IGN, or 0 */
+	struct ptable *table; /* withdrawn while the exec is tried */
+};
+
+/* Room for the program's own instances when no marker can be queued. */
+#define REQUEUE_MAX 32
+
+/* The siginfo that ends a pass over this thread's queue: its value is
+ * this address, unique to this copy of the library. */
+static const char requeue_tag = 'r';
+
+static int queue_self(int sig, const siginfo_t *si)
+{
+	return (int)syscall(SYS_rt_tgsigqueueinfo, (pid_t)getpid(),
+	                    (pid_t)syscall(SYS_gettid), sig, si);
+}
+
+static int is_marker(const siginfo_t *si)
+{
+	return si->si_code == SI_QUEUE && si->si_value.sival_ptr == (void *)&requeue_tag &&
+	       si->si_pid == getpid();
+}
+
+/* The program's instances when there is no marker: kept on the stack
+ * (at most one for a standard signal); beyond REQUEUE_MAX, lost. */
+struct keep {
+	siginfo_t si[REQUEUE_MAX];
+	int n;
+	unsigned long lost;
+};
+
+/*
+ * Takes every pending instance of sig on this thread and queues again, in
+ * order, those that were not our timers' (a real-time signal queues each
+ * one).  A marker queued first ends the pass: what is queued again goes
+ * behind it.  Without room for the marker (RLIMIT_SIGPENDING), up to
+ * REQUEUE_MAX are kept; what cannot be queued again is counted in
+ * profil_stats's exec_lost.
+ */
+static void drain_pending(int sig)
+{
+	sigset_t one, old;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_BLOCK, &one, &old);
+	siginfo_t mark, si;
+	memset(&mark, 0, sizeof mark);
+	mark.si_signo = sig;
+	mark.si_code = SI_QUEUE;
+	mark.si_pid = getpid();
+	mark.si_uid = getuid();
+	mark.si_value.sival_ptr = (void *)&requeue_tag;
+	int marked = sig >= SIGRTMIN && queue_self(sig, &mark) == 0;
+	struct keep k = {.n = 0, .lost = 0};
+	struct timespec zero = {0, 0};
+	while (sigtimedwait(&one, &si, &zero) == sig) {
+		if (marked && is_marker(&si))
+			break;
+		if (timer_tag_ours(&si) || perf_sig_ours(&si))
+			continue;
+		if (marked)
+			k.lost += queue_self(sig, &si) != 0;
+		else if (k.n < REQUEUE_MAX)
+			k.si[k.n++] = si;
+		else
+			k.lost++;
+	}
+	for (int i = 0; i < k.n; i++)
+		k.lost += queue_self(sig, &k.si[i]) != 0;
+	atomic_fetch_add(&profil_pstats.exec_lost, k.lost);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * The engine lock, or -1 if this thread holds it (a signal handler that
+ * interrupted our own code) or it stays busy for LOCK_WAIT_MS.  exec is
+ * async-signal-safe: from a handler, waiting for a holder that needs
+ * what the interrupted code holds (malloc's lock, ours while it was being
+ * taken) would never end.  Holders keep it for microseconds.
+ */
+#define LOCK_WAIT_MS 200
+
+static int lock_bounded(void)
+{
+	if (engine_held_here())
+		return -1;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (engine_trylock() != 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > LOCK_WAIT_MS)
+			return -1;
+		sched_yield();
+	}
+	return 0;
+}
+
+static void exec_prepare(struct exec_state *st)
+{
+	memset(st, 0, sizeof *st);
+	if (!sigstate_mine() || getpid() != timers_owner())
+		return; /* vfork child, or never profiled: not ours to touch */
+	if (lock_bounded() != 0) {
+		/* From a signal handler that interrupted our own code, or one
+		 * whose wait could never end: see the header. */
+		st->ignored = signal_sampling();
+		if (st->ignored)
+			signal_ignore(st->ignored, 1);
+		return;
+	}
+	st->locked = 1;
+	st->sig = timers_signal();
+	if (!st->sig)
+		return;
+	st->hz = timers_hz();
+	timers_stop();
+	drain_pending(st->sig);
+	/* No sample may write without fault recovery: withdraw the table and
+	 * wait for handlers still writing (samples pending on other threads
+	 * then find nothing to write to). */
+	st->table = atomic_exchange(&profil_published, (struct ptable *)0);
+	inflight_drain();
+	fault_uninstall();
+}
+
+/* exec failed: profiling resumes as it was.  Preserves errno. */
+static void exec_resume(struct exec_state *st)
+{
+	int e = errno;
+	if (st->ignored)
+		signal_ignore(st->ignored, 0);
+	if (st->sig) {
+		fault_install();
+		atomic_store(&profil_published, st->table);
+		timers_start(st->sig, st->hz); /* on failure: off, as after a fault */
+	}
+	if (st->locked)
+		engine_unlock();
+	errno = e;
+}
+
+#define AROUND(call) do { \
+	struct exec_state st_; \
+	exec_prepare(&st_); \
+	int rc_ = (call); \
+	exec_resume(&st_); \
+	return rc_; \
+} while (0)
+
+int exec_around_execve(const char *path, char *const argv[], char *const envp[])
+{
+	AROUND(exec_real.execve(path, argv, envp));
+}
+
+int exec_around_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	AROUND(exec_real.execvpe(file, argv, envp));
+}
+
+int exec_around_fexecve(int fd, char *const argv[], char *const envp[])
+{
+	AROUND(exec_real.fexecve(fd, argv, envp));
+}
+
+int exec_around_execveat(int dirfd, const char *path, char *const argv[],
+                         char *const envp[], int flags)
+{
+	if (!exec_real.execveat) {
+		errno = ENOSYS;
+		return -1;
+	}
+	AROUND(exec_real.execveat(dirfd, path, argv, envp, flags));
+}

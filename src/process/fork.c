@@ -1,0 +1,71 @@
+/*
+ * fork.c - profiling continues in a forked child, into the child's copies
+ * of the buffers (every seed), at the same rate and signal, for the
+ * child's thread and every thread it creates.
+ *
+ * POSIX timers are not inherited by fork, so the child starts with none:
+ * it forgets the parent's registry, gives its one thread a timer, and
+ * restarts the sweeper (whose condition variable it must not destroy: the
+ * parent's sweeper may be one of its waiters, see sweeper_forget()).  When
+ * a thread other than the main one forked, the child's one thread is a
+ * pthread whose return ends the process: the sweeper then leaves so that
+ * glibc's exit(0) happens (sweeper.c, issue 9).  The
+ * engine lock and fault.c's lock are held across fork so the child never
+ * inherits a half-made change; pending signals are not inherited either.
+ *
+ * No fork livelock: the kernel restarts a fork interrupted by a signal
+ * sent to the whole process (so an ITIMER_PROF at a high rate can starve a
+ * large process's fork for ever), but since Linux 5.0 a signal sent to one
+ * thread, like our per-thread timers' (SIGEV_THREAD_ID), is delivered
+ * after the fork completes instead.  Nothing is lost: the parent's sample
+ * is taken when fork returns.
+ *
+ * Not covered: _Fork() and raw clone() run no atfork handler; their child
+ * has no timer and is not profiled (its getpid() differs from the timers'
+ * owner, so threads.c and exec.c leave it alone).
+ */
+#include "process/process.h"
+#include "engine/engine.h"
+
+#include <pthread.h>
+
+static void prepare(void)
+{
+	engine_lock();
+	fault_atfork_prepare();
+}
+
+static void parent(void)
+{
+	fault_atfork_parent();
+	engine_unlock();
+}
+
+static void child(void)
+{
+	fault_atfork_child();
+	/* Handlers that were running on other threads at the fork do not
+	 * exist in the child; their increments must not make drain() wait. */
+	atomic_store(&profil_inflight, 0);
+	threads_forked_child();
+	sweeper_forget();
+	timers_forget_all();
+	if (timers_signal()) {
+		timers_add_self();
+		sweeper_start();
+	}
+	engine_unlock();
+	void (*hook)(void) = atomic_load(&fork_child_hook);
+	if (hook)
+		hook();
+}
+
+/* Set once by the profil agent (agent/): called in a forked child after
+ * the engine is consistent again, to give the child a sample ring of its
+ * own.  Atomic: written once, before any fork it matters for. */
+void (*_Atomic fork_child_hook)(void);
+
+__attribute__((constructor)) static void fork_hooks(void)
+{
+	pthread_atfork(prepare, parent, child);
+}

@@ -1,0 +1,122 @@
+/*
+ * threads.c - every thread the program creates after profiling started is
+ * sampled from its first instruction to its last.
+ *
+ * pthread_create is interposed (our definition comes before libc's in
+ * symbol lookup, whether linked with -lprofil or preloaded).  The new
+ * thread runs a trampoline that gives it a timer before the program's
+ * start routine and deletes it when the thread exits (return,
+ * pthread_exit or cancellation), so exited threads leak no timer.
+ * Threads created another way are found by the sweeper (sweeper.c).
+ */
+#include "process/process.h"
+#include "unwind/unwind.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <threads.h>
+#include <unistd.h>
+
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+#ifndef PROFIL_NO_HOOK
+
+/*
+ * At the thread's exit (return, pthread_exit, cancellation): its timer is
+ * deleted, and the expiries of its grid it passed but was never sent (the
+ * kernel looks at CPU timers only at ticks, so a thread shorter than a tick
+ * may never be) are credited now: to the last pc sampled on this thread,
+ * or, if none was, to the start routine's first instruction.  The sampling
+ * signal is blocked first so the tally cannot change under us, and stays
+ * blocked: a signal still queued from the deleted timer would count twice.
+ */
+static void thread_end(void *start_fn)
+{
+	engine_lock();
+	int sig = timers_signal();
+	if (sig) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		struct sample_self me = sample_self;
+		unsigned long credited = 0, owed;
+		uintptr_t pc = (uintptr_t)start_fn;
+		if (me.epoch == atomic_load(&sample_epoch) && me.credited)
+			credited = me.credited, pc = me.pc;
+		if (timers_reconcile_self(credited, &owed) != 0)
+			owed = 0;
+		/* weight held back while the thread blocked SIGSEGV/SIGBUS
+		 * (sample.c) is written now rather than lost with the thread */
+		sample_self.deferred = 0;
+		if (owed || me.deferred)
+			sample_credit(gettid(), pc, owed, me.deferred);
+	}
+	engine_unlock();
+}
+
+/* This thread was made through our pthread_create: counted by the
+ * sweeper (sweeper_thread_born()) until thread_gone(). */
+static __thread int wrapped;
+
+static void thread_gone(void *unused)
+{
+	(void)unused;
+	sweeper_thread_gone();
+}
+
+/* Named for the stacks it appears in: every profiled thread starts here. */
+static void *profil_thread_start(void *p)
+{
+	struct start s = *(struct start *)p;
+	free(p);
+	wrapped = 1;
+	void *ret = NULL;
+	pthread_cleanup_push(thread_gone, NULL);
+	unwind_note_stack(); /* bounds for the stack walk (unwind.h) */
+	engine_lock();
+	timers_add_born(); /* failure leaves the thread to the sweeper */
+	engine_unlock();
+	pthread_cleanup_push(thread_end, (void *)s.fn);
+	ret = s.fn(s.arg);
+	pthread_cleanup_pop(1);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+__attribute__((visibility("default")))
+int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                   void *(*fn)(void *), void *arg)
+{
+	create_fn *create = threads_real_create();
+	if (!create)
+		return EAGAIN;
+	struct start *s = malloc(sizeof *s);
+	if (!s) /* no trampoline: still create the thread, uncovered */
+		return create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	sweeper_thread_born(); /* before the thread exists */
+	int rc = create(th, attr, profil_thread_start, s);
+	if (rc != 0) {
+		sweeper_thread_gone();
+		free(s);
+	}
+	return rc;
+}
+#endif
+
+void threads_forked_child(void)
+{
+#ifndef PROFIL_NO_HOOK
+	sweeper_threads_reset(wrapped); /* the one thread left */
+#endif
+}

@@ -1,0 +1,198 @@
+/*
+ * unwind.c - the stack walk, in the sampling signal handler (unwind.h).
+ *
+ * CONTRACT (the same as sample.c's, checked by `make check-handler`):
+ *   May call:  nothing.  Arithmetic and loads only.
+ *   Reads:     the published struct uw_table and its modules (IMMUTABLE
+ *              while published; the caller loaded the pointer after its
+ *              profil_inflight increment, so it stays valid until the
+ *              decrement, engine_drain()); this thread's unwind_stack; the
+ *              interrupted thread's stack, every word checked against the
+ *              bounds below.
+ *   Writes:    pcs[] and *n, which the caller reserved.
+ *
+ * Stack reads.  A word is read only if it is 8-aligned and lies at or above
+ * the current frame's stack pointer and below the stack's top: the
+ * thread's own stack top when the frame is on it (unwind_stack, recorded
+ * by the thread itself), else UW_STACK_GUESS above the frame (a signal
+ * handler on a sigaltstack, a thread we never saw start).  A word that is
+ * in bounds but unmapped still faults; sample.c arms fault recovery around
+ * the walk, and a fault costs only that sample's callers.
+ *
+ * The walk ends at a frame whose return address is undefined in its CFI
+ * (_start, the thread start routine's caller) or zero: complete.  At a pc
+ * in no module, a rule we do not follow, a CFA that does not grow, or a
+ * read out of bounds: failed.  At max pcs with frames left: truncated.
+ */
+#include "unwind/unwind.h"
+
+#include <stddef.h>
+#include <ucontext.h>
+
+__thread struct uw_stack unwind_stack __attribute__((tls_model("initial-exec"))) HIDDEN;
+
+/*
+ * Binary searches.  Branch-free halvings (conditional moves) measured
+ * twice as slow here (bench/unwind.c: 33 against 16 ns per frame): a
+ * search that narrow is better served by predicted branches.
+ */
+
+/* The module holding pc: the last with lo <= pc, if pc < its hi. */
+static const struct uw_module *find_module(const struct uw_table *t, uintptr_t pc)
+{
+	size_t lo = 0, hi = t->nmods;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pc < t->mods[mid]->lo)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == 0)
+		return 0;
+	const struct uw_module *m = t->mods[lo - 1];
+	return pc < m->hi ? m : 0;
+}
+
+/* The row in force at pc, 0 when pc is below the first.  The index
+ * narrows the search to the rows of pc's 256-byte block, the first of
+ * which is in force at the block's start or before. */
+static const struct uw_row *find_row(const struct uw_module *m, uintptr_t pc)
+{
+	uint32_t off = (uint32_t)(pc - m->lo);
+	size_t blk = off >> UW_INDEX_SHIFT;
+	if (m->nrows == 0 || off < m->rows[0].pc)
+		return 0;
+	size_t lo = m->index[blk], hi = (size_t)m->index[blk + 1] + 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (off < m->rows[mid].pc)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return &m->rows[lo - 1]; /* lo > index[blk]: that row is <= off */
+}
+
+/* Where reads may go: [lo, hi). */
+struct bounds {
+	uintptr_t lo, hi;
+};
+
+static void bounds_at(struct bounds *b, uintptr_t sp)
+{
+	uintptr_t slo = unwind_stack.lo, shi = unwind_stack.hi;
+	b->lo = sp;
+	if (shi && sp >= slo && sp < shi)
+		b->hi = shi;
+	else
+		b->hi = sp + UW_STACK_GUESS > sp ? sp + UW_STACK_GUESS : UINTPTR_MAX;
+}
+
+static int load(const struct bounds *b, uintptr_t a, uintptr_t *out)
+{
+	if ((a & 7) || a < b->lo || a >= b->hi || b->hi - a < 8)
+		return -1;
+	*out = *(const volatile uintptr_t *)a;
+	return 0;
+}
+
+/* A frame: its pc, the registers we follow, and whether they are known. */
+struct frame {
+	uintptr_t pc, sp, bp;
+	int exact;   /* pc was interrupted (not a return address) */
+	int bp_ok;
+};
+
+/* Steps out of a signal trampoline: the interrupted registers are in the
+ * ucontext at the trampoline's stack pointer. */
+static int step_signal(struct frame *f, struct bounds *b)
+{
+	uintptr_t g = f->sp + offsetof(ucontext_t, uc_mcontext.gregs);
+	uintptr_t pc, sp, bp;
+	if (load(b, g + 8 * REG_RIP, &pc) || load(b, g + 8 * REG_RSP, &sp) ||
+	    load(b, g + 8 * REG_RBP, &bp))
+		return -1;
+	f->pc = pc, f->sp = sp, f->bp = bp;
+	f->exact = 1, f->bp_ok = 1;
+	bounds_at(b, sp);
+	return 0;
+}
+
+/* Computes the caller's CFA by row r (0: by frame pointer); -1 if it can't. */
+static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look, uintptr_t *cfa)
+{
+	switch (r ? r->cfa : UW_CFA_NONE) {
+	case UW_CFA_RSP:
+		*cfa = f->sp + (uintptr_t)(intptr_t)r->cfa_off;
+		return 0;
+	case UW_CFA_RBP:
+		*cfa = f->bp + (uintptr_t)(intptr_t)r->cfa_off;
+		return f->bp_ok ? 0 : -1;
+	case UW_CFA_PLT:
+		*cfa = f->sp + 8 + ((look & 15) >= (uintptr_t)r->cfa_off ? 8 : 0);
+		return 0;
+	case UW_CFA_NONE: /* no CFI here: the frame-pointer convention */
+		*cfa = f->bp + 16;
+		return f->bp_ok && f->bp >= f->sp ? 0 : -1;
+	default:
+		return -1;
+	}
+}
+
+/* Steps f to its caller; returns 1 when f was the outermost frame,
+ * -1 when it cannot be unwound, 0 on success. */
+static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
+{
+	uintptr_t look = f->exact ? f->pc : f->pc - 1, cfa, ra, bp = f->bp;
+	const struct uw_module *m = find_module(t, look);
+	if (!m)
+		return -1;
+	const struct uw_row *r = find_row(m, look);
+	if (r && r->cfa == UW_CFA_END)
+		return 1;
+	if (r && r->cfa == UW_CFA_SIGNAL)
+		return step_signal(f, b);
+	if (cfa_of(f, r, look, &cfa) != 0 || cfa <= f->sp || load(b, cfa - 8, &ra) != 0)
+		return -1;
+	int bp_ok = f->bp_ok;
+	if (!r || r->rbp == UW_RBP_SAVED) {
+		uintptr_t at = r ? cfa + (uintptr_t)(intptr_t)r->rbp_off : cfa - 16;
+		/* A slot below the stack pointer was popped already (GCC's
+		 * epilogues keep the rule until the return): rbp holds it. */
+		if (at >= f->sp) {
+			if (load(b, at, &bp) != 0)
+				return -1;
+			bp_ok = 1;
+		}
+	} else if (r->rbp == UW_RBP_UNKNOWN) {
+		bp_ok = 0;
+	}
+	if (ra == 0)
+		return 1;
+	f->pc = ra, f->sp = cfa, f->bp = bp;
+	f->exact = 0, f->bp_ok = bp_ok;
+	b->lo = cfa;
+	return 0;
+}
+
+enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, uintptr_t bp,
+                        uint64_t *pcs, uint32_t max, volatile uint32_t *n)
+{
+	struct frame f = {pc, sp, bp, 1, 1};
+	struct bounds b;
+	uint32_t k = 0;
+	bounds_at(&b, sp);
+	pcs[k++] = pc;
+	*n = k;
+	for (;;) {
+		int s = step(t, &f, &b);
+		if (s != 0)
+			return s > 0 ? UW_END_COMPLETE : UW_END_FAILED;
+		if (k == max)
+			return UW_END_TRUNCATED;
+		/* An interrupted pc is written + 1: readers take 1 from callers. */
+		pcs[k++] = f.exact ? f.pc + 1 : f.pc;
+		*n = k;
+	}
+}

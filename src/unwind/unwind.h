@@ -1,0 +1,160 @@
+/*
+ * unwind.h - call stacks in the signal handler from DWARF CFI (x86-64).
+ *
+ * Outside signal context, unwind_build.c turns every loaded object's
+ * .eh_frame (found through PT_GNU_EH_FRAME) into a compact, immutable
+ * table of rows: from each row's pc on, until the next row's, the caller's
+ * frame is found as
+ *
+ *     CFA = rsp + off | rbp + off      (the caller's rsp after the return)
+ *     return address at CFA - 8        (the x86-64 ABI; other rules: UNKNOWN)
+ *     rbp saved at CFA + rbp_off, or unchanged
+ *
+ * and publishes a process-wide table of modules sorted by address.  In the
+ * handler, unwind.c walks the interrupted thread's stack with two binary
+ * searches and a few checked reads per frame (unwind_walk()).
+ *
+ * Why not frame pointers, libunwind or stack copies: docs/unwinding.md.
+ */
+#ifndef PROFIL_UNWIND_H
+#define PROFIL_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+/* How a row finds the CFA. */
+enum uw_cfa {
+	UW_CFA_NONE = 0,    /* no CFI covers the pc: try a frame-pointer step */
+	UW_CFA_RSP = 1,     /* rsp + cfa_off */
+	UW_CFA_RBP = 2,     /* rbp + cfa_off */
+	UW_CFA_PLT = 3,     /* a PLT entry: rsp + 8, + 8 more when (pc & 15) >=
+	                       cfa_off (the linker's DW_CFA_def_cfa_expression) */
+	UW_CFA_SIGNAL = 4,  /* the signal trampoline: rsp points at a ucontext */
+	UW_CFA_END = 5,     /* return address undefined: the outermost frame */
+	UW_CFA_UNKNOWN = 6  /* a rule we do not follow: the walk fails here */
+};
+
+enum uw_rbp {
+	UW_RBP_SAME = 0,    /* the caller's rbp is this frame's */
+	UW_RBP_SAVED = 1,   /* at CFA + rbp_off */
+	UW_RBP_UNKNOWN = 2  /* somewhere we do not follow */
+};
+
+#define UW_INDEX_SHIFT 8
+
+/* One row: 12 bytes.  pc is an offset from the module's lo. */
+struct uw_row {
+	uint32_t pc;
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t cfa;        /* enum uw_cfa */
+	uint8_t rbp;        /* enum uw_rbp */
+};
+
+/*
+ * One object's rows, sorted by pc, covering [lo, hi).  Built (or mapped
+ * from another process's build, unwind_cache.c) once when the object is
+ * first seen, IMMUTABLE from then on, freed only after every table that
+ * points at it has been retired (unwind_build.c).
+ */
+struct uw_module {
+	uintptr_t lo, hi;
+	size_t nrows;
+	const struct uw_row *rows;
+	/* index[i]: the row in force at lo + (i << UW_INDEX_SHIFT), so the
+	 * row for a pc in that block lies in [index[i], index[i + 1]]: a
+	 * search over a few rows instead of all (one entry per 256 bytes of
+	 * code, ((hi - lo) >> UW_INDEX_SHIFT) + 2 entries). */
+	const uint32_t *index;
+	/* Identity, for reuse across rebuilds (not read by the handler). */
+	uintptr_t base;
+	const void *phdr;
+	uintptr_t eh_frame_hdr;
+	int seen;
+	void *map;          /* rows and index mapped from the cache, or NULL */
+	size_t maplen;
+};
+
+/*
+ * What the handler reads: modules sorted by lo, not overlapping.
+ * IMMUTABLE while published (unwind_published); replaced as a whole by
+ * unwind_refresh(), which frees the old one only after engine_drain().
+ */
+struct uw_table {
+	size_t nmods;
+	const struct uw_module *mods[];
+};
+
+/* unwind_build.c: read by the handler between its profil_inflight
+ * increment and decrement (sample.c), written only by unwind_refresh()
+ * under its own lock (sequentially consistent store). */
+extern const struct uw_table *_Atomic unwind_published HIDDEN;
+
+/*
+ * The calling thread's stack, [lo, hi), read by the handler to bound its
+ * reads.  Written only by the thread itself (unwind_note_stack()), outside
+ * signal context; zero when unknown (the handler then bounds reads by
+ * UW_STACK_GUESS above the interrupted rsp, and a fault is recovered).
+ */
+struct uw_stack {
+	uintptr_t lo, hi;
+};
+extern __thread struct uw_stack unwind_stack
+	__attribute__((tls_model("initial-exec"))) HIDDEN;
+#define UW_STACK_GUESS ((uintptr_t)64 << 20)
+
+/* unwind_table.c: the rows of one object (dl_iterate_phdr's info) from its
+ * .eh_frame_hdr at runtime address hdr (0: none), covering at least its
+ * executable segments.  A malloc'd block, NULL when out of memory. */
+struct dl_phdr_info;
+HIDDEN struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr);
+
+/* unwind_cache.c: tables shared by the processes of one recording, under
+ * the object's build-id in a directory (uw_cache_dir(), "" or NULL: no
+ * cache).  uw_cache_load() maps a table built before, or gives NULL;
+ * uw_cache_store() writes one; uw_module_free() frees either kind. */
+HIDDEN void uw_cache_dir(const char *dir);
+HIDDEN struct uw_module *uw_cache_load(const struct dl_phdr_info *info, uintptr_t hdr);
+HIDDEN void uw_cache_store(const struct dl_phdr_info *info, uintptr_t hdr,
+                           const struct uw_module *m);
+HIDDEN void uw_module_free(struct uw_module *m);
+
+/* unwind_build.c (not signal context).  unwind_start() turns unwinding on
+ * (builds and publishes the table, notes this thread's stack), with tables
+ * shared through cache_dir (NULL: none);
+ * unwind_refresh() brings the table up to date with the objects loaded
+ * now, when it is on (call it after dlopen/dlclose).  Both return 0, or
+ * -1 with errno ENOMEM: an object then has no rows (or the previous
+ * table stays). */
+HIDDEN int unwind_start(const char *cache_dir);
+HIDDEN int unwind_refresh(void);
+/* Records the calling thread's stack bounds (unwind_stack) when on. */
+HIDDEN void unwind_note_stack(void);
+/* In a forked child: the build lock may be held by a thread that is gone. */
+HIDDEN void unwind_after_fork(void);
+
+/*
+ * unwind.c: signal context.  Walks from the interrupted registers and
+ * writes at most max pcs into pcs[]: pcs[0] = pc, then return addresses;
+ * a frame interrupted by a signal is written as its pc + 1, so that every
+ * caller entry minus one is inside the call (ring.h).  Returns the number
+ * written; *end says how the walk ended.  pcs may be written before a
+ * fault: the caller arms recovery and counts what *n says.
+ */
+enum uw_end {
+	UW_END_COMPLETE = 0,  /* reached the outermost frame */
+	UW_END_TRUNCATED = 1, /* max reached with frames left */
+	UW_END_FAILED = 2     /* a frame could not be unwound */
+};
+HIDDEN enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp,
+                               uintptr_t bp, uint64_t *pcs, uint32_t max,
+                               volatile uint32_t *n);
+
+/* unwind_cache.c: an object's GNU build-id from its notes in memory; its
+ * length, 0 if none (or longer than cap). */
+struct dl_phdr_info;
+HIDDEN size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap);
+
+#endif /* PROFIL_UNWIND_H */

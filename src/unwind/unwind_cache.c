@@ -1,0 +1,171 @@
+/*
+ * unwind_cache.c - module tables shared by the processes of one recording.
+ *
+ * Building a module's rows costs milliseconds (libc: 3 ms, libpython: 6
+ * ms), once per process.  A shell script that runs a thousand short
+ * programs would pay that a thousand times for the same libc, more than
+ * the profiling itself.  So a table, once built, is written to the cache
+ * directory (`profil record`'s directory for the ring files, private to
+ * the user and gone when the recording ends) under the object's GNU
+ * build-id, and the next process that loads the same object maps the
+ * file instead of building it: the rows are position independent (pc
+ * offsets from the module's lo, itself stored relative to the load bias).
+ *
+ * A file is trusted no further than the handler needs: its sizes must add
+ * up and every index entry must name a row, so a damaged file can give
+ * wrong stacks but never a read outside the mapping.  Objects without a
+ * build-id are built every time.  Outside signal context only.
+ */
+#include "unwind/unwind.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_MAGIC 0x31574e55u /* "UNW1" */
+
+/* The file: this header, nrows rows, nidx index entries. */
+struct cache_hdr {
+	uint32_t magic, row_size;
+	uint64_t hdr_off;        /* .eh_frame_hdr minus the load bias */
+	uint64_t lo_off, hi_off; /* the module's range minus the load bias */
+	uint64_t nrows, nidx;
+};
+
+static char cache_dir[4096]; /* set by unwind_start(), "" for no cache */
+
+void uw_cache_dir(const char *dir)
+{
+	if (!dir || strlen(dir) >= sizeof cache_dir)
+		dir = "";
+	strcpy(cache_dir, dir);
+}
+
+/* The object's GNU build-id, from its PT_NOTE segments in memory; its
+ * length, 0 when it has none or it is longer than cap.  (internal.h: the
+ * agent's module log uses it too.) */
+size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			size_t name = (n->n_namesz + 3) & ~(size_t)3, desc = (n->n_descsz + 3) & ~(size_t)3;
+			const char *d = p + sizeof *n + name;
+			if (name > (size_t)(end - p) || desc > (size_t)(end - d))
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(p + sizeof *n, "GNU", 4) == 0 && n->n_descsz <= cap) {
+				memcpy(out, d, n->n_descsz);
+				return n->n_descsz;
+			}
+			p = d + desc;
+		}
+	}
+	return 0;
+}
+
+/* "<dir>/uw-<build-id>-<hdr offset>"; -1 when there is no cache or id. */
+static int cache_path(const struct dl_phdr_info *info, uintptr_t hdr, char *path, size_t size)
+{
+	uint8_t id[64];
+	size_t n = cache_dir[0] ? object_build_id(info, id, sizeof id) : 0;
+	if (n == 0)
+		return -1;
+	int w = snprintf(path, size, "%s/uw-", cache_dir);
+	for (size_t i = 0; i < n && w > 0 && (size_t)w < size; i++)
+		w += snprintf(path + w, size - (size_t)w, "%02x", id[i]);
+	if (w > 0 && (size_t)w < size)
+		w += snprintf(path + w, size - (size_t)w, "-%lx",
+		              (unsigned long)(hdr - info->dlpi_addr));
+	return w > 0 && (size_t)w < size ? 0 : -1;
+}
+
+/* Whether a mapped file's contents are safe for the handler. */
+static int valid(const struct cache_hdr *h, size_t len, uint64_t hdr_off)
+{
+	if (len < sizeof *h || h->magic != CACHE_MAGIC || h->row_size != sizeof(struct uw_row) ||
+	    h->hdr_off != hdr_off || h->hi_off <= h->lo_off || h->hi_off - h->lo_off > UINT32_MAX ||
+	    h->nidx != ((h->hi_off - h->lo_off) >> UW_INDEX_SHIFT) + 2 || h->nrows > len ||
+	    len != sizeof *h + h->nrows * sizeof(struct uw_row) + h->nidx * 4)
+		return 0;
+	const uint32_t *index = (const uint32_t *)((const char *)(h + 1) +
+	                                           h->nrows * sizeof(struct uw_row));
+	for (uint64_t i = 0; i < h->nidx; i++)
+		if ((h->nrows ? index[i] >= h->nrows : index[i] != 0) ||
+		    (i && index[i] < index[i - 1]))
+			return 0;
+	return 1;
+}
+
+struct uw_module *uw_cache_load(const struct dl_phdr_info *info, uintptr_t hdr)
+{
+	char path[4200];
+	struct stat st;
+	if (cache_path(info, hdr, path, sizeof path) != 0)
+		return NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	void *map = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(struct cache_hdr))
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return NULL;
+	const struct cache_hdr *h = map;
+	struct uw_module *m = NULL;
+	if (valid(h, (size_t)st.st_size, hdr - info->dlpi_addr) &&
+	    (m = calloc(1, sizeof *m)) != NULL) {
+		m->lo = info->dlpi_addr + h->lo_off;
+		m->hi = info->dlpi_addr + h->hi_off;
+		m->nrows = h->nrows;
+		m->rows = (const struct uw_row *)(h + 1);
+		m->index = (const uint32_t *)(m->rows + h->nrows);
+		m->map = map;
+		m->maplen = (size_t)st.st_size;
+		return m;
+	}
+	munmap(map, (size_t)st.st_size);
+	return NULL;
+}
+
+void uw_cache_store(const struct dl_phdr_info *info, uintptr_t hdr, const struct uw_module *m)
+{
+	char path[4200], tmp[4300];
+	if (cache_path(info, hdr, path, sizeof path) != 0)
+		return;
+	struct cache_hdr h = {CACHE_MAGIC, sizeof(struct uw_row), hdr - info->dlpi_addr,
+	                      m->lo - info->dlpi_addr, m->hi - info->dlpi_addr, m->nrows,
+	                      ((m->hi - m->lo) >> UW_INDEX_SHIFT) + 2};
+	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	size_t rows = m->nrows * sizeof(struct uw_row), idx = h.nidx * 4;
+	int ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
+	         write(fd, m->rows, rows) == (ssize_t)rows &&
+	         write(fd, m->index, idx) == (ssize_t)idx;
+	ok = close(fd) == 0 && ok;
+	/* rename: another process racing on the same object writes the same
+	 * bytes; a reader sees a whole file or none */
+	if (!ok || rename(tmp, path) != 0)
+		unlink(tmp);
+}
+
+void uw_module_free(struct uw_module *m)
+{
+	if (m && m->map)
+		munmap(m->map, m->maplen);
+	free(m);
+}

@@ -1,0 +1,104 @@
+/*
+ * unwind_dwarf.h - what the two halves of the CFI reader share:
+ * unwind_cfi.c runs CIE/FDE programs, unwind_table.c walks .eh_frame and
+ * sorts the rows.  Outside signal context only.
+ */
+#ifndef PROFIL_UNWIND_DWARF_H
+#define PROFIL_UNWIND_DWARF_H
+
+#include "unwind/unwind.h"
+
+#include <link.h>
+
+/* A bounded cursor: reading past end sets bad and yields zeros. */
+struct cur {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static inline uint64_t fixed(struct cur *c, size_t n)
+{
+	uint64_t v = 0;
+	if ((size_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		c->p = c->end;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)c->p[i] << (8 * i);
+	c->p += n;
+	return v;
+}
+
+static inline uint64_t uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		uint64_t b = fixed(c, 1);
+		if (shift < 64)
+			v |= (b & 0x7f) << shift;
+		if (!(b & 0x80) || c->bad)
+			return v;
+	}
+}
+
+static inline int64_t sleb(struct cur *c)
+{
+	uint64_t v = 0, b;
+	unsigned shift = 0;
+	do {
+		b = fixed(c, 1);
+		if (shift < 64)
+			v |= (b & 0x7f) << shift;
+		shift += 7;
+	} while ((b & 0x80) && !c->bad);
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+/* A DW_EH_PE_* encoded pointer.  datarel: base for DW_EH_PE_datarel.
+ * DW_EH_PE_indirect is not followed (only personality pointers, which
+ * are skipped, use it). */
+static inline uintptr_t encoded(struct cur *c, uint8_t enc, uintptr_t datarel)
+{
+	uintptr_t at = (uintptr_t)c->p;
+	uint64_t v;
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: v = fixed(c, 8); break;
+	case 0x01: v = uleb(c); break;
+	case 0x02: v = fixed(c, 2); break;
+	case 0x03: v = fixed(c, 4); break;
+	case 0x09: v = (uint64_t)sleb(c); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)fixed(c, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)fixed(c, 4); break;
+	default: c->bad = 1; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00: return (uintptr_t)v;
+	case 0x10: return (uintptr_t)v + at;
+	case 0x30: return (uintptr_t)v + datarel;
+	default: c->bad = 1; return 0; /* textrel, funcrel, aligned: unused here */
+	}
+}
+
+/* Rows of the whole object before sorting, and the bounds every read
+ * of its .eh_frame ([eh_lo, eh_hi)) and of its code ([text_lo, text_hi),
+ * the signal trampoline's bytes) stays inside. */
+struct trows {
+	const uint8_t *eh_lo, *eh_hi;
+	uintptr_t text_lo, text_hi;
+	struct trow {
+		uintptr_t pc;
+		uint32_t seq;
+		struct uw_row r;
+	} *v;
+	size_t n, cap;
+	int oom;
+};
+
+HIDDEN void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r);
+/* One FDE at p (its length field) into rows; CIEs are skipped. */
+HIDDEN void uw_fde(const uint8_t *p, struct trows *t);
+
+#endif /* PROFIL_UNWIND_DWARF_H */

@@ -1,0 +1,151 @@
+/*
+ * unwind_table.c - an object's .eh_frame, found through its
+ * .eh_frame_hdr, as one sorted block of rows (struct uw_module).
+ * Outside signal context; every read stays inside the PT_LOAD segment
+ * that holds what is read.
+ */
+#include "unwind/unwind_dwarf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The PT_LOAD segment holding addr, as [*lo, *hi); 0 when found. */
+static int segment_of(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t *lo,
+                      uintptr_t *hi)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && addr >= s && addr - s < ph->p_memsz) {
+			*lo = s, *hi = s + ph->p_memsz;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* By pc; at one pc, end markers before rows, then in emission order: the
+ * last of a pc's group is the one that holds. */
+static int cmp_trow(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+	int rx = x->r.cfa != UW_CFA_NONE, ry = y->r.cfa != UW_CFA_NONE;
+	if (x->pc != y->pc)
+		return x->pc < y->pc ? -1 : 1;
+	if (rx != ry)
+		return rx - ry;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int same_rule(const struct uw_row *a, const struct uw_row *b)
+{
+	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->rbp == b->rbp &&
+	       a->rbp_off == b->rbp_off;
+}
+
+/* Sorted, one row per pc, repeats merged, into one block with the module.
+ * [tlo, thi): the object's executable segments, covered even without CFI. */
+static struct uw_module *finish(struct trows *t, uintptr_t tlo, uintptr_t thi)
+{
+	/* FDEs come in address order from .eh_frame_hdr's table, and each
+	 * one's rows in address order: usually nothing to sort. */
+	for (size_t i = 1; i < t->n; i++) {
+		if (cmp_trow(&t->v[i - 1], &t->v[i]) > 0) {
+			qsort(t->v, t->n, sizeof t->v[0], cmp_trow);
+			break;
+		}
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (i + 1 < t->n && t->v[i + 1].pc == t->v[i].pc)
+			continue;
+		if (k == 0 ? t->v[i].r.cfa == UW_CFA_NONE : same_rule(&t->v[k - 1].r, &t->v[i].r))
+			continue;
+		t->v[k++] = t->v[i];
+	}
+	uintptr_t lo = k && t->v[0].pc < tlo ? t->v[0].pc : tlo;
+	uintptr_t hi = k && t->v[k - 1].pc > thi ? t->v[k - 1].pc : thi;
+	if (hi <= lo || hi - lo > UINT32_MAX)
+		return NULL;
+	size_t nidx = ((hi - lo) >> UW_INDEX_SHIFT) + 2;
+	struct uw_module *m = malloc(sizeof *m + k * sizeof(struct uw_row) + nidx * 4);
+	if (!m)
+		return NULL;
+	struct uw_row *rows = (struct uw_row *)(m + 1);
+	uint32_t *index = (uint32_t *)(rows + k);
+	for (size_t i = 0; i < k; i++) {
+		rows[i] = t->v[i].r;
+		rows[i].pc = (uint32_t)(t->v[i].pc - lo);
+	}
+	/* The last row at or before each block's start (0 before the first) */
+	for (size_t i = 0, r = 0; i < nidx; i++) {
+		uint64_t at = (uint64_t)i << UW_INDEX_SHIFT;
+		while (r + 1 < k && rows[r + 1].pc <= at)
+			r++;
+		index[i] = (uint32_t)r;
+	}
+	memset(m, 0, sizeof *m);
+	m->lo = lo, m->hi = hi, m->rows = rows, m->nrows = k, m->index = index;
+	return m;
+}
+
+/* Every FDE of the .eh_frame that the header at hdr names. */
+static void all_fdes(const struct dl_phdr_info *info, uintptr_t hdr, struct trows *t)
+{
+	uintptr_t hlo, hhi, elo, ehi;
+	if (segment_of(info, hdr, &hlo, &hhi) != 0)
+		return;
+	struct cur c = {(const uint8_t *)hdr, (const uint8_t *)hhi, 0};
+	uint8_t version = (uint8_t)fixed(&c, 1), ptr_enc = (uint8_t)fixed(&c, 1);
+	uint8_t cnt_enc = (uint8_t)fixed(&c, 1), tab_enc = (uint8_t)fixed(&c, 1);
+	if (version != 1 || ptr_enc == 0xff)
+		return;
+	uintptr_t eh = encoded(&c, ptr_enc, hdr);
+	if (c.bad || segment_of(info, eh, &elo, &ehi) != 0)
+		return;
+	const uint8_t *limit = (const uint8_t *)ehi;
+	t->eh_lo = (const uint8_t *)elo, t->eh_hi = limit;
+	if (cnt_enc != 0xff && tab_enc == 0x3b) { /* datarel sdata4: the usual */
+		uint64_t n = encoded(&c, cnt_enc, hdr);
+		for (uint64_t i = 0; i < n && !c.bad; i++) {
+			encoded(&c, tab_enc, hdr);
+			uintptr_t fde = encoded(&c, tab_enc, hdr);
+			if (!c.bad && fde >= elo && fde < ehi)
+				uw_fde((const uint8_t *)fde, t);
+		}
+		return;
+	}
+	/* No search table: walk to the zero terminator. */
+	for (const uint8_t *p = (const uint8_t *)eh; limit - p >= 4;) {
+		struct cur w = {p, limit, 0};
+		uint64_t len = fixed(&w, 4);
+		if (len == 0xffffffffu)
+			len = fixed(&w, 8);
+		if (len == 0 || w.bad || len > (uint64_t)(limit - w.p))
+			break;
+		uw_fde(p, t);
+		p = w.p + len;
+	}
+}
+
+struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr)
+{
+	uintptr_t tlo = UINTPTR_MAX, thi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			tlo = s < tlo ? s : tlo;
+			thi = s + ph->p_memsz > thi ? s + ph->p_memsz : thi;
+		}
+	}
+	if (thi == 0)
+		return NULL;
+	struct trows t = {0};
+	t.text_lo = tlo, t.text_hi = thi;
+	if (hdr)
+		all_fdes(info, hdr, &t);
+	struct uw_module *m = t.oom ? NULL : finish(&t, tlo, thi);
+	free(t.v);
+	return m;
+}
