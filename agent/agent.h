@@ -1,7 +1,7 @@
 /*
  * agent.h - the profil agent: a library `profil record` preloads into the
  * program it runs.  It profiles every thread with the engine (src/) into
- * a sample ring (src/ring.h) in a file the record process reads while the
+ * a sample ring (src/base/ring.h) in a file the record process reads while the
  * program runs, so nothing is lost if the program is killed.  It does no
  * I/O on the sampling path and no symbolization.
  *
@@ -12,7 +12,7 @@
  *   PROFIL_HZ             sampling rate (the engine reads it)
  *   PROFIL_STACK_DEPTH    frames per sample, leaf included (default 128,
  *                         at most RING_MAX_DEPTH; 1: no stacks, and no
- *                         unwind tables are built: src/unwind.h)
+ *                         unwind tables are built: src/unwind/unwind.h)
  *
  * The public profil() family is hidden in the agent's copy of the engine:
  * a program that calls profil() itself gets glibc's, which runs beside us

@@ -3,7 +3,7 @@
  * 1,000 ranges (issue 4): nanoseconds from "the handler has a pc" to "the
  * counter is bumped".
  *
- * Method: this file compiles src/sample.c itself (#include below), not a
+ * Method: this file compiles src/engine/sample.c itself (#include below), not a
  * copy of its lookup, and times its record() - the per-sample path the
  * handler runs after reading the published table: the fault-recovery
  * setjmp, the binary search over ranges sorted by lowpc, the bin formula,
@@ -43,7 +43,7 @@ const char profil_timer_tag;
 void inflight_drain(void)
 {
 }
-_Atomic int perf_fd_tid[PERF_FD_MAX]; /* the perf engine's (src/perf_engine.c) */
+_Atomic int perf_fd_tid[PERF_FD_MAX]; /* the perf engine's (src/engine/perf_engine.c) */
 
 #define SPAN 4096     /* bytes of text per range */
 #define GAP 8192      /* distance between range starts */

@@ -201,7 +201,7 @@ bench_threads()
 
 # ---------------------------------------------------------------------------
 # lookup (issue 4): ns per sample in the handler's per-sample path with 1,
-# 10 and 1,000 ranges.  bench/lookup.c compiles src/sample.c itself; see
+# 10 and 1,000 ranges.  bench/lookup.c compiles src/engine/sample.c itself; see
 # its header for what is and is not timed.
 # ---------------------------------------------------------------------------
 bench_lookup()

@@ -1,6 +1,6 @@
 /*
- * unwind.c - cost of the stack walk the signal handler does (src/unwind.c)
- * and of building its tables (src/unwind_build.c), in this process.
+ * unwind.c - cost of the stack walk the signal handler does (src/unwind/unwind.c)
+ * and of building its tables (src/unwind/unwind_build.c), in this process.
  *
  *   bench/unwind [ROUNDS [LIBRARY...]]
  *

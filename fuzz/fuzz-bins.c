@@ -4,11 +4,11 @@
  *
  * Each input is read as a stream of 64-bit words and checks three things:
  *
- *  - bin_index() (src/bin.h) against the formula computed in 128 bits;
- *  - prange_end() (src/ptable.c): the last pc before it must map to a
+ *  - bin_index() (src/base/bin.h) against the formula computed in 128 bits;
+ *  - prange_end() (src/base/ptable.c): the last pc before it must map to a
  *    counter and the pc at it must not (where the formula is monotone,
  *    i.e. always: floor of a nondecreasing function);
- *  - forms_claim() (src/forms_overlap.c), glibc's sprofil() rule for
+ *  - forms_claim() (src/forms/forms_overlap.c), glibc's sprofil() rule for
  *    overlapping regions, against the definition: a pc belongs to the
  *    region with the highest lowpc that contains it, ties to the first
  *    given.  The pieces must also pass ptable_sort_check().

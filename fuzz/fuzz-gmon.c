@@ -1,7 +1,7 @@
 /*
  * fuzz-gmon.c - the gmon.out writer, round trip (issue 15): a range table
- * re-binned onto one object's grid (ghist_build(), src/gmon_bins.c),
- * written by gout_*() (src/gmon_file.c) and read back by a parser of its
+ * re-binned onto one object's grid (ghist_build(), src/gmon/gmon_bins.c),
+ * written by gout_*() (src/gmon/gmon_file.c) and read back by a parser of its
  * own.
  *
  * Each input chooses a range table (1..6 ranges: 16- or 32-bit counters,
@@ -38,7 +38,7 @@
  * Why the references can be trusted: S_i comes from the definition of the
  * bin formula, P_i = offset + (ceil(i * 65536 / scale) << shift) the first
  * pc of bin i in 128 bits, and every S_i is checked at both ends against
- * bin_index() (src/bin.h, itself fuzzed against a 128-bit reference by
+ * bin_index() (src/base/bin.h, itself fuzzed against a 128-bit reference by
  * fuzz-bins); the shares are exact rationals; the parser follows binutils'
  * gmon_out.h and shares no code with the writer.
  *

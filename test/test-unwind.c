@@ -1,5 +1,5 @@
 /*
- * test-unwind.c - call stacks recorded with every sample (src/unwind.h).
+ * test-unwind.c - call stacks recorded with every sample (src/unwind/unwind.h).
  *
  * The stack tests run test/unwind/prog.c (uwprog, built -O2
  * -fomit-frame-pointer with a library built the same way) under the

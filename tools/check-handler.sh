@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-handler.sh OBJECT ALLOWLIST: fail if OBJECT references an undefined
 # symbol that ALLOWLIST does not name.  This is the signal handler's
-# async-signal-safety contract (src/sample.c), checked on every build.
+# async-signal-safety contract (src/engine/sample.c), checked on every build.
 set -eu
 obj=$1 allow=$2
 syms=$(nm -u "$obj") || { echo "check-handler: cannot read $obj" >&2; exit 1; }

@@ -1,7 +1,7 @@
 /*
  * gmon.c - the leaf addresses of one module as a gmon.out histogram.
  *
- * The format is the one the library writes (src/gmon_file.c, after
+ * The format is the one the library writes (src/gmon/gmon_file.c, after
  * binutils' gmon_out.h): header "gmon", u32 version 1, 12 zero bytes;
  * then histogram records: u8 tag 0, lowpc, highpc (pointer-sized), u32
  * bins, u32 rate (Hz), char dimen[15] "seconds", char 's', and bins u16

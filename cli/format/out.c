@@ -1,6 +1,6 @@
 /*
  * out.c - atomic output files (out.h).  The same discipline as the
- * library's gmon.out writer (src/gmon_file.c): the temporary name is in
+ * library's gmon.out writer (src/gmon/gmon_file.c): the temporary name is in
  * the target's directory (symbolic links resolved, so a link survives
  * and rename stays within one file system), and the directory is synced
  * after the rename so the new name is durable.

@@ -10,7 +10,7 @@
  * agent/modules.c), so failing that, the first later load covering the
  * pc is taken.  A pc in no module keeps mapping 0 and is reported by
  * address.  A stack the agent could not finish ends in a marker
- * (src/ring.h), which becomes a frame named [truncated] (the depth limit)
+ * (src/base/ring.h), which becomes a frame named [truncated] (the depth limit)
  * or [unknown] (the unwind failed): never a silently short stack.
  */
 #include "record_int.h"

@@ -1,7 +1,7 @@
 /*
  * images.c - reading the ring files while the command runs (images.h).
  *
- * The reader side of src/ring.h: consume committed records from tail,
+ * The reader side of src/base/ring.h: consume committed records from tail,
  * zero them (a writer's commit is a nonzero header in zeroed space) and
  * advance tail, so the profiled process can keep writing into a ring of
  * fixed size.  Nothing read is trusted: sizes are checked against the
@@ -350,7 +350,7 @@ const char *image_thread_name(const struct image *im, uint32_t tid)
 
 /* Everything in the directory we made goes with the recording: ring
  * files (also those never completed), the agent's unwind tables shared
- * between processes (src/unwind_cache.c, "uw-*"), their temporary files. */
+ * between processes (src/unwind/unwind_cache.c, "uw-*"), their temporary files. */
 static void remove_all(const char *dir)
 {
 	DIR *d = opendir(dir);

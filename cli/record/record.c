@@ -3,7 +3,7 @@
  * [--no-children] [-v] [--] CMD [ARGS...]`: run CMD with the agent preloaded, read its samples
  * while it runs, then symbolize and write a pprof file.
  *
- * The samples live in ring files on tmpfs (agent/, src/ring.h), which we
+ * The samples live in ring files on tmpfs (agent/, src/base/ring.h), which we
  * read every READ_MS: whatever CMD does, killed by SIGKILL included,
  * what was sampled until then is in them, and the last read after CMD
  * ends takes it.  Symbolization happens here, after the run, never in

@@ -313,7 +313,7 @@ static int faults_blocked(const void *ucontext)
 	       ((m[(SIGBUS - 1) / bits] >> ((SIGBUS - 1) % bits)) & 1);
 }
 
-/* This thread's tally, read by threads.c when it exits (internal.h).  Its
+/* This thread's tally, read by threads.c when it exits (engine.h).  Its
  * own: plain stores, no atomics; reset when the timers' epoch moved on. */
 __thread struct sample_self sample_self __attribute__((tls_model("initial-exec"))) HIDDEN;
 /* Bumped by timers.c whenever the timers are made afresh. */

@@ -1,7 +1,7 @@
 /*
  * sampling.h - declarations shared by the signal-context code (sample.c)
  * and the code that installs it (signals.c, fault.c).  Separate from
- * internal.h because <signal.h> with _GNU_SOURCE pulls in <unistd.h>, whose
+ * engine.h because <signal.h> with _GNU_SOURCE pulls in <unistd.h>, whose
  * nonnull declaration of profil() profil.c must not see (docs/contract.md,
  * "The classic call").
  */

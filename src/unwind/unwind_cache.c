@@ -48,7 +48,7 @@ void uw_cache_dir(const char *dir)
 }
 
 /* The object's GNU build-id, from its PT_NOTE segments in memory; its
- * length, 0 when it has none or it is longer than cap.  (internal.h: the
+ * length, 0 when it has none or it is longer than cap.  (engine.h: the
  * agent's module log uses it too.) */
 size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap)
 {

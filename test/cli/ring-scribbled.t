@@ -3,7 +3,7 @@
 # record` must survive it, drop that file with one warning, and still pass
 # the command's status and output through.  Found by fuzz/fuzz-ring.c.
 # The header's layout: data_size at byte 24, modlog_offset at 32,
-# modlog_size at 40 (src/ring.h).
+# modlog_size at 40 (src/base/ring.h).
 
 # ring_layout_rewritten: data_size set to 2^30 after the reader checked
 # the header (it read past its mapping)
