@@ -18,11 +18,18 @@
  */
 #include "gmon/gmon.h"
 #include "engine/engine.h"
+#include "process/process.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Every form publishes through this file: it takes the process part's
+ * objects into a static link (process.h says why). */
+static const void *const take_process[] __attribute__((used)) = {
+	&process_fork_linked, &process_exec_linked, &process_threads_linked, &process_sigwrap_linked,
+};
 
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Under keep_lock: the last retired histogram, its ranges pointing into

@@ -8,6 +8,7 @@
  * glibc's own internal calls (posix_spawn, system) do not come through
  * here; they do not need to (see exec.c).
  */
+#include "process/process.h"
 #include "process/exec_impl.h"
 
 #include <dlfcn.h>
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+
+const char process_exec_linked = 1; /* process.h: for static links */
 
 #define API __attribute__((visibility("default")))
 

@@ -29,6 +29,8 @@
 
 #include <pthread.h>
 
+const char process_fork_linked = 1; /* process.h: for static links */
+
 static void prepare(void)
 {
 	engine_lock();

@@ -12,4 +12,16 @@
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
 
+/*
+ * One symbol in each object of this part, which gmon_keep.c (every form
+ * publishes through it) refers to, so that a link with libprofil.a takes
+ * them all.  Nothing calls into them by a name of ours: their entry
+ * points are libc's names, which the linker does not look for in the
+ * archive once a shared library met earlier defines them (a sanitizer
+ * runtime defines pthread_create and sigaction); fork.c was never taken,
+ * so a program linked with the archive had no fork handlers.
+ */
+extern const char process_fork_linked HIDDEN, process_exec_linked HIDDEN,
+    process_threads_linked HIDDEN, process_sigwrap_linked HIDDEN;
+
 #endif /* PROFIL_PROCESS_H */

@@ -34,11 +34,14 @@
  * (x86-64, aarch64: GLIBC_2.2.5/2.17); no dlsym, so this works in signal
  * handlers and before our constructors ran.
  */
+#include "process/process.h"
 #include "engine/engine.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+
+const char process_sigwrap_linked = 1; /* process.h: for static links */
 
 #define API __attribute__((visibility("default"))) NO_TSAN
 

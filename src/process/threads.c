@@ -20,6 +20,8 @@
 #include <threads.h>
 #include <unistd.h>
 
+const char process_threads_linked = 1; /* process.h: for static links */
+
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 struct start {

@@ -1,7 +1,8 @@
 /*
  * prog.c - a program linked with libprofil.a, statically (static-prog) and
  * dynamically (archive-prog): profiles itself with a thread, forks and
- * execs a PATH command, and says what it counted (issue 9, item 9).
+ * execs a PATH command, checks a forked child is profiled, and says what
+ * it counted (issue 9, item 9).
  * Exit status 0 when everything worked.
  */
 #include <pthread.h>
@@ -35,6 +36,18 @@ int main(void)
 		return 1;
 	}
 	pthread_join(t, NULL);
+	/* a forked child is profiled too: fork.o's handlers give it a timer
+	 * (they were missing from links with the archive: process.h) */
+	pid_t kid = fork();
+	if (kid == 0) {
+		/* volatile: the compiler sees work() leave buf alone */
+		volatile unsigned short *count = buf;
+		unsigned short before = count[0];
+		work((void *)(size_t)100000000);
+		_exit(count[0] > before ? 0 : 3);
+	}
+	int kid_status = -1;
+	waitpid(kid, &kid_status, 0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		execlp("true", "true", (char *)NULL);
@@ -46,6 +59,7 @@ int main(void)
 	profil(none, 0, 0, 0);
 	struct profil_stats st;
 	profil_get_stats(&st);
-	printf("samples %u ticks %llu child status %d\n", buf[0], st.ticks, status);
-	return buf[0] > 0 && buf[0] == st.ticks && status == 0 ? 0 : 1;
+	printf("samples %u ticks %llu child status %d, profiled child status %d\n", buf[0],
+	       st.ticks, status, kid_status);
+	return buf[0] > 0 && buf[0] == st.ticks && status == 0 && kid_status == 0 ? 0 : 1;
 }
