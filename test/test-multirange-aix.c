@@ -61,7 +61,7 @@ TEST_IMPL(multirange_aix_computed_scale)
 	unsigned short *buf = calloc(1, bytes);
 	ASSERT(buf);
 	struct prof p[2] = {{(void *)lo, (void *)hi, buf, (int)bytes, PROFIL_AIX_SCALE_AUTO}, {0}};
-	unsigned long iters = iters_for(0.3); /* calibrate before profiling */
+	unsigned long iters = iters_for(0.6); /* calibrate before profiling */
 	ASSERT_OK(AIX(p));
 	double cpu = cpu_thread();
 	aix_spin_exe(iters);
