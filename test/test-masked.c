@@ -180,3 +180,61 @@ TEST_IMPL(masked_handler_left_by_longjmp)
 	ASSERT(counter[0] > 0);
 	return 0;
 }
+
+/*
+ * Fault recovery's handler stands in front of the program's SIGSEGV
+ * handler.  It was installed SA_NODEFER, so a SIGSEGV that kill(2) sent
+ * while it ran nested it at once: a thread sending them in a stream made
+ * the nest grow until the stack overflowed, where the program's own
+ * handler, which blocks its signal while it runs, nests once at most.
+ * Now ours blocks SIGSEGV and SIGBUS while it runs.  The program here
+ * counts the signals and returns; a sender sends as fast as it can.
+ */
+static volatile sig_atomic_t counted;
+
+static void count_segv(int sig)
+{
+	(void)sig;
+	counted++;
+}
+
+struct stream {
+	pthread_t target;
+	volatile int stop;
+	unsigned long sent;
+};
+
+static void *send_stream(void *p)
+{
+	struct stream *s = p;
+	while (!s->stop) {
+		pthread_kill(s->target, SIGSEGV);
+		s->sent++;
+	}
+	return NULL;
+}
+
+TEST_IMPL(masked_sent_segv_stream_never_nests)
+{
+	if (skip_under("valgrind", "valgrind delivers signals at its own points"))
+		return 0;
+	if (skip_under("tsan", "TSan defers asynchronous signals"))
+		return 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = count_segv; /* SIGSEGV blocked while it runs */
+	ASSERT_OK(sigaction(SIGSEGV, &sa, NULL));
+	static unsigned short counter[1];
+	ASSERT_OK(profil(counter, sizeof counter, 0, 2));
+	struct stream s = {pthread_self(), 0, 0};
+	pthread_t t;
+	ASSERT_OK(pthread_create(&t, NULL, send_stream, &s));
+	burn(2.0);
+	s.stop = 1;
+	pthread_join(t, NULL);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	printf("%lu SIGSEGVs sent, %d handled, %u samples\n", s.sent, (int)counted, counter[0]);
+	ASSERT(counted > 1000);
+	ASSERT(counter[0] > 0);
+	return 0;
+}
