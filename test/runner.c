@@ -137,6 +137,12 @@ static int wait_or_kill(pid_t pid, double deadline, int *status)
 			return 0;
 		}
 		if (now() > deadline) {
+			/* what was still running, for the log: which process hung */
+			char ps[96];
+			snprintf(ps, sizeof ps, "ps -o pid,stat,etime,args --forest -g %d >&2", (int)pid);
+			fflush(stdout);
+			if (system(ps) != 0)
+				fprintf(stderr, "(no process list)\n");
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			while (waitpid(pid, status, 0) < 0 && errno == EINTR)

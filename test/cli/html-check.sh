@@ -31,15 +31,27 @@ trap 'rm -rf "$profile"' EXIT
 set -- --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
 	--user-data-dir="$profile" --window-size="$size" --virtual-time-budget=15000 \
 	--enable-logging=stderr --v=0
+# Headless Chromium now and then never exits (with or without our page,
+# seen once in many CI runs): a run is killed after 60 s and tried once
+# more, saying so; a second hang fails.
+browse() {
+	for try in 1 2; do
+		timeout -k 5 60 "$browser" "$@" && return 0
+		rc=$?
+		[ $rc -eq 124 ] || [ $rc -eq 137 ] || return $rc
+		echo "html-check: chromium did not exit within 60 s (try $try)" >&2
+	done
+	return 124
+}
 if [ -n "$shot" ]; then
 	dir=$(cd "$(dirname "$0")" && pwd)/artifacts
 	mkdir -p "$dir"
-	"$browser" "$@" --screenshot="$dir/$shot.png" "$url" >/dev/null 2>"$profile/log" || true
+	browse "$@" --screenshot="$dir/$shot.png" "$url" >/dev/null 2>"$profile/log" || true
 	[ -s "$dir/$shot.png" ] || { cat "$profile/log" >&2; exit 1; }
 	echo "screenshot=$dir/$shot.png"
 	exit 0
 fi
-"$browser" "$@" --dump-dom "$url" >"$profile/dom" 2>"$profile/log" || true
+browse "$@" --dump-dom "$url" >"$profile/dom" 2>"$profile/log" || true
 sed -n '/^<pre id="selftest">/,/^<\/pre>/p' "$profile/dom" | sed 's/^<pre id="selftest">//; /^<\/pre>/d'
 # console messages: "CONSOLE(...)" lines at ERROR level, "Uncaught" anywhere
 n=$(grep -c -E 'Uncaught|:ERROR:CONSOLE|"Error' "$profile/log" || true)
