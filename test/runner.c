@@ -29,7 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef TEST_TIMEOUT
 #define TEST_TIMEOUT 120
+#endif
 
 char test_skip_reason[256];
 
@@ -138,8 +140,9 @@ static int wait_or_kill(pid_t pid, double deadline, int *status)
 		}
 		if (now() > deadline) {
 			/* what was still running, for the log: which process hung */
-			char ps[96];
-			snprintf(ps, sizeof ps, "ps -o pid,stat,etime,args --forest -g %d >&2", (int)pid);
+			char ps[128];
+			snprintf(ps, sizeof ps, "ps -e -o pgid=,pid=,stat=,etime=,args= | awk '$1 == %d' >&2",
+			         (int)pid);
 			fflush(stdout);
 			if (system(ps) != 0)
 				fprintf(stderr, "(no process list)\n");
