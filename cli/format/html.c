@@ -33,18 +33,6 @@ static void quality(FILE *f, const char *label, double v, double bad, const char
 	fputs("</li>\n", f);
 }
 
-static size_t processes(const struct profile *p, const struct htree *t)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		size_t j = 0;
-		while (j < i && t->threads[j].pid != t->threads[i].pid)
-			j++;
-		n += j == i;
-	}
-	return p->nprocesses > n ? p->nprocesses : n;
-}
-
 static void header(FILE *f, const struct html_in *in, const struct htree *t)
 {
 	const struct profile *p = in->p;
@@ -64,8 +52,10 @@ static void header(FILE *f, const struct html_in *in, const struct htree *t)
 	fact(f, "CPU", "%.3f s", cpu);
 	fact(f, "samples", "%.0f", (double)t->total);
 	fact(f, "rate", "%.0f Hz", hz);
-	fact(f, "processes", "%.0f", (double)processes(p, t));
-	fact(f, "threads", "%.0f", (double)t->nthreads);
+	size_t procs, threads;
+	prof_count_tasks(p, &procs, &threads);
+	fact(f, "processes", "%.0f", (double)procs);
+	fact(f, "threads", "%.0f", (double)threads);
 	fputs("</dl>\n<div class=\"quality\" id=\"quality\"><h2>Data quality</h2><ul>\n", f);
 	quality(f, "samples lost", pct((int64_t)p->lost, t->total + (int64_t)p->lost), 1.0,
 	        "(ring full or process gone before the drain)");

@@ -322,3 +322,37 @@ int64_t prof_total(const struct profile *p)
 		t += p->samples[i].count;
 	return t;
 }
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+static size_t distinct(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_u64);
+	size_t d = 0;
+	for (size_t i = 0; i < n; i++)
+		d += i == 0 || v[i] != v[i - 1];
+	return d;
+}
+
+/* One definition for every place that prints these counts (record's
+ * summary, the report header, the HTML page), so they cannot disagree:
+ * a process is a pid (an exec'd image is the same process), whether or
+ * not it was sampled; a thread is a (pid, tid) with samples. */
+void prof_count_tasks(const struct profile *p, size_t *processes, size_t *threads)
+{
+	size_t n = p->nprocesses + p->nsamples;
+	uint64_t *v = prof_xrealloc(NULL, n ? n : 1, sizeof *v);
+	for (size_t i = 0; i < p->nprocesses; i++)
+		v[i] = p->processes[i].pid;
+	for (size_t i = 0; i < p->nsamples; i++)
+		v[p->nprocesses + i] = p->samples[i].pid;
+	*processes = distinct(v, n);
+	for (size_t i = 0; i < p->nsamples; i++)
+		v[i] = (uint64_t)p->samples[i].pid << 32 | p->samples[i].tid;
+	*threads = distinct(v, p->nsamples);
+	free(v);
+}

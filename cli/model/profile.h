@@ -107,6 +107,9 @@ void prof_add_process(struct profile *p, uint32_t pid, uint32_t ppid, const char
 void prof_add_comment(struct profile *p, const char *text);
 /* Sum of all samples' count. */
 int64_t prof_total(const struct profile *p);
+/* Processes (distinct pids, sampled or not; an exec keeps the pid) and
+ * threads (distinct pid and tid among the samples). */
+void prof_count_tasks(const struct profile *p, size_t *processes, size_t *threads);
 
 /* Added for readers and writers (cli/format, cli/report): */
 /* Like prof_add_sample with an explicit CPU time (a reader keeps the

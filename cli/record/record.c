@@ -163,17 +163,8 @@ static char *join(char **argv)
 static void summary(const struct record_opts *o, const struct images *set,
                     const struct profile *p, const struct rusage *ru)
 {
-	size_t threads = 0, procs = 0;
-	for (size_t i = 0; i < set->n; i++) {
-		if (set->v[i].broken)
-			continue;
-		threads += set->v[i].nthreads;
-		/* an exec'd program is a new image of the same process */
-		size_t k = 0;
-		while (k < i && (set->v[k].broken || set->v[k].pid != set->v[i].pid))
-			k++;
-		procs += k == i;
-	}
+	size_t procs, threads;
+	prof_count_tasks(p, &procs, &threads);
 	int64_t total = prof_total(p);
 	fprintf(stderr, "profil record: %lld samples, %.2f CPU s, %zu process%s, %zu thread%s, "
 	        "%llu lost -> %s\n", (long long)total, (double)total / o->hz, procs,

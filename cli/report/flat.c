@@ -44,8 +44,11 @@ static size_t loc_module(const struct profile *p, const struct prof_location *l,
 static void by_task(const struct profile *p, size_t si, struct rows *a, int thread)
 {
 	const struct prof_sample *s = &p->samples[si];
-	char key[64], name[300], detail[300];
-	snprintf(key, sizeof key, "%" PRIu32 "/%" PRIu32, s->pid, thread ? s->tid : 0);
+	char key[320], name[300], detail[300];
+	/* An exec'd image is a row of its own (same pid, its own command
+	 * name): a shell wrapper that execs python3 is not python3. */
+	snprintf(key, sizeof key, "%" PRIu32 "/%" PRIu32 "/%.250s", s->pid, thread ? s->tid : 0,
+	         s->comm);
 	snprintf(detail, sizeof detail, "%.250s [%" PRIu32 "]", *s->comm ? s->comm : "?", s->pid);
 	if (thread)
 		snprintf(name, sizeof name, "%.250s [%" PRIu32 "]", *s->thread ? s->thread : "?", s->tid);

@@ -45,6 +45,12 @@ stderr /1 process,/
 $ profil record -o x.pprof $REC/rec-prog exec 30 && profil report x.pprof
 row /exec_hot/ 2 >= 90
 stderr /2 processes/
+stdout /, 2 processes, /
+
+# record's summary and report's header count processes and threads the
+# same way (they once said 42 and 80 processes for one python run)
+$ profil record -o x.pprof $REC/rec-prog exec 30 2>e && profil report x.pprof >o && a=$(sed -n 's/.* CPU s, \(.*\), [0-9]* lost.*/\1/p' e) && b=$(sed -n 's/.* Hz, \(.*\), [0-9]* lost$/\1/p' o) && echo "[$a] [$b]"
+stdout /^\[([0-9]+ process(es)?, [0-9]+ threads?)\] \[\1\]$/
 
 # Killed by SIGKILL midway: what was sampled is kept; status 128+9
 $ (profil record -o k.pprof $REC/rec-prog spin 30; echo "record status $?" >&2) | { read word pid; kill -KILL "$pid"; }; profil report k.pprof
