@@ -131,6 +131,7 @@ $(BUILD)/test/%-nopie: test/helpers/%.c $(SHLIB) | $(BUILD)/test
 # and, where libc.a exists and no sanitizer is on, static; a library
 # linked with libprofil that a program without it dlopen()s and dlclose()s.
 TEST_HELPERS += $(BUILD)/test/archive-prog $(BUILD)/test/dlclose-prog $(BUILD)/test/libprofil-user.so
+TEST_HELPERS += $(BUILD)/test/libselfprof.so
 LIBC_A := $(shell $(CC) -print-file-name=libc.a)
 ifeq ($(SAN),)
 ifneq ($(LIBC_A),libc.a)
@@ -145,6 +146,10 @@ $(BUILD)/test/dlclose-prog: test/link/dlclose-prog.c | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -ldl $(LDFLAGS)
 $(BUILD)/test/libprofil-user.so: test/link/user.c $(SHLIB) | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< $(LINK_PROFIL) -ldl $(LDFLAGS)
+# A preload that makes any program profile itself with profil() (the
+# real-suites "self" runs, tools/real-suites.sh).
+$(BUILD)/test/libselfprof.so: test/link/selfprof.c $(SHLIB) | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< $(LINK_PROFIL) $(LDFLAGS)
 
 $(BUILD)/test/lib%.so: test/lib/%.c | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -fPIC -shared -o $@ $< $(LDFLAGS)
@@ -500,9 +505,10 @@ $(BUILD)/fuzz/fuzz-gmon: fuzz/fuzz-gmon.c src/gmon/gmon_bins.c $(BUILD)/obj/gmon
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -DGHIST_MAX_CELLS='((uint64_t)1 << 12)' \
 	    -o $@ $(filter-out %.h,$^) -lm $(LDFLAGS)
 
-# Real programs' own test suites (issue 15): CPython's signal, threading
-# and subprocess tests, compressors and sort, each unprofiled and under
-# `profil record`; the results must be identical (tools/real-suites.sh).
+# Real programs' own test suites (issues 9 and 15): CPython's signal,
+# threading and subprocess tests, compressors and sort, each unprofiled,
+# under `profil record`, and (CPython) profiling itself through profil()
+# with libselfprof.so; the results must be identical (tools/real-suites.sh).
 .PHONY: real-suites
-real-suites: $(PROFIL_BIN) $(AGENT)
+real-suites: $(PROFIL_BIN) $(AGENT) $(BUILD)/test/libselfprof.so
 	sh tools/real-suites.sh $(BUILD)

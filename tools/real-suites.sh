@@ -9,7 +9,12 @@
 #   python    CPython's own regression tests for signals, threads and
 #             subprocesses (Debian's libpython3.11-testsuite; installed
 #             with apt-get when missing and root, else skipped, saying so):
-#             outcomes per test case from --junit-xml
+#             outcomes per test case from --junit-xml.  Run a third time
+#             profiling itself through the library (mode "self": every
+#             process, children included, calls profil() from a preloaded
+#             constructor, BUILD/test/libselfprof.so; issue 9's
+#             "passes its own suites while it profiles itself"), where
+#             the interposers, not only the agent, are in the program.
 #   xz, gzip, bzip2, zstd   compress and decompress generated data (about 12 MiB,
 #             text and incompressible): the compressed bytes and the round
 #             trip must be identical; xz with 2 threads
@@ -31,6 +36,10 @@ run() {
 	mkdir -p "$d"
 	if [ "$mode" = profiled ]; then
 		(cd "$d" && "$profil" record -o "$d/../$name.pprof" "$@" >out.txt 2>err.txt)
+	elif [ "$mode" = self ]; then
+		(cd "$d" && SELFPROF_LOG="$d/selfprof.log" \
+		 LD_PRELOAD="$build/libprofil.so $build/test/libselfprof.so${LD_PRELOAD:+ $LD_PRELOAD}" \
+		 "$@" >out.txt 2>err.txt)
 	else
 		(cd "$d" && "$@" >out.txt 2>err.txt)
 	fi
@@ -38,26 +47,37 @@ run() {
 }
 
 # compare NAME FILE...: the files (relative to each run's directory) and
-# the statuses must be the same in both runs, and the profile must read
+# the statuses must be the same in both runs, and the profile must read.
+# MODE (default profiled) is the run compared with the plain one; for
+# "self" the processes' own counts (selfprof.log) must show samples.
 compare() {
 	name=$1
 	shift
-	a=$tmp/$name.plain b=$tmp/$name.profiled why=
+	mode=${MODE:-profiled}
+	a=$tmp/$name.plain b=$tmp/$name.$mode why=
 	cmp -s "$a/status.txt" "$b/status.txt" ||
-		why="status $(cat "$a/status.txt") unprofiled, $(cat "$b/status.txt") profiled"
+		why="status $(cat "$a/status.txt") unprofiled, $(cat "$b/status.txt") $mode"
 	for f in "$@"; do
 		[ -n "$why" ] || cmp -s "$a/$f" "$b/$f" || why="$f differs"
 	done
-	if [ -z "$why" ] && ! "$profil" report "$tmp/$name.pprof" >"$tmp/$name.report" 2>&1; then
-		why="profile unreadable: $(tail -1 "$tmp/$name.report")"
-	fi
-	samples=$(sed -n '1s/^# [^:]*: \([0-9]*\) samples.*, \([0-9]*\) process.*/\1 samples, \2 processes/p' \
-	          "$tmp/$name.report" 2>/dev/null)
-	ran=$((ran + 1))
-	if [ -z "$why" ]; then
-		printf 'same  %-8s %s (%s)\n' "$name" "$summary" "$samples"
+	if [ "$mode" = self ]; then
+		samples=$(awk '{ n++; t += $2 } END { printf "%d samples, %d processes", t, n }' \
+		          "$b/selfprof.log" 2>/dev/null)
+		[ -n "$why" ] || awk '$2 > 0 { ok = 1 } END { exit !ok }' "$b/selfprof.log" 2>/dev/null ||
+			why="no process reported samples (profil() refused?)"
 	else
-		printf 'DIFF  %-8s %s: %s\n' "$name" "$summary" "$why"
+		if [ -z "$why" ] && ! "$profil" report "$tmp/$name.pprof" >"$tmp/$name.report" 2>&1; then
+			why="profile unreadable: $(tail -1 "$tmp/$name.report")"
+		fi
+		samples=$(sed -n '1s/^# [^:]*: \([0-9]*\) samples.*, \([0-9]*\) process.*/\1 samples, \2 processes/p' \
+		          "$tmp/$name.report" 2>/dev/null)
+	fi
+	ran=$((ran + 1))
+	[ "$mode" = profiled ] && label=$name || label="$name/$mode"
+	if [ -z "$why" ]; then
+		printf 'same  %-11s %s (%s)\n' "$label" "$summary" "$samples"
+	else
+		printf 'DIFF  %-11s %s: %s\n' "$label" "$summary" "$why"
 		for f in "$@"; do diff "$a/$f" "$b/$f" 2>/dev/null | head -20 | sed 's/^/      /'; done
 		fail=1
 	fi
@@ -70,7 +90,7 @@ if [ ! -f /usr/lib/python3.11/test/test_signal.py ] && [ "$(id -u)" = 0 ] &&
 	apt-get install -y -q libpython3.11-testsuite >/dev/null 2>&1
 fi
 if command -v python3 >/dev/null && python3 -c 'import test.test_signal' 2>/dev/null; then
-	for mode in plain profiled; do
+	for mode in plain profiled self; do
 		run python $mode python3 -m test -j2 --junit-xml=junit.xml $pytests
 		# one line per test case: class.name outcome
 		python3 - "$tmp/python.$mode/junit.xml" >"$tmp/python.$mode/cases.txt" <<'PY'
@@ -86,16 +106,18 @@ PY
 	# comparison, are shown as KNOWN, and the run's status is recomputed
 	# from the cases that remain.
 	known=$(dirname "$0")/real-suites.known
-	for mode in plain profiled; do
+	for mode in plain profiled self; do
 		d=$tmp/python.$mode
 		grep -v -F -f "$(sed -n 's/^\(test\.[^ ]*\).*/\1/p' "$known" > "$tmp/known.ids"; echo "$tmp/known.ids")" \
 			"$d/cases.txt" > "$d/cases.cmp" || true
 		grep -q ' failure$\| error$' "$d/cases.cmp" && echo 1 > "$d/status.txt" || echo 0 > "$d/status.txt"
 	done
-	grep -F -f "$tmp/known.ids" "$tmp/python.profiled/cases.txt" | sed 's/^/KNOWN /'
+	grep -F -f "$tmp/known.ids" "$tmp/python.profiled/cases.txt" "$tmp/python.self/cases.txt" |
+		sed 's/^/KNOWN /'
 	c=$tmp/python.plain/cases.txt
 	summary="$(wc -l <"$c") cases: $(grep -c ' ok$' "$c") ok, $(grep -c ' failure$\| error$' "$c") failed, $(grep -c ' skipped$' "$c") skipped"
 	compare python cases.cmp
+	MODE=self compare python cases.cmp
 else
 	echo "skip  python   (no CPython test package: apt-get install libpython3.11-testsuite)"
 	skipped=$((skipped + 1))
