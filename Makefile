@@ -318,15 +318,7 @@ VALGRIND_TESTS = bins_edges bins_random_against_reference \
 valgrind-unit: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	$(MAKE) valgrind TESTS="$(VALGRIND_TESTS)"
 valgrind: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
-	@# each test under valgrind directly: the runner re-executes
-	@# /proc/self/exe, which under valgrind is valgrind itself
-	@ok=0 bad=0 skip=0; for t in $${TESTS:-$$(sed -n 's/^TEST(\(.*\))$$/\1/p' $(BUILD)/test/list.h)}; do \
-	    PROFIL_TEST_TOOL=valgrind valgrind -q --error-exitcode=99 --leak-check=full \
-	        --errors-for-leak-kinds=definite $(TEST_BIN) --one $$t >/dev/null 2>$(BUILD)/vg-$$t.log \
-	    ; rc=$$?; case $$rc in 0) echo "ok   $$t"; ok=$$((ok + 1));; \
-	    77) echo "skip $$t"; skip=$$((skip + 1));; \
-	    *) echo "FAIL $$t (see $(BUILD)/vg-$$t.log)"; bad=$$((bad + 1));; esac; \
-	done; echo "valgrind: $$ok passed, $$bad failed, $$skip skipped"; [ $$bad -eq 0 ]
+	@sh tools/valgrind.sh $(BUILD) $${TESTS:-$$(sed -n 's/^TEST(\(.*\))$$/\1/p' $(BUILD)/test/list.h)}
 
 demo: deps all
 	sh tools/demo.sh $(BUILD)
