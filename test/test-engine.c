@@ -254,6 +254,18 @@ static int count_perf_fds(int *cloexec_all)
 	return n;
 }
 
+/* The number the program's next open() would get. */
+static int next_descriptor(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT(fd >= 0);
+	close(fd);
+	return fd;
+}
+
+/* At most one per thread, close-on-exec, and out of the program's way:
+ * its next open() gets the number it would without us (CPython's
+ * test_pass_fds once found ours at 3 in its children). */
 TEST_IMPL(engine_perf_descriptors)
 {
 	setenv("PROFIL_ENGINE", "perf", 1);
@@ -262,17 +274,19 @@ TEST_IMPL(engine_perf_descriptors)
 	static unsigned short buf[2];
 	struct spinners sp;
 	spinners_start(&sp, 3);
+	int next = next_descriptor();
 	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
 	burn(0.05);
 	int cloexec;
 	int n = count_perf_fds(&cloexec);
 	struct profil_stats st;
 	ASSERT_OK(profil_get_stats(&st));
-	printf("%u threads sampled, %d perf descriptors, close-on-exec %s\n", st.threads, n,
-	       cloexec ? "all" : "NOT all");
+	printf("%u threads sampled, %d perf descriptors, close-on-exec %s; next open() %d, "
+	       "was %d\n", st.threads, n, cloexec ? "all" : "NOT all", next_descriptor(), next);
 	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
 	ASSERT(n >= 1 && (unsigned)n <= st.threads); /* at most one per thread */
 	ASSERT(cloexec);
+	ASSERT_EQ(next_descriptor(), next);
 	spinners_stop(&sp);
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
 	ASSERT_EQ(count_perf_fds(&cloexec), 0); /* stopping closes them all */

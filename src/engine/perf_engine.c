@@ -46,12 +46,17 @@
  * on every Linux since 2.6.32, unprivileged and without a measurement;
  * sysconf(_SC_CLK_TCK) is USER_HZ (100), not the tick.
  *
- * Descriptors: one per sampled thread, O_CLOEXEC, never 0, 1 or 2 (a
- * program that closes its standard streams and reopens them expects those
- * numbers), and only while RLIMIT_NOFILE leaves a reserve of a quarter of
- * it (16 to 1024) free above the descriptor: beyond that, threads get
- * timers.  The check is against the descriptor's number, which the kernel
- * hands out lowest first, so it also holds when the program has many open.
+ * Descriptors: one per sampled thread, O_CLOEXEC, moved at once to the
+ * upper half of the numbers we may use (F_DUPFD_CLOEXEC from half the
+ * ceiling below): the kernel hands out the lowest free number, so the
+ * program's next open() gets the number it would get without us (a
+ * program that closes its standard streams and reopens them expects
+ * 0-2; CPython's test_pass_fds found ours at 3 in its children).  Only
+ * while RLIMIT_NOFILE leaves a reserve of a quarter of it (16 to 1024)
+ * free above the descriptor: beyond that, threads get timers (with the
+ * usual soft limit of 1024: descriptors 384-767, so 384 threads on
+ * events).  The low number perf_event_open() returned is held only
+ * between that call and the move.
  *
  * Events count user and kernel CPU time, as the timers' CPU clocks do.
  * Where the kernel allows only user-space events (perf_event_paranoid 2
@@ -88,11 +93,10 @@ static enum choice env_choice(void)
 {
 	static _Atomic int warned;
 	const char *s = getenv("PROFIL_ENGINE");
-	/* Unset: timers.  Events stay opt-in until three things measured at
+	/* Unset: timers.  Events stay opt-in until two things measured at
 	 * the end of their first session are understood: their signals are
 	 * raised while a thread runs in the kernel, so a blocking write to a
-	 * pipe returns short (CPython's test_subprocess); their descriptor is
-	 * visible to the program (test_pass_fds); and on a VM they cost
+	 * pipe returns short (CPython's test_subprocess); and on a VM they cost
 	 * 13-22% CPU at 1000 Hz (bench/results.md).  CPU-clock timers fire
 	 * only on the way back to user mode and hold no descriptor. */
 	if (!s || !*s)
@@ -184,14 +188,15 @@ static int open_event(pid_t tid, int64_t per, int excl_kernel)
 	a.exclude_kernel = (unsigned)excl_kernel;
 	a.exclude_hv = 1;
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0 && fd < 3) { /* leave the standard numbers to the program */
-		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
+	if (fd >= 0 && fd < low) { /* leave the low numbers to the program */
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, low);
 		int e = errno;
 		close(fd);
 		errno = e;
 		fd = high;
 	}
-	if (fd >= 0 && fd >= fd_ceiling()) {
+	if (fd >= 0 && fd >= ceiling) {
 		close(fd);
 		errno = EMFILE; /* the program's reserve, not ours to take */
 		return -1;
