@@ -210,7 +210,8 @@ ENGINE_TESTS := classic_totals_1_thread classic_totals_8_threads classic_fairnes
     classic_program_takes_sigprof_later threads_short_lived_10ms_1000hz \
     threads_thrd_create_covered safety_fork safety_exec safety_concurrent_callers \
     safety_eintr_restarted safety_limit_fds safety_buffer_unmapped_later \
-    safety_stop_hygiene interpose_exec_requeue_all interpose_fork_during_churn \
+    safety_stop_hygiene interpose_failed_exec_keeps_mask_and_signals \
+    interpose_fork_child_never_spins_on_lock \
     pcsample_threads threads_reused_tid_covered
 # Left out of the perf pass while its bug is open (issue 13): a thread the
 # sweeper found was once credited 12 ms more than its CPU time (1122
