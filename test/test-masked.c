@@ -3,13 +3,17 @@
  * and SIGBUS (inside its own SEGV handler, or a thread that blocks them)
  * must not write: if the buffer had gone bad, the fault could not be
  * recovered and the kernel would kill the process (issue 9, item 5).
- * The weight is held and written with the thread's next sample.
+ * The weight is held and written with the thread's next sample.  And
+ * the sampling signal itself blocked (item 16): its weight is credited
+ * where it is unblocked.
  */
 #include "safety.h"
 
 #include <pthread.h>
 #include <setjmp.h>
 #include <sys/mman.h>
+#include <sys/profil.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 /* A child profiles into a buffer, blocks SIGSEGV and SIGBUS, protects the
@@ -238,5 +242,77 @@ TEST_IMPL(masked_sent_segv_stream_never_nests)
 	printf("%lu SIGSEGVs sent, %d handled, %u samples\n", s.sent, (int)counted, counter[0]);
 	ASSERT(counted > 1000);
 	ASSERT(counter[0] > 0);
+	return 0;
+}
+
+/*
+ * Issue 9, item 16: CPU time a thread spends with the sampling signal
+ * blocked is not lost.  Its timer's expiries wait; when the signal is
+ * unblocked the kernel sends them as one signal whose overrun counts
+ * them, and the whole weight is credited there: at the pc where the
+ * signal was unblocked, counted in profil_stats.overruns (not apart: the
+ * handler cannot tell this overrun from the kernel tick's, see profil(3)).
+ *
+ * The thread blocks the signal, burns in a function of its own, and
+ * unblocks it with libc's syscall(), so that pc is in a function whose
+ * range the test knows.  Two regions: the burning function must get no
+ * sample at all (none can be delivered there), syscall() the blocked CPU
+ * time times the rate, give or take what the kernel's tick leaves
+ * undecided at either end (an expiry is noticed at a tick: 4 ms at
+ * 250 Hz) and one period.
+ */
+SPIN_FN(spin_signal_blocked, 71)
+
+static unsigned long region_sum(const unsigned short *c, size_t bytes)
+{
+	unsigned long sum = 0;
+	for (size_t i = 0; i < bytes / 2; i++)
+		sum += c[i];
+	return sum;
+}
+
+TEST_IMPL(masked_sampling_signal_credited_at_unblock)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	unsigned long blo, bhi, ulo, uhi;
+	ASSERT_OK(function_range((void *)spin_signal_blocked, &blo, &bhi));
+	ASSERT_OK(function_range((void *)syscall, &ulo, &uhi));
+	size_t bbytes = 2 * ((bhi - blo + 1) / 2 + 1), ubytes = 2 * ((uhi - ulo + 1) / 2 + 1);
+	unsigned short *bc = calloc(1, bbytes), *uc = calloc(1, ubytes);
+	ASSERT(bc && uc);
+	struct prof regions[2] = {
+		{.pr_base = bc, .pr_size = bbytes, .pr_off = blo, .pr_scale = 0x10000},
+		{.pr_base = uc, .pr_size = ubytes, .pr_off = ulo, .pr_scale = 0x10000},
+	};
+	ASSERT_OK(sprofil(regions, 2, NULL, PROF_USHORT));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	unsigned int hz = profil_hz();
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, st.signal);
+	unsigned long iters = iters_for(0.4);
+	ASSERT_OK(pthread_sigmask(SIG_BLOCK, &one, NULL));
+	double c0 = cpu_thread();
+	spin_signal_blocked(iters);
+	double c1 = cpu_thread();
+	unsigned long at_block_end = region_sum(uc, ubytes);
+	/* the pending signal is delivered as this system call returns */
+	ASSERT_EQ(syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, 8), 0);
+	unsigned long at_unblock = region_sum(uc, ubytes) - at_block_end;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT_OK(sprofil(NULL, 0, NULL, 0));
+	unsigned long in_blocked = region_sum(bc, bbytes);
+	double want = (c1 - c0) * hz;
+	printf("%s: %.3f CPU s with signal %d blocked at %u Hz: %lu samples at the "
+	       "unblocking syscall() (%.1f owed), %lu in the blocked function; "
+	       "%llu signals, %llu overruns\n", profil_engine_name(st.engine), c1 - c0,
+	       st.signal, hz, at_unblock, want, in_blocked, st.signals, st.overruns);
+	ASSERT_EQ(in_blocked, 0);
+	ASSERT_NEAR((double)at_unblock, want, 0.010 * hz + 2);
+	if (st.engine == PROFIL_ENGINE_THREAD_TIMERS)
+		ASSERT(st.overruns + 1 >= at_unblock);
+	free(bc);
+	free(uc);
 	return 0;
 }
