@@ -1,7 +1,8 @@
 /*
  * test-drain.c - issue 9, item 6: a stop, a stop after a fault (the
  * sweeper's engine_reap()) and exec wait for a sampling handler still
- * writing before fault recovery is removed.
+ * writing before fault recovery is removed; and item 18: that wait ends
+ * even when the stopping thread is SCHED_FIFO on the handler's core.
  *
  * The race these tests make deterministic: a handler is between its
  * in-flight increment and decrement, about to write a counter, when
@@ -47,6 +48,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/profil.h>
@@ -479,5 +481,101 @@ TEST_IMPL(safety_exec_drains_handler_in_flight)
 	ASSERT_EQ(got, 1);
 	ASSERT_EQ(note, 'w');
 	ASSERT_EQ(WEXITSTATUS(status), 42);
+	return 0;
+}
+
+/*
+ * Issue 9, item 18: SCHED_FIFO program threads on one core cannot make a
+ * stop spin for ever.  The drain used to wait with sched_yield() alone,
+ * which never lets a thread of a lower priority run: a stopping thread at
+ * SCHED_FIFO that shares its core with the (SCHED_OTHER) thread whose
+ * handler is in flight spun until the kernel's real-time throttling
+ * (sched_rt_runtime_us: 0.95 s of every second by default) let that
+ * thread have the core, and for ever where throttling is off.  Now the
+ * drain sleeps after 64 yields.
+ *
+ * Every thread of the test runs on one CPU.  The spinner's handler is
+ * held on P as above; a SCHED_OTHER resolver, made runnable just before
+ * the stop, maps P (UFFDIO_ZEROPAGE), which lets the held write complete;
+ * then the test's thread, at SCHED_FIFO, stops.  Neither the resolver nor
+ * the spinner can run before the stopping thread leaves the CPU, so the
+ * stop returns within milliseconds if the drain sleeps, and after 0.95 s
+ * at least (throttling) if it only yields: 0.4 s are allowed.
+ */
+struct resolver {
+	const struct hold *h;
+	int go_fd;
+};
+
+static void *resolver_main(void *p)
+{
+	struct resolver *r = p;
+	char c;
+	ASSERT_EQ(read(r->go_fd, &c, 1), 1);
+	struct uffdio_zeropage z = {
+		.range = {.start = (unsigned long)r->h->page, .len = PAGE},
+		.mode = 0, /* and wake the held thread */
+	};
+	ASSERT_OK(ioctl(r->h->uffd, UFFDIO_ZEROPAGE, &z));
+	return NULL;
+}
+
+TEST_IMPL(safety_stop_sched_fifo_one_core_bounded)
+{
+	if (skip_tools())
+		return 0;
+	/* The CPU the test runs on, for every thread it makes from now on
+	 * (the sweeper, started by profil(), too). */
+	int cpu = sched_getcpu();
+	ASSERT(cpu >= 0);
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	ASSERT_OK(sched_setaffinity(0, sizeof one, &one));
+	struct sched_param fifo = {.sched_priority = 1}, other = {.sched_priority = 0};
+	int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+	if (rc != 0) {
+		char why[160];
+		snprintf(why, sizeof why, "SCHED_FIFO refused (%s)", strerror(rc));
+		skip_because(why);
+		return 0;
+	}
+	ASSERT_EQ(pthread_setschedparam(pthread_self(), SCHED_OTHER, &other), 0);
+	struct hold h;
+	if (hold_setup(&h) != 0)
+		return 0;
+	int go[2];
+	ASSERT_OK(pipe2(go, O_CLOEXEC));
+	struct resolver r = {.h = &h, .go_fd = go[0]};
+	pthread_t resolver, spinner;
+	ASSERT_EQ(pthread_create(&resolver, NULL, resolver_main, &r), 0);
+	struct spin_arg sa = {.run = 1, .iters = iters_for(0.005)};
+	profile_spin(&h);
+	ASSERT_EQ(pthread_create(&spinner, NULL, spin_main, &sa), 0);
+	hold_wait(&h);
+
+	/* The stop, at SCHED_FIFO, with the resolver runnable. */
+	alarm(30); /* no throttling and the old drain: it never returns */
+	ASSERT_EQ(pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo), 0);
+	double t0 = mono_now();
+	ASSERT_EQ(write(go[1], "g", 1), 1);
+	rc = profil(no_buf, 0, 0, 0);
+	double took = mono_now() - t0;
+	ASSERT_EQ(pthread_setschedparam(pthread_self(), SCHED_OTHER, &other), 0);
+	alarm(0);
+	printf("stop at SCHED_FIFO on CPU %d with a handler in flight on it: %.4f s\n",
+	       cpu, took);
+	ASSERT_EQ(rc, 0);
+	ASSERT(took < 0.4);
+	ASSERT_EQ(pthread_join(resolver, NULL), 0);
+	atomic_store(&sa.run, 0);
+	ASSERT_EQ(pthread_join(spinner, NULL), 0);
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_OFF);
+	close(go[0]);
+	close(go[1]);
+	close(h.uffd);
+	munmap(h.page, PAGE);
 	return 0;
 }
