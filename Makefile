@@ -66,7 +66,7 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
 .PHONY: test-perf test-timer valgrind-unit tsan-run
-.PHONY: cli deps check-install check-symbols all lib check check-handler check-layout check-man check-cxx test demo install \
+.PHONY: cli deps check-install check-symbols all lib check check-handler check-layout check-man check-cxx check-contract test demo install \
         uninstall clean help \
         examples bench stress sanitize tsan valgrind
 all: lib examples cli
@@ -254,6 +254,11 @@ check-layout: $(LIB_OBJ)
 check-man:
 	sh tools/check-man.sh man/*.[0-9]
 
+# The contract is docs/contract.md, cited by the README and profil.h, and
+# nothing names a specification outside the repository (issue 9).
+check-contract:
+	sh tools/check-contract.sh
+
 # <profil.h> in C++, before and after <unistd.h>, with g++ and clang++.
 check-cxx: lib
 	sh tools/check-cxx.sh include $(BUILD)
@@ -268,7 +273,7 @@ check-install: lib
 
 # The runner last: its closing line ("N passed, N failed, N skipped") ends
 # the output, and is what CI reads.
-check: deps check-handler check-layout check-man check-cxx check-install check-symbols
+check: deps check-handler check-layout check-man check-cxx check-contract check-install check-symbols
 	$(MAKE) test-perf test-timer
 	$(MAKE) test
 
