@@ -41,4 +41,20 @@ if [ -n "$left" ]; then
 	echo "$left" >&2
 	exit 1
 fi
-echo "check-install: installed copy builds and runs a user program via pkg-config; uninstall removes it all"
+# make help names the targets; make clean leaves no gmon.out behind (in a
+# scratch directory with a copy of the Makefile: clean removes build-*)
+help=$(make -s help)
+if ! echo "$help" | grep -q '^make uninstall'; then
+	echo "check-install: make help does not list make uninstall" >&2
+	exit 1
+fi
+mkdir -p "$tmp/clean/examples"
+cp Makefile "$tmp/clean/"
+touch "$tmp/clean/gmon.out" "$tmp/clean/gmon.out.42" "$tmp/clean/examples/gmon.out"
+make -s -C "$tmp/clean" clean >/dev/null
+left=$(cd "$tmp/clean" && ls gmon.out* examples/gmon.out* 2>/dev/null || true)
+if [ -n "$left" ]; then
+	echo "check-install: left after make clean: $left" >&2
+	exit 1
+fi
+echo "check-install: installed copy builds and runs a user program via pkg-config; uninstall removes it all; make help, make clean"
