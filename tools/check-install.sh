@@ -51,7 +51,9 @@ fi
 mkdir -p "$tmp/clean/examples"
 cp Makefile "$tmp/clean/"
 touch "$tmp/clean/gmon.out" "$tmp/clean/gmon.out.42" "$tmp/clean/examples/gmon.out"
-make -s -C "$tmp/clean" clean >/dev/null
+# nothing from the calling make (MAKEFLAGS could carry an absolute BUILD)
+env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL -u BUILD \
+    make -s -C "$tmp/clean" BUILD=build clean >/dev/null
 left=$(cd "$tmp/clean" && ls gmon.out* examples/gmon.out* 2>/dev/null || true)
 if [ -n "$left" ]; then
 	echo "check-install: left after make clean: $left" >&2
