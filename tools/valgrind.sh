@@ -14,23 +14,13 @@ runner=$build/test/run-tests
 out=$(mktemp -d /tmp/profil-vg.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-one() {
-	PROFIL_TEST_TOOL=valgrind valgrind -q --error-exitcode=99 --leak-check=full \
-	    --errors-for-leak-kinds=definite "$runner" --one "$1" >/dev/null 2>"$build/vg-$1.log"
-	echo $? >"$out/$1"
-}
-
+# a pool of VALGRIND_JOBS: a long test (a truncation loop running the
+# command a hundred times) does not hold the other CPU idle
 jobs=${VALGRIND_JOBS:-$(nproc 2>/dev/null || echo 1)}
-running=0
-for t in "$@"; do
-	one "$t" &
-	running=$((running + 1))
-	if [ "$running" -ge "$jobs" ]; then
-		wait
-		running=0
-	fi
-done
-wait
+printf '%s\n' "$@" | xargs -P "$jobs" -I{} sh -c '
+	PROFIL_TEST_TOOL=valgrind valgrind -q --error-exitcode=99 --leak-check=full \
+	    --errors-for-leak-kinds=definite "$1" --one "$2" >/dev/null 2>"$3/vg-$2.log"
+	echo $? >"$4/$2"' sh "$runner" {} "$build" "$out"
 ok=0 bad=0 skip=0
 for t in "$@"; do
 	rc=$(cat "$out/$t" 2>/dev/null || echo none)
