@@ -21,6 +21,8 @@ struct sym_image {
 	char *path, *build_id;  /* the key: as recorded */
 	Dwfl *dwfl;             /* NULL when no file could be had */
 	Dwfl_Module *mod;
+	struct sym_scopes *scopes;  /* scopes.c's, per CU */
+	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
 	struct sym_image *next;
 };
 
@@ -79,6 +81,7 @@ void sym_cache_free(struct sym_cache *c)
 		return;
 	for (struct sym_image *im = c->images, *next; im; im = next) {
 		next = im->next;
+		sym_scopes_free(im->scopes);
 		if (im->dwfl)
 			dwfl_end(im->dwfl);
 		free(im->path);
@@ -202,6 +205,7 @@ struct sym_image *sym_cache_get(struct sym_cache *c, const char *path, const cha
 	}
 	im->path = sym_strdup(path);
 	im->build_id = sym_strdup(build_id);
+	im->cxx = -1;
 	im->next = c->images;
 	c->images = im;
 	open_image(c, im);
@@ -249,4 +253,25 @@ int sym_image_bias(struct sym_image *im, uint64_t start, uint64_t file_offset, u
 Dwfl_Module *sym_image_module(struct sym_image *im)
 {
 	return im->mod;
+}
+
+int sym_image_has_cxx_symbols(struct sym_image *im)
+{
+	if (im->cxx < 0) {
+		int n = dwfl_module_getsymtab(im->mod);
+		im->cxx = 0;
+		for (int i = 0; i < n && !im->cxx; i++) {
+			GElf_Sym sym;
+			GElf_Addr addr;
+			const char *name = dwfl_module_getsym_info(im->mod, i, &sym, &addr, NULL,
+			                                           NULL, NULL);
+			im->cxx = name && strncmp(name, "_Z", 2) == 0;
+		}
+	}
+	return im->cxx;
+}
+
+struct sym_scopes **sym_image_scopes(struct sym_image *im)
+{
+	return &im->scopes;
 }

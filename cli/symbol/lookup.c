@@ -22,15 +22,42 @@ static const char *die_string(Dwarf_Die *die, int name)
 	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
 }
 
+/* The symbol table's name for an address, looked up on first use: libdwfl
+ * reads the whole table for each (dwfl_module_addrinfo is a linear search),
+ * and a function DWARF names rarely needs it. */
+struct symname {
+	struct sym_image *im;
+	uint64_t vaddr;
+	int done;
+	const char *name;   /* NULL: no symbol */
+};
+
+static const char *symname_get(struct symname *s)
+{
+	if (!s->done) {
+		GElf_Off off;
+		GElf_Sym sym;
+		s->name = dwfl_module_addrinfo(sym_image_module(s->im), s->vaddr, &off, &sym, NULL,
+		                               NULL, NULL);
+		s->done = 1;
+	}
+	return s->name;
+}
+
 /* Names of a function DIE, through abstract_origin and specification:
  * the linkage name demangled (C++: "ns::Klass::method(int)"), else
- * DW_AT_name, else the symbol table's name (fallback, may be NULL). */
-static void die_names(Dwarf_Die *die, const char *fallback, struct sym_frame *f)
+ * DW_AT_name, else the symbol table's name (sym, NULL for none).  The
+ * symbol's name is looked up only when it can change the result: no
+ * linkage name, and no DW_AT_name or a table with C++ names in it. */
+static void die_names(Dwarf_Die *die, struct symname *sym, struct sym_frame *f)
 {
 	const char *linkage = die_string(die, DW_AT_linkage_name);
 	if (!linkage)
 		linkage = die_string(die, DW_AT_MIPS_linkage_name);
 	const char *name = die_string(die, DW_AT_name);
+	const char *fallback = NULL;
+	if (sym && !linkage && (!name || sym_image_has_cxx_symbols(sym->im)))
+		fallback = symname_get(sym);
 	if (!linkage && fallback && strncmp(fallback, "_Z", 2) == 0)
 		linkage = fallback; /* C++ without DW_AT_linkage_name here */
 	if (linkage) {
@@ -77,7 +104,8 @@ static int is_function(Dwarf_Die *die)
 	       tag == DW_TAG_entry_point;
 }
 
-/* The innermost function (or inlined instance) containing pc. */
+/* The innermost function (or inlined instance) containing pc, by libdw:
+ * two walks of the CU per address (see scopes.c). */
 static int innermost_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
 {
 	Dwarf_Die *scopes;
@@ -93,13 +121,39 @@ static int innermost_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
 	return found;
 }
 
-static size_t dwarf_chain(Dwarf_Die *cu, Dwarf_Addr pc, const char *symname,
-                          const char *src, int lineno, struct sym_frame *out, size_t max)
+/* The innermost function holding pc and the scopes it is in, innermost
+ * first, into a malloc'd *out; their count, 0 when no function holds pc.
+ * scopes.c answers, or libdw itself when scopes.c cannot. */
+static int function_scopes(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out)
 {
-	Dwarf_Die fn, *scopes;
-	if (!innermost_function(cu, pc, &fn))
+	Dwarf_Die *path, fn;
+	int n = sym_scopes_at(sym_image_scopes(im), cu, pc, &path);
+	if (n < 0)
+		return innermost_function(cu, pc, &fn) ? dwarf_getscopes_die(&fn, out) : 0;
+	int last = n - 1;
+	while (last >= 0 && !is_function(&path[last]))
+		last--;
+	if (last < 0) {
+		free(path);
 		return 0;
-	int ns = dwarf_getscopes_die(&fn, &scopes);
+	}
+	for (int i = 0, j = last; i < j; i++, j--) {
+		fn = path[i];
+		path[i] = path[j];
+		path[j] = fn;
+	}
+	*out = path;
+	return last + 1;
+}
+
+/* The chain at pc: from the innermost function (or inlined instance)
+ * holding it out to the first out-of-line function. */
+static size_t dwarf_chain(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc,
+                          struct symname *symname, const char *src, int lineno,
+                          struct sym_frame *out, size_t max)
+{
+	Dwarf_Die *scopes;
+	int ns = function_scopes(im, cu, pc, &scopes);
 	size_t n = 0;
 	int64_t line = lineno;
 	for (int i = 0; i < ns && n < max; i++) {
@@ -136,15 +190,14 @@ static size_t dwarf_chain(Dwarf_Die *cu, Dwarf_Addr pc, const char *symname,
 size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max)
 {
 	Dwfl_Module *mod = sym_image_module(im);
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *symname = dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL);
+	struct symname sym = {im, vaddr, 0, NULL};
 	Dwfl_Line *dl = dwfl_module_getsrc(mod, vaddr);
 	int lineno = 0;
 	const char *src = dl ? dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL) : NULL;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias);
-	size_t n = cu ? dwarf_chain(cu, vaddr - bias, symname, src, lineno, out, max) : 0;
+	size_t n = cu ? dwarf_chain(im, cu, vaddr - bias, &sym, src, lineno, out, max) : 0;
+	const char *symname = n > 0 || max == 0 ? NULL : symname_get(&sym);
 	if (n > 0 || !symname || max == 0)
 		return n;
 	/* no DWARF function here: the symbol table's, with the line table's

@@ -3,11 +3,14 @@
  *   image.c   ELF files opened for symbols, cached by path + build-id
  *   vdso.c    this process's vDSO as a file libdwfl can read
  *   lookup.c  one address -> its inline chain (names, files, lines)
+ *   scopes.c  the DIEs holding an address (dwarf_getscopes, cheaper)
+ *   kids.c    DIE lists walked as libdw does, indexed by address
  *   symbolize.c  the driver over a profile
  */
 #ifndef PROFIL_CLI_SYMINT_H
 #define PROFIL_CLI_SYMINT_H
 
+#include <elfutils/libdw.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +48,49 @@ void sym_frames_free(struct sym_frame *f, size_t n);
 
 /* The Dwfl behind an image (lookup.c needs it; image.c owns it). */
 struct Dwfl_Module *sym_image_module(struct sym_image *im);
+
+/* Whether any name in the symbol table libdwfl searches for an address
+ * (dwfl_module_addrinfo) starts with _Z (C++), read once. */
+int sym_image_has_cxx_symbols(struct sym_image *im);
+
+/* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
+struct sym_scopes;
+struct sym_scopes **sym_image_scopes(struct sym_image *im);
+void sym_scopes_free(struct sym_scopes *s);
+/* The DIEs holding pc in cu that dwarf_getscopes() finds, outermost (a
+ * child of cu) first, down to the innermost, into a malloc'd *path, and
+ * their count (0: none); -1 when libdw's own answer is needed (it may
+ * fail, or differ: see scopes.c). */
+int sym_scopes_at(struct sym_scopes **s, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **path);
+
+/* kids.c: a map keyed by address (a DIE's), values non-NULL. */
+struct sym_map {
+	const void **keys;
+	void **vals;
+	size_t cap, n;
+};
+void *sym_map_get(const struct sym_map *m, const void *key);
+void sym_map_put(struct sym_map *m, const void *key, void *val);
+void sym_map_free(struct sym_map *m, void (*free_val)(void *));
+/* The walk of dwarf_getscopes over a list of sibling DIEs from first:
+ * visit(die, im, arg) on each, an imported unit's children in place (im:
+ * the imports it is in).  Returns visit's first nonzero, 0 at the end, -1
+ * when libdw fails. */
+struct sym_import {
+	const void *unit;
+	const struct sym_import *up;
+};
+typedef int sym_visit_fn(Dwarf_Die *die, const struct sym_import *im, void *arg);
+int sym_walk_list(Dwarf_Die first, const struct sym_import *im, sym_visit_fn *visit,
+                  void *arg);
+/* Whether that walk goes into die's children. */
+int sym_walks_into(Dwarf_Die *die);
+/* parent's children indexed by address, cached in cache (values freed
+ * with sym_kids_free); NULL when libdw failed listing them. */
+struct sym_kids;
+struct sym_kids *sym_kids_of(struct sym_map *cache, Dwarf_Die *parent);
+int sym_kids_find(const struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid);
+void sym_kids_free(void *kids);
 
 /* A file holding this process's vDSO image (a memfd path under
  * /proc/self/fd), or NULL when there is no vDSO. */

@@ -1,0 +1,219 @@
+/*
+ * kids.c - DIE lists walked the way libdw's dwarf_getscopes() walks them
+ * (elfutils' __libdw_visit_scopes, 0.188), and a DIE's children indexed
+ * by the addresses they cover, so that finding the one holding an
+ * address is a binary search rather than a pass over the list (the top
+ * of a CU such as libpython's ceval.c has thousands of DIEs: types and
+ * declarations from headers).  Also the address-keyed map they are kept
+ * in.  Any error libdw reports is passed on: the caller then asks libdw
+ * itself (scopes.c).
+ */
+#include "symint.h"
+
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One range of a child: [lo, hi), the child the kid'th of the list. */
+struct kid_span {
+	Dwarf_Addr lo, hi;
+	size_t kid;
+	Dwarf_Die die;
+};
+
+struct sym_kids {
+	struct kid_span *spans;  /* sorted by lo, then kid */
+	Dwarf_Addr *maxhi;       /* largest hi of spans[0 .. i] */
+	size_t n, cap, nkids;
+	int error;               /* libdw failed while listing them */
+};
+
+static void *xalloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fputs("profil: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+static size_t map_slot(const struct sym_map *m, const void *key)
+{
+	uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+void *sym_map_get(const struct sym_map *m, const void *key)
+{
+	return m->cap ? m->vals[map_slot(m, key)] : NULL;
+}
+
+void sym_map_put(struct sym_map *m, const void *key, void *val)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		struct sym_map old = *m;
+		m->cap = old.cap ? 2 * old.cap : 256;
+		m->keys = xalloc(NULL, m->cap * sizeof *m->keys);
+		m->vals = xalloc(NULL, m->cap * sizeof *m->vals);
+		memset(m->keys, 0, m->cap * sizeof *m->keys);
+		memset(m->vals, 0, m->cap * sizeof *m->vals);
+		m->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.keys[i])
+				sym_map_put(m, old.keys[i], old.vals[i]);
+		free(old.keys);
+		free(old.vals);
+	}
+	size_t i = map_slot(m, key);
+	m->n += !m->keys[i];
+	m->keys[i] = key;
+	m->vals[i] = val;
+}
+
+void sym_map_free(struct sym_map *m, void (*free_val)(void *))
+{
+	for (size_t i = 0; free_val && i < m->cap; i++)
+		if (m->keys[i])
+			free_val(m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+int sym_walks_into(Dwarf_Die *die)
+{
+	switch (dwarf_tag(die)) {
+	case DW_TAG_compile_unit: case DW_TAG_module: case DW_TAG_lexical_block:
+	case DW_TAG_with_stmt: case DW_TAG_catch_block: case DW_TAG_try_block:
+	case DW_TAG_entry_point: case DW_TAG_inlined_subroutine: case DW_TAG_subprogram:
+	case DW_TAG_namespace: case DW_TAG_class_type: case DW_TAG_structure_type:
+		return dwarf_haschildren(die) != 0;
+	default:
+		return 0;
+	}
+}
+
+/* The unit an imported_unit DIE brings in, walked in place: its
+ * children (none for a compile unit), once per chain of imports. */
+static int walk_import(Dwarf_Die *die, const struct sym_import *im, sym_visit_fn *visit,
+                       void *arg)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die unit, first;
+	if (!dwarf_formref_die(dwarf_attr(die, DW_AT_import, &attr), &unit) ||
+	    dwarf_tag(&unit) == DW_TAG_compile_unit || dwarf_child(&unit, &first) != 0)
+		return 0;
+	for (const struct sym_import *i = im; i; i = i->up)
+		if (i->unit == die->addr)
+			return -1; /* a cycle: libdw's DWARF_E_INVALID_DWARF */
+	struct sym_import here = {die->addr, im};
+	return sym_walk_list(first, &here, visit, arg);
+}
+
+int sym_walk_list(Dwarf_Die child, const struct sym_import *im, sym_visit_fn *visit,
+                  void *arg)
+{
+	int r;
+	do {
+		while (dwarf_tag(&child) == DW_TAG_imported_unit) {
+			Dwarf_Die unit = child;
+			if ((r = walk_import(&unit, im, visit, arg)) != 0)
+				return r;
+			if ((r = dwarf_siblingof(&unit, &child)) != 0)
+				return r < 0 ? -1 : 0;
+		}
+		if ((r = visit(&child, im, arg)) != 0)
+			return r;
+	} while ((r = dwarf_siblingof(&child, &child)) == 0);
+	return r < 0 ? -1 : 0;
+}
+
+/* One child into the index: its ranges, as dwarf_haspc reads them. */
+static int add_kid(Dwarf_Die *die, const struct sym_import *im, void *arg)
+{
+	struct sym_kids *k = arg;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	(void)im;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		if (k->n == k->cap) {
+			k->cap = k->cap ? 2 * k->cap : 16;
+			k->spans = xalloc(k->spans, k->cap * sizeof *k->spans);
+		}
+		k->spans[k->n++] = (struct kid_span){lo, hi, k->nkids, *die};
+	}
+	k->nkids++;
+	return off < 0 ? -1 : 0;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct kid_span *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->kid < y->kid ? -1 : x->kid > y->kid;
+}
+
+static struct sym_kids *build(Dwarf_Die *parent)
+{
+	struct sym_kids *k = xalloc(NULL, sizeof *k);
+	memset(k, 0, sizeof *k);
+	Dwarf_Die first;
+	int r = dwarf_child(parent, &first);
+	if (r == 0)
+		r = sym_walk_list(first, NULL, add_kid, k);
+	k->error = r < 0;
+	qsort(k->spans, k->n, sizeof *k->spans, cmp_span);
+	k->maxhi = xalloc(NULL, (k->n ? k->n : 1) * sizeof *k->maxhi);
+	for (size_t i = 0; i < k->n; i++)
+		k->maxhi[i] = i && k->maxhi[i - 1] > k->spans[i].hi ? k->maxhi[i - 1] : k->spans[i].hi;
+	return k;
+}
+
+struct sym_kids *sym_kids_of(struct sym_map *cache, Dwarf_Die *parent)
+{
+	struct sym_kids *k = sym_map_get(cache, parent->addr);
+	if (!k) {
+		k = build(parent);
+		sym_map_put(cache, parent->addr, k);
+	}
+	return k->error ? NULL : k;
+}
+
+/* The first child (in walk order) with a range holding pc: the one
+ * dwarf_getscopes' walk enters.  1 with *kid, or 0. */
+int sym_kids_find(const struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid)
+{
+	size_t lo = 0, hi = k->n; /* spans[0 .. lo) start at or below pc */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->spans[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct kid_span *best = NULL;
+	for (size_t i = lo; i > 0 && k->maxhi[i - 1] > pc; i--) {
+		const struct kid_span *s = &k->spans[i - 1];
+		if (pc < s->hi && (!best || s->kid < best->kid))
+			best = s;
+	}
+	if (best)
+		*kid = best->die;
+	return best != NULL;
+}
+
+void sym_kids_free(void *kids)
+{
+	struct sym_kids *k = kids;
+	free(k->spans);
+	free(k->maxhi);
+	free(k);
+}

@@ -1,0 +1,159 @@
+/*
+ * scopes.c - the DIEs containing an address, as libdw's dwarf_getscopes()
+ * finds them, without its walks of a whole CU per address.
+ *
+ * dwarf_getscopes(cu, pc) walks the CU's tree pruned to the DIEs whose
+ * ranges hold pc.  When that chain holds an inlined instance it then
+ * walks the CU again, unpruned, until it meets the instance's abstract
+ * origin, and fails when it does not; and lookup.c then asked
+ * dwarf_getscopes_die() for the innermost function's parents: one more
+ * unpruned walk, up to it.  Per address, on CUs such as libpython's
+ * ceval.c, that was most of `profil record`'s own CPU.
+ *
+ * Here the pruned walk goes down through each level's children indexed
+ * by address (kids.c, built once per DIE) and keeps its path: the parents
+ * dwarf_getscopes_die() gave.  Whether the origin is met comes from one
+ * set per CU, of the subprograms an unpruned walk visits, filled once.
+ * Whatever this cannot answer as libdw would (libdw reported an error, an
+ * origin that is not a subprogram or not met) returns -1, and lookup.c
+ * asks libdw itself: the chains are the ones dwarf_getscopes gives.
+ */
+#include "symint.h"
+
+#include <dwarf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 4096 /* more nested scopes than that: let libdw decide */
+
+struct sym_scopes {
+	struct sym_map kids;    /* parent DIE -> struct sym_kids */
+	struct sym_map reach;   /* CU DIE -> struct reach */
+};
+
+/* The subprograms an unpruned walk of one CU visits. */
+struct reach {
+	struct sym_map seen;
+	int error;
+};
+
+struct path {
+	Dwarf_Die *v;
+	size_t n, cap;
+};
+
+static void *xalloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fputs("profil: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+static void push(struct path *p, const Dwarf_Die *die)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 16;
+		p->v = xalloc(p->v, p->cap * sizeof *p->v);
+	}
+	p->v[p->n++] = *die;
+}
+
+static int visit_reach(Dwarf_Die *die, const struct sym_import *im, void *arg)
+{
+	struct reach *r = arg;
+	if (dwarf_tag(die) == DW_TAG_subprogram)
+		sym_map_put(&r->seen, die->addr, r);
+	Dwarf_Die first;
+	if (!sym_walks_into(die))
+		return 0;
+	int rc = dwarf_child(die, &first);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	return sym_walk_list(first, im, visit_reach, arg);
+}
+
+static struct reach *reach_of(struct sym_scopes *s, Dwarf_Die *cu)
+{
+	struct reach *r = sym_map_get(&s->reach, cu->addr);
+	if (r)
+		return r;
+	r = xalloc(NULL, sizeof *r);
+	memset(r, 0, sizeof *r);
+	sym_map_put(&s->reach, cu->addr, r);
+	Dwarf_Die first;
+	int rc = dwarf_child(cu, &first);
+	if (rc == 0)
+		rc = sym_walk_list(first, NULL, visit_reach, r);
+	r->error = rc < 0;
+	return r;
+}
+
+/* 1 when dwarf_getscopes succeeds on this chain: it has no inlined
+ * instance, or its walk meets the innermost one's abstract origin. */
+static int origin_met(struct sym_scopes *s, Dwarf_Die *cu, const struct path *p)
+{
+	size_t i = p->n;
+	while (i > 0 && dwarf_tag(&p->v[i - 1]) != DW_TAG_inlined_subroutine)
+		i--;
+	if (i == 0)
+		return 1;
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	if (!dwarf_formref_die(dwarf_attr(&p->v[i - 1], DW_AT_abstract_origin, &attr), &origin) ||
+	    dwarf_tag(&origin) != DW_TAG_subprogram)
+		return 0;
+	struct reach *r = reach_of(s, cu);
+	return !r->error && sym_map_get(&r->seen, origin.addr) != NULL;
+}
+
+/* Down from cu through the first child holding pc at each level. */
+static int descend(struct sym_scopes *s, Dwarf_Die *cu, Dwarf_Addr pc, struct path *p)
+{
+	Dwarf_Die parent = *cu, kid;
+	for (;;) {
+		if ((p->n > 0 && !sym_walks_into(&parent)) || p->n >= MAX_DEPTH)
+			return p->n < MAX_DEPTH ? 0 : -1;
+		struct sym_kids *k = sym_kids_of(&s->kids, &parent);
+		if (!k)
+			return -1;
+		if (!sym_kids_find(k, pc, &kid))
+			return 0;
+		push(p, &kid);
+		parent = kid;
+	}
+}
+
+int sym_scopes_at(struct sym_scopes **sp, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **path)
+{
+	if (!*sp) {
+		*sp = xalloc(NULL, sizeof **sp);
+		memset(*sp, 0, sizeof **sp);
+	}
+	struct path p = {NULL, 0, 0};
+	if (descend(*sp, cu, pc, &p) < 0 || (p.n > 0 && !origin_met(*sp, cu, &p))) {
+		free(p.v);
+		return -1;
+	}
+	*path = p.v;
+	return (int)p.n;
+}
+
+static void free_reach(void *reach)
+{
+	struct reach *r = reach;
+	sym_map_free(&r->seen, NULL);
+	free(r);
+}
+
+void sym_scopes_free(struct sym_scopes *s)
+{
+	if (!s)
+		return;
+	sym_map_free(&s->kids, sym_kids_free);
+	sym_map_free(&s->reach, free_reach);
+	free(s);
+}
