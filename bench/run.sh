@@ -13,7 +13,9 @@
 #   BENCH_RAW       keep the raw files in this directory (default: a
 #                   temporary one, removed at the end)
 #   BENCH_ONLY      the sections to run (default: agreement overhead
-#                   totals attribution costs), for working on one
+#                   totals attribution costs), for working on one;
+#                   "agreement" alone replaces just section 1 (with its
+#                   goal) in an existing results.md, saying so at its top
 set -eu
 
 BUILD=${1:?usage: bench/run.sh BUILD_DIR}
@@ -94,7 +96,7 @@ fi
 # ---------------------------------------------------------------------------
 if [ "$QUICK" = 1 ]; then
 	REPS=1 BURN_UNITS=3000 XZ_BYTES=1000000 SORT_LINES=300000 SPIN_S=0.5
-	AG_PY_RUNS=1 AG_XZ_BYTES=1000000 AG_SORT_LINES=300000 AG_REC_UNITS=40
+	AG_PY_RUNS=1 AG_PYCPU_ROUNDS=1 AG_XZ_BYTES=1000000 AG_SORT_LINES=300000 AG_REC_UNITS=40 AG_REPS=1
 	RATES="1000" TOTAL_THREADS="1 4 32" TOTAL_RATES="1000" SHORT_N=500
 	SCATTER_RUNS=2 OV_WORKLOADS="synthetic xz"
 else
@@ -104,8 +106,9 @@ else
 	REPS=3 BURN_UNITS=4000 XZ_BYTES=2000000 SORT_LINES=600000 SPIN_S=1
 	# Agreement: about 3 CPU s per program, so that ours, with about 250
 	# distinct observations per CPU second (the kernel tick), resolves a
-	# share to a few points.
-	AG_PY_RUNS=3 AG_XZ_BYTES=6000000 AG_SORT_LINES=2000000 AG_REC_UNITS=300
+	# share to a few points; every program 3 times under each profiler,
+	# so that perf's scatter against itself is measured too.
+	AG_PY_RUNS=3 AG_PYCPU_ROUNDS=5 AG_XZ_BYTES=6000000 AG_SORT_LINES=2000000 AG_REC_UNITS=300 AG_REPS=3
 	RATES="100 1000 4000" TOTAL_THREADS="1 2 4 8 32" TOTAL_RATES="100 1000" SHORT_N=5000
 	SCATTER_RUNS=10 OV_WORKLOADS="synthetic python xz threads"
 fi
@@ -122,6 +125,7 @@ gen_inputs -ag "$AG_XZ_BYTES" "$AG_SORT_LINES"
 # The interpreter itself, not a pyenv shim (a shell script) in front of it.
 PY=$(python3 -c "import sys; print(sys.executable)")
 BUSY=$(cd "$HERE/.." && pwd)/examples/busy.py
+PYCPU=$HERE/pycpu.py
 RECPROG=$BUILD/test/rec/rec-prog
 
 # workload_cmd NAME: the command line of a workload, one word per line.
@@ -134,6 +138,8 @@ workload_cmd()
 	xz) printf '%s\n' xz -2 -T1 -c -k "$TMP/xz.in" ;;
 	# The agreement runs: longer (see AG_* above).
 	ag-python) printf '%s\n' sh -c 'for i in $(seq $2); do "$0" "$1" >/dev/null; done' "$PY" "$BUSY" "$AG_PY_RUNS" ;;
+	# One thread, no child: what it does does not depend on scheduling.
+	ag-pycpu) printf '%s\n' "$PY" "$PYCPU" "$AG_PYCPU_ROUNDS" ;;
 	ag-xz) printf '%s\n' xz -2 -T1 -c -k "$TMP/xz-ag.in" ;;
 	ag-sort) printf '%s\n' env LC_ALL=C sort -S 400M --parallel=1 "$TMP/sort-ag.in" -o "$TMP/sort.out" ;;
 	ag-rec-threads) printf '%s\n' "$RECPROG" threads "$AG_REC_UNITS" ;;
@@ -157,10 +163,10 @@ run_profiled()
 	profil) cmd=("$PROFIL" record -v -F "$hz" -o "$pre.pprof" -- "${inner[@]}" "$@") ;;
 	profil1) cmd=("$PROFIL" record -v -F "$hz" --max-depth 1 -o "$pre.pprof" -- "${inner[@]}" "$@") ;;
 	perf) cmd=(perf record -q -e task-clock -c $((1000000000 / hz)) -o "$pre.data" -- "${inner[@]}" "$@") ;;
-	# task-clock:u: the kernel charges a sample taken in the kernel to the
-	# user pc the thread will return to (perf_swevent_hrtimer), as our
-	# CPU-clock timers do: the like-for-like comparison.
-	perfu) cmd=(perf record -q -e task-clock:u -c $((1000000000 / hz)) -o "$pre.data" -- "${inner[@]}" "$@") ;;
+	# With frame-pointer call chains: for a sample taken in the kernel the
+	# chain goes on, after PERF_CONTEXT_USER, with the user-mode ip at
+	# kernel entry, the pc our timers and events charge (see agreement).
+	perfg) cmd=(perf record -q -e task-clock -g -c $((1000000000 / hz)) -o "$pre.data" -- "${inner[@]}" "$@") ;;
 	gperf) cmd=("${inner[@]}" env LD_PRELOAD="$GPERF" CPUPROFILE="$pre.gprof" CPUPROFILE_FREQUENCY="$hz" "$@") ;;
 	gperfpt) cmd=("${inner[@]}" env LD_PRELOAD="$GPERF" CPUPROFILE="$pre.gprof" CPUPROFILE_FREQUENCY="$hz" CPUPROFILE_PER_THREAD_TIMERS=1 "$@") ;;
 	gprofng)
@@ -180,7 +186,7 @@ run_profiled()
 peer_available()
 {
 	case ${1%-*} in
-	perf|perfu) [ "$HAVE_PERF" = 1 ] ;;
+	perf|perfg) [ "$HAVE_PERF" = 1 ] ;;
 	gperf|gperfpt) [ -n "$GPERF" ] ;;
 	gprofng) [ "$HAVE_GPROFNG" = 1 ] ;;
 	*) return 0 ;;
@@ -224,19 +230,30 @@ samples_of()
 bench_agreement()
 {
 	[ "$HAVE_PERF" = 1 ] || { note "agreement: skipped, perf cannot run here"; return 0; }
-	for w in python xz sort rec-threads; do
-		log "agreement: $w"
-		mapfile -t c < <(workload_cmd "ag-$w")
-		run_profiled profil-1000 "$RAW/agree-$w-profil" "${c[@]}" || continue
-		run_profiled perf-1000 "$RAW/agree-$w-perf" "${c[@]}" || continue
-		run_profiled perfu-1000 "$RAW/agree-$w-perfu" "${c[@]}" || continue
-		"$PROFIL" report --format csv --top 1000000 "$RAW/agree-$w-profil.pprof" >"$RAW/agree-$w-profil.csv" 2>/dev/null
-		"$PROFIL" report --format csv --lines "$RAW/agree-$w-profil.pprof" >"$RAW/agree-$w-profil.lines.csv" 2>/dev/null
-		for p in perf perfu; do
-			perf report -i "$RAW/agree-$w-$p.data" --stdio -n --sort dso,sym 2>/dev/null >"$RAW/agree-$w-$p.sym"
+	# AG_REPS rounds, each running every program under profil and then
+	# under perf, so that a change in the machine's load hits both alike.
+	# perf with call chains (perfg): analyze.py charges each sample taken
+	# in the kernel to the first user-space frame of its chain, the pc the
+	# thread returns to, which is where profil's samples land; and also
+	# shows perf's user samples alone, renormalised (kernel dropped).
+	# perf script's output, with the mmap events (to turn an unnamed
+	# address into the module's own address), is what analyze.py reads.
+	for rep in $(seq 1 "$AG_REPS"); do
+		for w in python pycpu xz sort rec-threads; do
+			log "agreement: rep $rep/$AG_REPS, $w"
+			mapfile -t c < <(workload_cmd "ag-$w")
+			p=$RAW/agree-$w-$rep
+			run_profiled profil-1000 "$p-profil" "${c[@]}" || continue
+			run_profiled perfg-1000 "$p-perf" "${c[@]}" || continue
+			"$PROFIL" report --format csv --top 1000000 "$p-profil.pprof" >"$p-profil.csv" 2>/dev/null
+			"$PROFIL" report --format csv --lines "$p-profil.pprof" >"$p-profil.lines.csv" 2>/dev/null
+			perf script -i "$p-perf.data" -F pid,tid,ip,sym,dso --show-mmap-events --show-task-events \
+				>"$p-perf.script" 2>"$p-perf.script.err"
+			emit agreement.txt "workload=$w rep=$rep profil=$p-profil perf=$p-perf" \
+				"pprof_bytes=$(stat -c %s "$p-profil.pprof")" \
+				"profil_cpu=$(kv "$p-profil.inner" cpu) profil_sys=$(kv "$p-profil.inner" sys)" \
+				"perf_cpu=$(kv "$p-perf.inner" cpu) perf_sys=$(kv "$p-perf.inner" sys)"
 		done
-		emit agreement.txt "workload=$w profil=$RAW/agree-$w-profil perf=$RAW/agree-$w-perf perfu=$RAW/agree-$w-perfu" \
-			"pprof_bytes=$(stat -c %s "$RAW/agree-$w-profil.pprof")"
 	done
 }
 
