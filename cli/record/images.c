@@ -44,8 +44,8 @@ static void on_sigbus(int sig)
 	signal(sig, SIG_DFL); /* not a read of a ring: die of it on return */
 }
 
-/* fn(im), or 0 with *faulted set when the mapping faulted under it. */
-static size_t guarded(size_t (*fn)(struct image *), struct image *im, int *faulted)
+/* fn(arg), or 0 with *faulted set when a mapping faulted under it. */
+static size_t guarded(size_t (*fn)(void *), void *arg, int *faulted)
 {
 	static int installed;
 	if (!installed) {
@@ -64,7 +64,7 @@ static size_t guarded(size_t (*fn)(struct image *), struct image *im, int *fault
 		return 0;
 	}
 	bus_jmp = &jb;
-	size_t r = fn(im);
+	size_t r = fn(arg);
 	bus_jmp = NULL;
 	return r;
 }
@@ -103,10 +103,9 @@ static char *join_args(const char *raw, size_t cap)
 	return s;
 }
 
-static size_t read_header(struct image *im);
+static size_t read_header(void *image);
 
-/* Maps a ring file once its header is complete; 0 when not ready yet. */
-static int open_image(struct image *im)
+int images_open(struct image *im)
 {
 	int fd = open(im->file, O_RDWR | O_CLOEXEC);
 	struct stat st;
@@ -136,8 +135,9 @@ static int open_image(struct image *im)
 
 /* The header of the ring file mapped at im->rf: 1 when it was complete
  * (the image is dropped if it is wrong), 0 when not yet written. */
-static size_t read_header(struct image *im)
+static size_t read_header(void *image)
 {
+	struct image *im = image;
 	struct ring_file *rf = im->rf;
 	/* The agent stores the magic last, with release: seen, the rest of
 	 * the header is complete. */
@@ -225,6 +225,7 @@ static size_t read_records(struct image *im)
 	uint64_t size = im->data_size, n = 0;
 	uint64_t tail = atomic_load_explicit(&rf->tail, memory_order_relaxed);
 	uint64_t head = atomic_load_explicit(&rf->head, memory_order_acquire);
+	uint64_t from = tail;
 	/* Records are whole 8-byte words from 0, so only a process that
 	 * scribbled on tail makes it odd (fuzz-ring: a record read at a
 	 * misaligned address, which UBSan stops). */
@@ -238,6 +239,7 @@ static size_t read_records(struct image *im)
 		n++;
 		atomic_store_explicit(&rf->tail, tail, memory_order_release);
 	}
+	im->last_read = tail - from;
 	im->lost = atomic_load(&rf->lost);
 	im->signal = atomic_load(&rf->signal);
 	memcpy(im->engine, rf->engine, sizeof im->engine);
@@ -287,41 +289,6 @@ static void read_modules(struct image *im)
 	}
 }
 
-static int known(const struct images *set, const char *file)
-{
-	for (size_t i = 0; i < set->n; i++)
-		if (strcmp(set->v[i].file, file) == 0)
-			return 1;
-	return 0;
-}
-
-static void find_new(struct images *set)
-{
-	DIR *d = opendir(set->dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		size_t l = strlen(de->d_name);
-		if (l < 6 || strcmp(de->d_name + l - 5, ".ring") != 0)
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", set->dir, de->d_name);
-		if (known(set, path))
-			continue;
-		struct image im;
-		memset(&im, 0, sizeof im);
-		im.file = prof_xstrdup(path);
-		if (!open_image(&im)) {
-			free(im.file);
-			continue;
-		}
-		set->v = prof_xrealloc(set->v, set->n + 1, sizeof *set->v);
-		set->v[set->n++] = im;
-	}
-	closedir(d);
-}
-
 /* What is new in one image: sample records read. */
 static size_t read_image(struct image *im)
 {
@@ -329,20 +296,45 @@ static size_t read_image(struct image *im)
 	return im->broken ? 0 : read_records(im);
 }
 
+/* One pass over the images from next on, under one guarded() (a signal
+ * mask saved per image was a system call each): a fault leaves next at
+ * the image being read. */
+struct pass {
+	struct images *set;
+	volatile size_t next;
+	volatile size_t records;
+};
+
+static size_t read_from(void *arg)
+{
+	struct pass *ps = arg;
+	for (; ps->next < ps->set->n; ps->next++) {
+		struct image *im = &ps->set->v[ps->next];
+		if (!im->broken)
+			ps->records += read_image(im);
+	}
+	return 0;
+}
+
 size_t images_poll(struct images *set)
 {
-	find_new(set);
-	size_t n = 0;
+	images_scan(set);
+	struct pass ps = {set, 0, 0};
+	int faulted;
+	for (guarded(read_from, &ps, &faulted); faulted; guarded(read_from, &ps, &faulted))
+		drop(&set->v[ps.next++], "truncated while being read");
+	set->max_read = 0;
+	set->min_ring = 0;
 	for (size_t i = 0; i < set->n; i++) {
-		struct image *im = &set->v[i];
-		if (im->broken)
+		const struct image *im = &set->v[i];
+		if (im->broken || !im->rf)
 			continue;
-		int faulted;
-		n += guarded(read_image, im, &faulted);
-		if (faulted)
-			drop(im, "truncated while being read");
+		if (im->last_read > set->max_read)
+			set->max_read = im->last_read;
+		if (!set->min_ring || im->data_size < set->min_ring)
+			set->min_ring = im->data_size;
 	}
-	return n;
+	return ps.records;
 }
 
 const char *image_thread_name(const struct image *im, uint32_t tid)

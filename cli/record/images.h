@@ -51,6 +51,7 @@ struct image {
 	size_t nthreads;
 	struct agg samples;     /* key: tid, modgen, pcs[] -> weight */
 	uint64_t weight;        /* total weight read */
+	uint64_t last_read;     /* bytes of records the last poll read */
 	uint64_t lost;
 	int32_t signal;
 	char engine[28];
@@ -61,11 +62,23 @@ struct images {
 	char *dir;
 	struct image *v;
 	size_t n;
+	/* scan.c: when the directory was last read, its mtime then, and how
+	 * many ring files in it were not ready to open (ns since the epoch). */
+	int64_t scanned_ns, dir_mtime_ns;
+	size_t pending;
+	/* The last poll: most bytes read from one ring, the smallest ring. */
+	uint64_t max_read, min_ring;
 };
 
 /* Finds new ring files in set->dir and reads everything committed in
  * every image.  Returns the number of sample records read. */
 size_t images_poll(struct images *set);
+/* Opens the ring files of set->dir not opened yet (scan.c), when the
+ * directory may hold one. */
+void images_scan(struct images *set);
+/* Maps im->file once its header is complete: 1 (im->broken set if it is
+ * wrong), 0 when not ready yet. */
+int images_open(struct image *im);
 /* Unmaps and removes the ring files and the directory; frees all. */
 void images_free(struct images *set);
 /* The name of thread tid of an image ("" when unknown). */

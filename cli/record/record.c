@@ -4,7 +4,7 @@
  * while it runs, then symbolize and write a pprof file.
  *
  * The samples live in ring files on tmpfs (agent/, src/base/ring.h), which we
- * read every READ_MS: whatever CMD does, killed by SIGKILL included,
+ * read every READ_MS to IDLE_MS: whatever CMD does, killed by SIGKILL included,
  * what was sampled until then is in them, and the last read after CMD
  * ends takes it.  Symbolization happens here, after the run, never in
  * the profiled process.
@@ -19,13 +19,19 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
+/* The rings are read every READ_MS to IDLE_MS: at the rate they filled,
+ * each is read before it is an eighth full (8 MB rings: a hundred
+ * threads at 1000 Hz with deep stacks fill a few MB in IDLE_MS). */
 #define READ_MS 20
+#define IDLE_MS 100
 #define DEFAULT_HZ 1000u
 #define MAX_HZ 100000u
 
@@ -129,19 +135,54 @@ static int64_t now_ns(clockid_t clk)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A descriptor that polls readable when pid ends, or -1 (before Linux
+ * 5.3): then a nap lasts its time whatever happens. */
+static int pid_fd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+static void nap(int fd, long ms)
+{
+	if (fd >= 0) {
+		struct pollfd p = {fd, POLLIN, 0};
+		poll(&p, 1, (int)ms);
+		return;
+	}
+	struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* The next nap, from the one before (ms) and what the last poll read. */
+static long next_nap(const struct images *set, long ms)
+{
+	if (!set->max_read)
+		return IDLE_MS;
+	double want = (double)ms * (double)set->min_ring / 8 / (double)set->max_read;
+	return want < READ_MS ? READ_MS : want > IDLE_MS ? IDLE_MS : (long)want;
+}
+
 /* Reads the rings until CMD ends, then once more. */
 static int run(const struct record_opts *o, struct images *set, pid_t pid, struct rusage *ru)
 {
-	int wstatus = 0;
-	struct timespec nap = {0, READ_MS * 1000000L};
+	int wstatus = 0, fd = pid_fd(pid);
+	long ms = READ_MS;
 	for (;;) {
 		int done = spawn_reap(pid, &wstatus, ru);
 		images_poll(set);
 		if (done)
 			break;
-		nanosleep(&nap, NULL);
+		ms = next_nap(set, ms);
+		nap(fd, ms);
 	}
 	images_poll(set);
+	if (fd >= 0)
+		close(fd);
 	(void)o;
 	return wstatus;
 }
@@ -219,7 +260,9 @@ int cmd_record(int argc, char **argv)
 		        "executable or in ../lib/profil (set PROFIL_AGENT to its path)\n");
 		return 2;
 	}
-	struct images set = {make_dir(), NULL, 0};
+	struct images set;
+	memset(&set, 0, sizeof set);
+	set.dir = make_dir();
 	if (!set.dir) {
 		fprintf(stderr, "profil record: cannot make a directory for samples: %s\n",
 		        strerror(errno));
