@@ -1,6 +1,7 @@
 /*
  * test-tidreuse.c - a thread no hook saw, whose tid once belonged to
- * another such thread, is sampled (issue 9).
+ * another such thread, is sampled (issue 9); and one that reuses nothing
+ * (threads_raw_clone_covered, at the end), in the time the sweeper takes.
  *
  * The sweeper (sweeper.c, timers_rescan()) covers raw clone threads by
  * listing /proc/self/task.  When one of them exits and a new thread gets
