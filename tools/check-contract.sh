@@ -20,7 +20,12 @@ for f in README.md include/profil.h; do
 done
 # the old name, spelt so that this file does not match itself
 old='SPEC[.]md'
-hits=$(grep -rIn -e "$old" -e '[.][.]/shared' --exclude-dir=.git --exclude-dir='build*' . || true)
+# the files of the repository (a work tree: those git tracks), or of DIR
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	hits=$(git grep -In -e "$old" -e '[.][.]/shared' -- . || true)
+else
+	hits=$(grep -rIn -e "$old" -e '[.][.]/shared' --exclude-dir='build*' . || true)
+fi
 if [ -n "$hits" ]; then
 	echo "check-contract: files that refer to a specification outside the repository:" >&2
 	echo "$hits" >&2
