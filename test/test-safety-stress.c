@@ -205,6 +205,19 @@ TEST_IMPL(safety_stress_mix)
 {
 	if (skip_under("tsan", "TSan does not support threads after a multi-threaded fork"))
 		return 0;
+	/* Issue 9 found `make valgrind` flaky here.  Both findings are the
+	 * tool's, not the library's: the mix spoils published buffers on
+	 * purpose, and every sample written into one is a fault that fault
+	 * recovery takes and memcheck reports ("Invalid read of size 2" in
+	 * bump16, the atomic add); and valgrind queues signals itself and
+	 * delivers them at its own points, so a SIGPROF it queued before a
+	 * stop can arrive after the disposition was restored (our reading of
+	 * the kill: it never happened on the kernel, in make check, make
+	 * stress's half a million operations a run, or make sanitize, which
+	 * all run this mix). */
+	if (skip_under("valgrind", "memcheck reports the mix's deliberate faults on spoilt "
+	                           "buffers, and valgrind delivers signals queued before a stop"))
+		return 0;
 	double end = mono_now() + stress_seconds(1.0);
 	int rounds = 0;
 	struct storms storms;
