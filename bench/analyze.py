@@ -473,8 +473,8 @@ def agreement(raw, build, md, plots):
         rate = lambda tot, cpu: "%.0f" % (tot / fnum(cpu)) if fnum(cpu) else "?"
         kern = [100.0 * p["kernel"] / (p["charged"][0] + p["nouser"]) for p in P
                 if p["charged"][0] + p["nouser"]]
-        table.append("| %s | %s | %s | %s | %s | %s | **%s** |" % (
-            w, sp(fp), sp(mp), sp(fu), sp(pp), "%.1f" % pooled, v))
+        table.append("| %s | %s | %d of %d | %s | %s | %s | %s | **%s** |" % (
+            w, sp(fp), sum(1 for x in fp if x > 3), len(fp), sp(mp), sp(fu), sp(pp), "%.1f" % pooled, v))
         table2.append("| %s | %d | %s | %s | %s | %s | %s | %s | %.1f |" % (
             w, n, " ".join(rate(o[0], r.get("profil_cpu")) for o, r in zip(O, rs)),
             " ".join(rate(p["charged"][0] + p["nouser"], r.get("perf_cpu")) for p, r in zip(P, rs)),
@@ -508,10 +508,10 @@ def agreement(raw, build, md, plots):
               "every pair of its own runs. *pooled*: the runs of each side added up. The goal: within 3 "
               "points in every pair (*met*), in the median pair only, or *missed*.\n" % (
                   " or ".join(sorted(set(str(len(v["fp"])) for v in summary.values())))))
-    md.append("| program | functions: profil vs perf, kernel → user frame | modules: same | "
+    md.append("| program | functions: profil vs perf, kernel → user frame | pairs above 3 points | modules: same | "
               "functions: profil vs perf user only, renormalised (the old comparison) | "
               "functions: perf vs perf | functions, pooled | 3-point goal |")
-    md.append("|---|---|---|---|---|---|---|")
+    md.append("|---|---|---|---|---|---|---|---|")
     md.extend(table)
     md.append("")
     md.append("| program | runs | samples per CPU s, ours (per run) | perf (per run) | perf samples in the "
