@@ -3,10 +3,10 @@
  * [--no-children] [-v] [--] CMD [ARGS...]`: run CMD with the agent preloaded, read its samples
  * while it runs, then symbolize and write a pprof file.
  *
- * The samples live in ring files on tmpfs (agent/, src/base/ring.h), which we
- * read every READ_MS to IDLE_MS: whatever CMD does, killed by SIGKILL included,
- * what was sampled until then is in them, and the last read after CMD
- * ends takes it.  Symbolization happens here, after the run, never in
+ * The samples live in ring files on tmpfs (agent/, src/base/ring.h),
+ * which we read every READ_MS to IDLE_MS: whatever CMD does, killed by
+ * SIGKILL included, what was sampled until then is in them, and the last
+ * read after CMD ends takes it.  Symbolization happens here, after the run, never in
  * the profiled process.
  */
 #include "record.h"
