@@ -21,7 +21,14 @@ fuzz_one() {
 	t=$1
 	mkdir -p "$build/corpus/$t"
 	log=$build/fuzz-$t.log
-	ASAN_OPTIONS=allow_user_segv_handler=1:detect_leaks=1 \
+	# fuzz-forms without LeakSanitizer's exit check: once (CI, 60 s
+	# beside another target) LSan's own tracer thread died of SIGSEGV at
+	# address 0 in that check, after every input had stopped profiling;
+	# not reproduced since.  The forms' leaks are checked by LSan in make
+	# sanitize and by memcheck in make valgrind-unit.
+	leaks=1
+	[ "$t" = forms ] && leaks=0
+	ASAN_OPTIONS=allow_user_segv_handler=1:detect_leaks=$leaks \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	"$build/fuzz/fuzz-$t" -max_total_time="$seconds" -timeout=10 \
 	    -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=8192 \
