@@ -242,7 +242,7 @@ static int count_perf_fds(int *cloexec_all)
 		if (k <= 0)
 			continue;
 		link[k] = '\0';
-		if (strcmp(link, "anon_inode:[perf_event]") != 0) /* not the sysctl file */
+		if (!strstr(link, "perf_event"))
 			continue;
 		n++;
 		int flags = fcntl(atoi(de->d_name), F_GETFD);

@@ -307,30 +307,3 @@ TEST_IMPL(safety_limit_threads)
 	pthread_attr_destroy(&normal);
 	return 0;
 }
-
-/*
- * The sweeper reads /proc every 100 ms.  It used to open and close its
- * listing each time, so for a moment it held the lowest free number: a
- * program between closing one of its descriptors and dup2()ing something
- * back onto it (CPython's test_swap_std_fds_with_one_closed does it with
- * 0, 1 and 2) had its new descriptor closed by our closedir().  The
- * lowest free number must never be taken behind the program's back.
- */
-TEST_IMPL(safety_sweeper_never_takes_program_fd_number)
-{
-	int k = open("/dev/null", O_RDONLY);
-	ASSERT(k >= 0);
-	close(k); /* k: the number the program's next open() would get */
-	static unsigned short buf[2];
-	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
-	const double start = mono_now();
-	unsigned long checks = 0, taken = 0;
-	while (mono_now() < start + 1.5) { /* 15 sweeps */
-		for (int i = 0; i < 1000; i++, checks++)
-			taken += fcntl(k, F_GETFD) != -1;
-	}
-	ASSERT_OK(profil(no_buf, 0, 0, 0));
-	printf("descriptor %d seen open %lu times in %lu checks\n", k, taken, checks);
-	ASSERT_EQ(taken, 0);
-	return 0;
-}

@@ -120,7 +120,6 @@ static int start_timers(void)
 		int e = errno;
 		signal_restore();
 		fault_uninstall();
-		procfd_close_all(); /* a refused start leaves nothing open */
 		errno = e;
 		return -1;
 	}
@@ -134,7 +133,6 @@ static void stop_timers(void)
 	timers_stop();
 	signal_restore();
 	fault_uninstall(); /* last: pending samples may still write */
-	procfd_close_all();
 }
 
 /*

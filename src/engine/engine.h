@@ -11,7 +11,6 @@
 
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/types.h>
 
 #include "base/base.h"
 
@@ -37,25 +36,6 @@ HIDDEN struct ptable *engine_last_hist_copy(void);
 HIDDEN unsigned int hz_current(void);
 /* One line on stderr: "profil: NAME=VALUE what". */
 HIDDEN void env_warning(const char *name, const char *value, const char *what);
-
-/* procfd.c: /proc files the sweeper reads each sweep, held open at a high
- * number (never one the program is about to dup2() onto); -1 fd: none
- * yet.  One caller at a time (the sweeper, or under the engine lock). */
-struct procfd {
-	int fd;
-	pid_t pid;
-	dev_t dev;
-	ino_t ino;
-};
-#define PROCFD_INIT {-1, 0, 0, 0}
-/* The descriptor of path (flags | O_CLOEXEC), opened if need be; -1. */
-HIDDEN int procfd_get(struct procfd *p, const char *path, int flags);
-/* fn(name) for each entry of directory path but "." ones, until fn
- * returns non-zero (then 1); 0 at the end; -1 if it cannot be read. */
-/* Closes every one still ours (at a stop, the sweeper joined). */
-HIDDEN void procfd_close_all(void);
-HIDDEN int procfd_each_name(struct procfd *dir, const char *path,
-                            int (*fn)(const char *name, void *arg), void *arg);
 
 /*
  * Published state read by the signal handler (sample.c).  Defined in

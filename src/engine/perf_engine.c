@@ -131,19 +131,16 @@ unsigned int perf_engine_tick_hz(void)
 /* The kernel's cap on samples per CPU second (it throttles above it);
  * the kernel may lower it at run time, so it is read at every start, rate
  * change and sweep. */
-static struct procfd cap_file = PROCFD_INIT; /* held open: read every sweep */
-
 static unsigned int max_sample_rate(void)
 {
-	char buf[32];
-	int fd = procfd_get(&cap_file, "/proc/sys/kernel/perf_event_max_sample_rate", O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof buf - 1, 0);
-	unsigned long v = 0;
-	if (n > 0) {
-		buf[n] = '\0';
-		v = strtoul(buf, NULL, 10);
+	unsigned int v = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
 	}
-	return v && v <= UINT32_MAX ? (unsigned int)v : 100000; /* the kernel's default */
+	return v ? v : 100000; /* the kernel's default */
 }
 
 /*

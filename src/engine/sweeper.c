@@ -115,18 +115,9 @@ void sweeper_wake(void)
 	errno = e;
 }
 
-/* The state letter in a stat file's text, 0 if unknown: the field after
- * the command name, which may hold any byte but ends with the last ')'. */
-static char state_in(char *buf, ssize_t n)
-{
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
-/* A thread's state letter from /proc/self/<path> ("stat"), 0 if unknown. */
+/* A thread's state letter from /proc/self/<path> ("stat"), 0 if unknown:
+ * the field after the command name, which may hold any byte but ends
+ * with the last ')'. */
 static char state_of(const char *path)
 {
 	char buf[512];
@@ -135,18 +126,11 @@ static char state_of(const char *path)
 		return errno == ENOENT || errno == ESRCH ? 'X' : 0;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
 	close(fd);
-	return state_in(buf, n);
-}
-
-/* The main thread's state, read every sweep: from a descriptor held open
- * (procfd.c; each read of a stat file from offset 0 is made anew). */
-static struct procfd main_stat = PROCFD_INIT;
-
-static char main_state(void)
-{
-	char buf[512];
-	int fd = procfd_get(&main_stat, "/proc/self/stat", O_RDONLY);
-	return fd < 0 ? 0 : state_in(buf, pread(fd, buf, sizeof buf - 1, 0));
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
 }
 
 static int ended(char state)
@@ -187,7 +171,7 @@ void sweeper_threads_reset(int n)
 
 static int alone(pid_t self)
 {
-	if (!ended(main_state()))
+	if (!ended(state_of("/proc/self/stat")))
 		return 0;
 #ifndef PROFIL_NO_HOOK
 	return atomic_load(&program_threads) == 0;
@@ -244,9 +228,6 @@ int sweeper_start(void)
 	pthread_mutex_lock(&mu);
 	int rc = 0;
 	if (!running) {
-		/* opened here, in the program's call, not at a moment of the
-		 * sweeper's choosing (procfd.c) */
-		(void)main_state();
 		sigset_t all, old;
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by it */

@@ -28,6 +28,7 @@
 #include "engine/cpugrid.h"
 #include "engine/perf_engine.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -199,34 +200,28 @@ static int entry_gone(const struct entry *e)
 	return syscall(SYS_tgkill, (pid_t)getpid(), e->tid, 0) != 0 && errno == ESRCH;
 }
 
-/* The listing of the process's threads, held open (procfd.c). */
-static struct procfd task_dir = PROCFD_INIT;
-
-struct each {
-	int (*fn)(pid_t tid, void *arg);
-	void *arg;
-};
-
-static int each_name(const char *name, void *p)
-{
-	struct each *e = p;
-	char *end;
-	long tid = strtol(name, &end, 10);
-	if (*end != '\0' || tid <= 0)
-		return 0;
-	return e->fn((pid_t)tid, e->arg) != 0;
-}
-
-/* Calls fn(tid) for each thread of the process; -1 if /proc is missing
- * or fn failed. */
+/* Calls fn(tid) for each thread of the process; -1 if /proc is missing. */
 static int each_thread(int (*fn)(pid_t tid, void *arg), void *arg)
 {
-	struct each e = {fn, arg};
-	int e0 = errno;
-	int rc = procfd_each_name(&task_dir, "/proc/self/task", each_name, &e);
-	if (rc == 0)
-		errno = e0;
-	return rc == 0 ? 0 : -1;
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	struct dirent *de;
+	int rc = 0;
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0)
+			continue;
+		if (fn((pid_t)tid, arg) != 0) {
+			rc = -1;
+			break;
+		}
+	}
+	int e = errno;
+	closedir(d);
+	errno = e;
+	return rc;
 }
 
 /* The sweeper's own thread is not the program's and is not sampled. */
