@@ -29,16 +29,6 @@ struct sym_kids {
 	int error;               /* libdw failed while listing them */
 };
 
-static void *xalloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
-	}
-	return p;
-}
-
 static size_t map_slot(const struct sym_map *m, const void *key)
 {
 	uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
@@ -58,8 +48,8 @@ void sym_map_put(struct sym_map *m, const void *key, void *val)
 	if (2 * (m->n + 1) > m->cap) {
 		struct sym_map old = *m;
 		m->cap = old.cap ? 2 * old.cap : 256;
-		m->keys = xalloc(NULL, m->cap * sizeof *m->keys);
-		m->vals = xalloc(NULL, m->cap * sizeof *m->vals);
+		m->keys = prof_xrealloc(NULL, m->cap * sizeof *m->keys, 1);
+		m->vals = prof_xrealloc(NULL, m->cap * sizeof *m->vals, 1);
 		memset(m->keys, 0, m->cap * sizeof *m->keys);
 		memset(m->vals, 0, m->cap * sizeof *m->vals);
 		m->n = 0;
@@ -145,7 +135,7 @@ static int add_kid(Dwarf_Die *die, const struct sym_import *im, void *arg)
 			continue;
 		if (k->n == k->cap) {
 			k->cap = k->cap ? 2 * k->cap : 16;
-			k->spans = xalloc(k->spans, k->cap * sizeof *k->spans);
+			k->spans = prof_xrealloc(k->spans, k->cap * sizeof *k->spans, 1);
 		}
 		k->spans[k->n++] = (struct kid_span){lo, hi, k->nkids, *die};
 	}
@@ -163,7 +153,7 @@ static int cmp_span(const void *a, const void *b)
 
 static struct sym_kids *build(Dwarf_Die *parent)
 {
-	struct sym_kids *k = xalloc(NULL, sizeof *k);
+	struct sym_kids *k = prof_xrealloc(NULL, sizeof *k, 1);
 	memset(k, 0, sizeof *k);
 	Dwarf_Die first;
 	int r = dwarf_child(parent, &first);
@@ -171,7 +161,7 @@ static struct sym_kids *build(Dwarf_Die *parent)
 		r = sym_walk_list(first, NULL, add_kid, k);
 	k->error = r < 0;
 	qsort(k->spans, k->n, sizeof *k->spans, cmp_span);
-	k->maxhi = xalloc(NULL, (k->n ? k->n : 1) * sizeof *k->maxhi);
+	k->maxhi = prof_xrealloc(NULL, k->n ? k->n : 1, sizeof *k->maxhi);
 	for (size_t i = 0; i < k->n; i++)
 		k->maxhi[i] = i && k->maxhi[i - 1] > k->spans[i].hi ? k->maxhi[i - 1] : k->spans[i].hi;
 	return k;

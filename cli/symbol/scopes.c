@@ -43,21 +43,11 @@ struct path {
 	size_t n, cap;
 };
 
-static void *xalloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
-	}
-	return p;
-}
-
 static void push(struct path *p, const Dwarf_Die *die)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 16;
-		p->v = xalloc(p->v, p->cap * sizeof *p->v);
+		p->v = prof_xrealloc(p->v, p->cap * sizeof *p->v, 1);
 	}
 	p->v[p->n++] = *die;
 }
@@ -81,7 +71,7 @@ static struct reach *reach_of(struct sym_scopes *s, Dwarf_Die *cu)
 	struct reach *r = sym_map_get(&s->reach, cu->addr);
 	if (r)
 		return r;
-	r = xalloc(NULL, sizeof *r);
+	r = prof_xrealloc(NULL, sizeof *r, 1);
 	memset(r, 0, sizeof *r);
 	sym_map_put(&s->reach, cu->addr, r);
 	Dwarf_Die first;
@@ -130,7 +120,7 @@ static int descend(struct sym_scopes *s, Dwarf_Die *cu, Dwarf_Addr pc, struct pa
 int sym_scopes_at(struct sym_scopes **sp, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **path)
 {
 	if (!*sp) {
-		*sp = xalloc(NULL, sizeof **sp);
+		*sp = prof_xrealloc(NULL, sizeof **sp, 1);
 		memset(*sp, 0, sizeof **sp);
 	}
 	struct path p = {NULL, 0, 0};
