@@ -124,6 +124,11 @@ HIDDEN void signal_settle(void);
 /* Sampling signal, or 0: atomic, read without the lock by sigwrap.c. */
 HIDDEN int signal_sampling(void);
 
+/* perf_engine.c: whether a seccomp filter is in force ("Seccomp: 2" in
+ * /proc/self/status); a guest must then not try system calls the program
+ * does not make itself (a filter may kill rather than fail them). */
+HIDDEN int engine_seccomp_filtered(void);
+
 /* sweeper.c: the fallback thread that covers threads no hook saw. */
 HIDDEN int sweeper_start(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */

@@ -28,7 +28,7 @@
  * Probe, never assume: perf_event_paranoid, seccomp filters (EPERM or
  * ENOSYS), containers and kernels without the event all make the probe
  * at start fail, and the run uses timers for every thread (auto does not
- * even probe under a seccomp filter: see seccomp_filtered()); a thread whose
+ * even probe under a seccomp filter: see engine_seccomp_filtered()); a thread whose
  * event cannot be made later (no descriptor to spare, an exotic failure)
  * gets a timer instead.  The reason is kept for profil_get_stats().
  *
@@ -149,7 +149,7 @@ static unsigned int max_sample_rate(void)
  * rather than an error (browsers' sandboxes do), and a guest in the
  * process must not risk that: auto then keeps the timers without trying.
  */
-static int seccomp_filtered(void)
+int engine_seccomp_filtered(void)
 {
 	char line[128];
 	int mode = 0;
@@ -242,7 +242,7 @@ int perf_engine_choose(unsigned int hz)
 		last_error = ERANGE;
 		return 0;
 	}
-	if (c == AUTO && seccomp_filtered()) {
+	if (c == AUTO && engine_seccomp_filtered()) {
 		last_error = EPERM;
 		return 0;
 	}

@@ -30,8 +30,27 @@
  * program's threads" as glibc counts them: the main thread and the
  * pthreads, not threads made by raw clone() (a runtime's, or a
  * sanitizer's own: TSan's background thread kept the helper waiting).
+ *
+ * It has a descriptor table of its own, empty (issue 9).  Its sweeps open
+ * /proc files, and the kernel hands out the lowest free number: in the
+ * program's table that number was, for a moment, ours.  A program that
+ * closed a descriptor and dup2()ed another onto it in that moment had
+ * its new descriptor closed by our closedir() (CPython's
+ * test_swap_std_fds_with_one_closed, EBADF); holding the files open at a
+ * high number instead showed them to programs that list their
+ * descriptors (test_pass_fds_redirected).  close_range(CLOSE_RANGE_UNSHARE)
+ * over every number gives the thread a new table and copies nothing into
+ * it, atomically: it never holds a reference to a file of the program
+ * (a pipe's write end it kept would withhold the reader's end of file),
+ * and nothing it opens can take, or be taken for, a number of the
+ * program's.  Not with the perf engine, whose descriptors this thread
+ * opens and closes and which must live in the program's table (they sit
+ * high: perf_engine.c); not under a seccomp filter, which might kill on
+ * a call the program never makes; not before Linux 5.9 (no close_range).
+ * There the sweeps still use the shared table, as before.
  */
 #include "engine/engine.h"
+#include "engine/perf_engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,6 +109,25 @@ int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,
 
 
 #define SWEEP_MS 100
+
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
+
+/* Decided by sweeper_start() in the caller's thread (reading
+ * /proc/self/status there is a library call's transient descriptor, as
+ * glibc's own are), read by the new thread: pthread_create orders them. */
+static int own_table_allowed;
+
+/* The calling thread's own empty descriptor table; 0, or -1 (shared). */
+static int own_fd_table(void)
+{
+#ifdef SYS_close_range
+	if (own_table_allowed)
+		return (int)syscall(SYS_close_range, 0U, ~0U, CLOSE_RANGE_UNSHARE);
+#endif
+	return -1;
+}
 
 /* Set once by the profil agent (agent/) before profiling starts. */
 void (*_Atomic sweeper_tick_hook)(void);
@@ -198,6 +236,7 @@ static void *sweep(void *unused)
 	(void)unused;
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	timers_exclude(self);
+	own_fd_table(); /* failing that, the shared one: as before */
 	long ms = SWEEP_MS;
 	int seen = atomic_load(&wake);
 	while (!atomic_load(&quit)) {
@@ -232,6 +271,7 @@ int sweeper_start(void)
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by it */
 		atomic_store(&quit, 0);
+		own_table_allowed = !perf_engine_on() && !engine_seccomp_filtered();
 		rc = threads_create_raw(&thread, NULL, sweep, NULL);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		running = rc == 0;
