@@ -323,3 +323,38 @@ TEST_IMPL(engine_rate_above_cap)
 	ASSERT(buf[0] - b0 > 0.5 * cpu * PROFIL_HZ_MAX); /* 16-bit bin: far from full */
 	return 0;
 }
+
+/*
+ * A child that holds copies of the events when profiling stops: made by
+ * a raw fork (no atfork handler closes them; a vfork child until its
+ * exec holds them the same way).  Closing our descriptor then does not
+ * end the event, whose signals kept coming to its thread after the stop
+ * restored the sampling signal's default action: SIGPROF killed the
+ * program (the deaths seen in `make stress` with PROFIL_ENGINE=perf).
+ */
+TEST_IMPL(engine_perf_stop_with_child_holding_copies)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	setenv("PROFIL_ENGINE", "perf", 1);
+	if (!perf_allowed() || !perf_rate_ok(1000, tick_hz()))
+		return 0;
+	static unsigned short buf[2];
+	ASSERT_OK(profil_set_hz(1000));
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	burn(0.1);
+	pid_t child = (pid_t)syscall(SYS_fork);
+	if (child == 0) {
+		for (;;)
+			syscall(SYS_pause);
+	}
+	ASSERT(child > 0);
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	burn(0.5); /* 500 overflows if the events still ran */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ASSERT(buf[0] + buf[1] > 0); /* it did sample */
+	return 0;
+}

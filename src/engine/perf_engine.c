@@ -297,7 +297,7 @@ int perf_engine_open(pid_t tid, int sig, int64_t per)
 	return fd;
 }
 
-void perf_engine_close(int fd)
+static void forget(int fd)
 {
 	if (fd < 0)
 		return;
@@ -307,11 +307,32 @@ void perf_engine_close(int fd)
 	close(fd);
 }
 
-/* The child's copy of the parent's event: closing it leaves the parent's
- * event running (the parent holds its own reference). */
+/*
+ * Closing our descriptor ends the event only if no process holds a copy:
+ * a child forked without our atfork handler (a raw fork), or a vfork
+ * child until its exec, does, and the event went on signalling its thread
+ * after the stop had given the program back the signal's default action
+ * (SIGPROF killed it: test engine_perf_stop_with_child_holding_copies).
+ * So the open file description, which every copy shares, is silenced
+ * first: O_ASYNC cleared (the kernel removes its fasync entry, and a
+ * wakeup already on its way finds none) and the event disabled.
+ */
+void perf_engine_close(int fd)
+{
+	if (fd < 0)
+		return;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_ASYNC);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	forget(fd);
+}
+
+/* The child's copy of the parent's event: closed only, as the file
+ * description and the event are the parent's too and must keep running. */
 void perf_engine_forget(int fd)
 {
-	perf_engine_close(fd);
+	forget(fd);
 }
 
 int perf_engine_resignal(int fd, int sig)
