@@ -152,7 +152,11 @@ static int add(pid_t tid, int born)
 
 static void drop(size_t i)
 {
-	if (reg[i].fd >= 0)
+	/* In a child that no atfork handler told (a raw fork or _Fork), the
+	 * events are the parent's: silencing them would stop its sampling. */
+	if (reg[i].fd >= 0 && getpid() != owner_pid)
+		perf_engine_forget(reg[i].fd);
+	else if (reg[i].fd >= 0)
 		perf_engine_close(reg[i].fd);
 	else
 		timer_delete(reg[i].timer);
