@@ -96,7 +96,10 @@ HIDDEN int timers_start(int sig, unsigned int hz); /* all threads; -1 errno */
 HIDDEN void timers_stop(void);                      /* delete every timer */
 HIDDEN int timers_set_hz(unsigned int hz);
 HIDDEN int timers_resignal(int sig);      /* all timers to sig, all or nothing */
-HIDDEN int timers_rescan(void);        /* cover new threads, drop dead ones */
+/* Drops dead threads' entries and covers new threads; lists them only
+ * when something may have changed (timers_scan.c).  nthreads: the kernel's
+ * count (/proc/self/stat), 0 if unknown. */
+HIDDEN int timers_rescan(unsigned int nthreads);
 HIDDEN int timers_add_self(void);      /* calling thread, if not covered */
 HIDDEN int timers_add_born(void);      /* same, counting from its CPU time 0 */
 /* At the calling thread's exit: delete its timer and say in *owed how many
@@ -141,6 +144,9 @@ HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
 HIDDEN void sweeper_thread_born(void);
 HIDDEN void sweeper_thread_gone(void);
 HIDDEN void sweeper_threads_reset(int n);
+/* Bumped by each of those births and ends, and by a reset: a sweep lists
+ * the threads again when it has moved (timers_scan.c). */
+HIDDEN unsigned long sweeper_thread_events(void);
 
 /* sweeper.c: called every sweep, no lock held (agent/). */
 extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;

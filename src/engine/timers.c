@@ -19,7 +19,7 @@
  * Every timer holds one unit of the user's RLIMIT_SIGPENDING (its signal
  * is preallocated), which the program's own sigqueue() also draws on: we
  * keep a reserve of it free and leave further threads without a timer,
- * counted in profil_get_stats().untimed (see budget()).
+ * counted in profil_get_stats().untimed (see timers_budget()).
  *
  * Registry: the (tid, timer) pairs we own.  Every function here runs with
  * the engine lock held; the signal handler never looks at the registry.
@@ -27,6 +27,7 @@
 #include "engine/sampling.h"
 #include "engine/cpugrid.h"
 #include "engine/perf_engine.h"
+#include "engine/registry.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -44,24 +45,18 @@
 
 const char profil_timer_tag = 'p';
 
-struct entry {
-	pid_t tid;
-	timer_t timer;
-	int fd;              /* its perf event (perf_engine.h) instead, or -1 */
-	struct cpugrid grid; /* kept for either: the count at exit */
-};
-
-static struct entry *reg;    /* engine lock */
-static size_t nreg, capreg;  /* engine lock */
-static int cur_sig;          /* engine lock; 0 when stopped */
-static unsigned int cur_hz;  /* engine lock */
-static size_t max_timers;    /* engine lock: budget() at the last scan */
-static unsigned int untimed; /* engine lock: threads refused by budget */
+struct entry *timers_reg;      /* engine lock */
+size_t timers_nreg;            /* engine lock */
+static size_t capreg;          /* engine lock */
+static int cur_sig;            /* engine lock; 0 when stopped */
+static unsigned int cur_hz;    /* engine lock */
+size_t timers_max;             /* engine lock: timers_budget() at the last scan */
+unsigned int timers_refused;   /* engine lock: threads refused by budget */
 /* Process the timers belong to: written under the engine lock, read
  * without it by exec.c (a vfork child shares this memory, not the timers). */
 static _Atomic pid_t owner_pid;
 
-static pid_t my_tid(void)
+pid_t timers_my_tid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
 }
@@ -71,7 +66,7 @@ static pid_t my_tid(void)
  * quarter of it (at least 16, at most 1024) for the program's own queued
  * signals.  Read at every scan, so a limit lowered later is honoured.
  */
-static size_t budget(void)
+size_t timers_budget(void)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_SIGPENDING, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
@@ -81,10 +76,10 @@ static size_t budget(void)
 	return rl.rlim_cur > reserve ? (size_t)(rl.rlim_cur - reserve) : 0;
 }
 
-static int find(pid_t tid)
+int timers_find(pid_t tid)
 {
-	for (size_t i = 0; i < nreg; i++)
-		if (reg[i].tid == tid)
+	for (size_t i = 0; i < timers_nreg; i++)
+		if (timers_reg[i].tid == tid)
 			return (int)i;
 	return -1;
 }
@@ -116,20 +111,20 @@ static int make_timer(pid_t tid, int64_t at, int64_t per, timer_t *out)
 
 /* Give tid a timer whose grid starts at its CPU time 0 (born: it is new,
  * and profiled from its first instant) or now. */
-static int add(pid_t tid, int born)
+int timers_add(pid_t tid, int born)
 {
-	if (nreg >= max_timers) {
+	if (timers_nreg >= timers_max) {
 		errno = EAGAIN;
 		return -1;
 	}
-	if (nreg == capreg) {
+	if (timers_nreg == capreg) {
 		size_t cap = capreg ? capreg * 2 : 16;
-		struct entry *n = realloc(reg, cap * sizeof *n);
+		struct entry *n = realloc(timers_reg, cap * sizeof *n);
 		if (!n) {
 			errno = ENOMEM;
 			return -1;
 		}
-		reg = n, capreg = cap;
+		timers_reg = n, capreg = cap;
 	}
 	int64_t now, per = cpugrid_period(cur_hz);
 	struct cpugrid g = {0, per, 0};
@@ -142,124 +137,27 @@ static int add(pid_t tid, int born)
 	int fd = perf_engine_on() ? perf_engine_open(tid, cur_sig, per) : -1;
 	if (fd < 0 && make_timer(tid, g.first, per, &id) != 0)
 		return -1;
-	reg[nreg].tid = tid;
-	reg[nreg].timer = id;
-	reg[nreg].fd = fd;
-	reg[nreg].grid = g;
-	nreg++;
+	timers_reg[timers_nreg].tid = tid;
+	timers_reg[timers_nreg].timer = id;
+	timers_reg[timers_nreg].fd = fd;
+	timers_reg[timers_nreg].grid = g;
+	timers_reg[timers_nreg].self_drops = (unsigned char)born;
+	timers_reg[timers_nreg].seen = 1;
+	timers_nreg++;
 	return 0;
 }
 
-static void drop(size_t i)
+void timers_drop(size_t i)
 {
 	/* In a child that no atfork handler told (a raw fork or _Fork), the
 	 * events are the parent's: silencing them would stop its sampling. */
-	if (reg[i].fd >= 0 && getpid() != owner_pid)
-		perf_engine_forget(reg[i].fd);
-	else if (reg[i].fd >= 0)
-		perf_engine_close(reg[i].fd);
+	if (timers_reg[i].fd >= 0 && getpid() != owner_pid)
+		perf_engine_forget(timers_reg[i].fd);
+	else if (timers_reg[i].fd >= 0)
+		perf_engine_close(timers_reg[i].fd);
 	else
-		timer_delete(reg[i].timer);
-	reg[i] = reg[--nreg];
-}
-
-/*
- * Whether the thread entry e samples has exited.  Asked of the entry's
- * own timer or event, not of its number: a thread no hook saw (a raw
- * clone) can exit and a new one get the same tid before this sweep, and
- * an entry kept for the number (the old test, tgkill's ESRCH) ties a
- * timer or event to the dead task while cover() takes the new thread for
- * covered: it was never sampled (issue 9).  Timers and events hold the
- * task's struct pid, not its number, so they can tell.
- *
- * A timer: timer_gettime() reads it_interval 0 once its task is gone
- * (posix_cpu_timer_get() finds no task and leaves the zeroed result; so
- * on 6.18, and in 6.1's source, Debian 12's kernel, likewise), while the
- * timer of a live thread always reads its interval, all of ours being
- * periodic.  Not "it_value reads 0": a periodic CPU timer also reads
- * disarmed from its expiry until its signal is delivered (the kernel
- * rearms it then), which lasts as long as the thread waits for a CPU or
- * blocks the signal; dropping such a timer lost samples under load.
- *
- * An event: perf_engine_task_gone() (its descriptor's owner).
- *
- * The tid's ESRCH stays as a last resort: kernels that kept a task, not
- * a pid, in the timer (before 5.7) report the interval of a dead
- * thread's timer, and those before 5.14 (5.10.151 in its stable series)
- * the owner of a dead thread's descriptor.  There a tid reused before a
- * sweep is handled only by timers_add_self(), for threads made by
- * pthread_create.  (test-tidreuse.c makes the reuse happen.)
- */
-static int entry_gone(const struct entry *e)
-{
-	if (e->fd >= 0) {
-		if (perf_engine_task_gone(e->fd))
-			return 1;
-	} else {
-		struct itimerspec its;
-		if (timer_gettime(e->timer, &its) == 0 && its.it_interval.tv_sec == 0 &&
-		    its.it_interval.tv_nsec == 0)
-			return 1;
-	}
-	return syscall(SYS_tgkill, (pid_t)getpid(), e->tid, 0) != 0 && errno == ESRCH;
-}
-
-/* Calls fn(tid) for each thread of the process; -1 if /proc is missing. */
-static int each_thread(int (*fn)(pid_t tid, void *arg), void *arg)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return -1;
-	struct dirent *de;
-	int rc = 0;
-	while ((de = readdir(d)) != NULL) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0)
-			continue;
-		if (fn((pid_t)tid, arg) != 0) {
-			rc = -1;
-			break;
-		}
-	}
-	int e = errno;
-	closedir(d);
-	errno = e;
-	return rc;
-}
-
-/* The sweeper's own thread is not the program's and is not sampled. */
-static _Atomic pid_t excluded_tid; /* atomic: set by the sweeper itself */
-
-void timers_exclude(pid_t tid)
-{
-	atomic_store(&excluded_tid, tid);
-}
-
-/* Cover tid unless it is covered or excluded; a thread that exited between
- * the listing and timer_create (EINVAL) is not an error, nor one refused
- * for want of signal-queue room (EAGAIN: counted in *refused). */
-static int cover(pid_t tid, void *refused)
-{
-	if (tid == atomic_load(&excluded_tid) || find(tid) >= 0)
-		return 0;
-	if (add(tid, 0) == 0 || errno == EINVAL || errno == ESRCH)
-		return 0;
-	if (errno == EAGAIN) {
-		++*(unsigned int *)refused;
-		return 0;
-	}
-	return -1;
-}
-
-/* Covers every thread not covered yet; recounts the refused ones. */
-static int cover_all(void)
-{
-	unsigned int refused = 0;
-	max_timers = budget();
-	int rc = each_thread(cover, &refused);
-	untimed = refused;
-	return rc;
+		timer_delete(timers_reg[i].timer);
+	timers_reg[i] = timers_reg[--timers_nreg];
 }
 
 int timers_start(int sig, unsigned int hz)
@@ -270,12 +168,12 @@ int timers_start(int sig, unsigned int hz)
 	perf_engine_choose(hz); /* events or timers for this run */
 	atomic_fetch_add(&sample_epoch, 1); /* tallies start afresh */
 	/* the caller first, so it is sampled even with a small budget */
-	max_timers = budget();
-	if (add(my_tid(), 0) != 0 && errno != EAGAIN)
+	timers_max = timers_budget();
+	if (timers_add(timers_my_tid(), 0) != 0 && errno != EAGAIN)
 		goto fail;
-	if (cover_all() != 0)
+	if (timers_cover_all() != 0)
 		goto fail;
-	if (nreg > 0)
+	if (timers_nreg > 0)
 		return 0;
 	errno = EAGAIN; /* not one timer: the signal queue is full */
 fail:;
@@ -287,8 +185,8 @@ fail:;
 
 void timers_stop(void)
 {
-	while (nreg > 0)
-		drop(nreg - 1);
+	while (timers_nreg > 0)
+		timers_drop(timers_nreg - 1);
 	cur_sig = 0;
 	perf_engine_off();
 }
@@ -300,30 +198,30 @@ void timers_stop(void)
  */
 int timers_resignal(int sig)
 {
-	timer_t *fresh = malloc((nreg ? nreg : 1) * sizeof *fresh);
+	timer_t *fresh = malloc((timers_nreg ? timers_nreg : 1) * sizeof *fresh);
 	if (!fresh) {
 		errno = ENOMEM;
 		return -1;
 	}
 	int old = cur_sig;
 	cur_sig = sig;
-	unsigned char *gone = calloc(nreg ? nreg : 1, 1);
+	unsigned char *gone = calloc(timers_nreg ? timers_nreg : 1, 1);
 	size_t i;
-	for (i = 0; gone && i < nreg; i++) {
+	for (i = 0; gone && i < timers_nreg; i++) {
 		int64_t now; /* the new timer carries on the old one's grid */
-		if (cpugrid_clock_of(reg[i].tid, &now) != 0)
+		if (cpugrid_clock_of(timers_reg[i].tid, &now) != 0)
 			gone[i] = 1;
-		else if (reg[i].fd >= 0)
+		else if (timers_reg[i].fd >= 0)
 			continue; /* an event: F_SETSIG below cannot fail */
-		else if (make_timer(reg[i].tid, cpugrid_next(&reg[i].grid, now),
-		                    reg[i].grid.per, &fresh[i]) != 0 &&
+		else if (make_timer(timers_reg[i].tid, cpugrid_next(&timers_reg[i].grid, now),
+		                    timers_reg[i].grid.per, &fresh[i]) != 0 &&
 		         !(gone[i] = errno == EINVAL))
 			break;
 	}
-	if (!gone || i < nreg) {
+	if (!gone || i < timers_nreg) {
 		int e = gone ? errno : ENOMEM;
 		while (i-- > 0)
-			if (!gone[i] && reg[i].fd < 0)
+			if (!gone[i] && timers_reg[i].fd < 0)
 				timer_delete(fresh[i]);
 		cur_sig = old;
 		free(gone);
@@ -331,17 +229,17 @@ int timers_resignal(int sig)
 		errno = e;
 		return -1;
 	}
-	for (i = nreg; i-- > 0;) {
-		if (reg[i].fd < 0)
-			timer_delete(reg[i].timer);
+	for (i = timers_nreg; i-- > 0;) {
+		if (timers_reg[i].fd < 0)
+			timer_delete(timers_reg[i].timer);
 		else if (gone[i])
-			perf_engine_close(reg[i].fd);
+			perf_engine_close(timers_reg[i].fd);
 		else
-			perf_engine_resignal(reg[i].fd, sig);
+			perf_engine_resignal(timers_reg[i].fd, sig);
 		if (gone[i]) /* entries above i are done: move the last one here */
-			reg[i] = reg[--nreg];
-		else if (reg[i].fd < 0)
-			reg[i].timer = fresh[i];
+			timers_reg[i] = timers_reg[--timers_nreg];
+		else if (timers_reg[i].fd < 0)
+			timers_reg[i].timer = fresh[i];
 	}
 	free(gone);
 	free(fresh);
@@ -351,16 +249,16 @@ int timers_resignal(int sig)
 /* Entry i's event replaced by a timer on the same grid, when the kernel
  * would throttle the event (perf_engine_keep()); if no timer can be made,
  * the event stays, throttled, which is better than nothing. */
-static void to_timer(size_t i)
+void timers_to_timer(size_t i)
 {
 	int64_t now;
 	timer_t id;
-	if (cpugrid_clock_of(reg[i].tid, &now) != 0 ||
-	    make_timer(reg[i].tid, cpugrid_next(&reg[i].grid, now), reg[i].grid.per, &id) != 0)
+	if (cpugrid_clock_of(timers_reg[i].tid, &now) != 0 ||
+	    make_timer(timers_reg[i].tid, cpugrid_next(&timers_reg[i].grid, now), timers_reg[i].grid.per, &id) != 0)
 		return;
-	perf_engine_close(reg[i].fd);
-	reg[i].fd = -1;
-	reg[i].timer = id;
+	perf_engine_close(timers_reg[i].fd);
+	timers_reg[i].fd = -1;
+	timers_reg[i].timer = id;
 }
 
 /* Each thread's grid restarts at its CPU time now, at the new period; the
@@ -370,48 +268,34 @@ int timers_set_hz(unsigned int hz)
 	cur_hz = hz;
 	int events = perf_engine_keep(hz); /* else their threads get timers */
 	int64_t per = cpugrid_period(hz), now;
-	for (size_t i = 0; i < nreg; i++) {
-		struct cpugrid *g = &reg[i].grid;
-		if (cpugrid_clock_of(reg[i].tid, &now) != 0)
+	for (size_t i = 0; i < timers_nreg; i++) {
+		struct cpugrid *g = &timers_reg[i].grid;
+		if (cpugrid_clock_of(timers_reg[i].tid, &now) != 0)
 			continue; /* gone: the sweeper drops it */
 		g->due = cpugrid_total(g, now);
 		cpugrid_restart(g, now, per, cpugrid_phase(per));
 		struct itimerspec its = {ns_ts(per), ns_ts(g->first)};
-		if (reg[i].fd < 0)
-			timer_settime(reg[i].timer, TIMER_ABSTIME, &its, NULL);
+		if (timers_reg[i].fd < 0)
+			timer_settime(timers_reg[i].timer, TIMER_ABSTIME, &its, NULL);
 		else
-			perf_engine_set_period(reg[i].fd, per);
-		if (reg[i].fd >= 0 && !events)
-			to_timer(i);
+			perf_engine_set_period(timers_reg[i].fd, per);
+		if (timers_reg[i].fd >= 0 && !events)
+			timers_to_timer(i);
 	}
 	return 0;
-}
-
-int timers_rescan(void)
-{
-	if (!cur_sig)
-		return 0;
-	/* the kernel lowers its sample-rate cap at run time */
-	int demote = perf_engine_on() && !perf_engine_keep(cur_hz);
-	for (size_t i = nreg; i-- > 0;)
-		if (entry_gone(&reg[i]))
-			drop(i);
-		else if (demote && reg[i].fd >= 0)
-			to_timer(i);
-	return cover_all();
 }
 
 static int add_self(int born)
 {
 	if (!cur_sig || getpid() != owner_pid)
 		return 0;
-	pid_t tid = my_tid();
-	int i = find(tid);
+	pid_t tid = timers_my_tid();
+	int i = timers_find(tid);
 	if (i >= 0) /* a thread starts once: an entry is an exited thread's */
-		drop((size_t)i);
-	if (add(tid, born) == 0)
+		timers_drop((size_t)i);
+	if (timers_add(tid, born) == 0)
 		return 0;
-	untimed += errno == EAGAIN;
+	timers_refused += errno == EAGAIN;
 	return -1;
 }
 
@@ -430,27 +314,27 @@ int timers_reconcile_self(unsigned long credited, unsigned long *owed)
 	*owed = 0;
 	if (!cur_sig || getpid() != owner_pid)
 		return -1;
-	pid_t tid = my_tid();
-	int i = find(tid);
+	pid_t tid = timers_my_tid();
+	int i = timers_find(tid);
 	if (i < 0)
 		return -1;
 	int64_t now;
 	if (cpugrid_clock_of(tid, &now) == 0) {
-		uint64_t total = cpugrid_total(&reg[i].grid, now);
+		uint64_t total = cpugrid_total(&timers_reg[i].grid, now);
 		*owed = total > credited ? (unsigned long)(total - credited) : 0;
 	}
-	drop((size_t)i);
+	timers_drop((size_t)i);
 	return 0;
 }
 
 unsigned int timers_count(void)
 {
-	return (unsigned int)nreg;
+	return (unsigned int)timers_nreg;
 }
 
 unsigned int timers_untimed(void)
 {
-	return untimed;
+	return timers_refused;
 }
 
 int timers_signal(void)
@@ -470,11 +354,11 @@ pid_t timers_owner(void)
 
 void timers_forget_all(void)
 {
-	for (size_t i = 0; i < nreg; i++) /* the parent's events, inherited */
-		if (reg[i].fd >= 0)
-			perf_engine_forget(reg[i].fd);
-	nreg = 0;
-	untimed = 0;
+	for (size_t i = 0; i < timers_nreg; i++) /* the parent's events, inherited */
+		if (timers_reg[i].fd >= 0)
+			perf_engine_forget(timers_reg[i].fd);
+	timers_nreg = 0;
+	timers_refused = 0;
 	atomic_fetch_add(&sample_epoch, 1); /* the tallies are the parent's */
 	owner_pid = getpid();
 }

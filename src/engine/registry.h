@@ -1,0 +1,48 @@
+/*
+ * registry.h - the timers and events the engine owns, one entry per
+ * sampled thread: kept by timers.c, kept in step with the process's
+ * threads by timers_scan.c.  Internal to engine/.
+ *
+ * Everything here is read and changed with the engine lock held, never
+ * in signal context: the sampling handler does not look at the registry.
+ */
+#ifndef PROFIL_ENGINE_REGISTRY_H
+#define PROFIL_ENGINE_REGISTRY_H
+
+#include "engine/engine.h"
+#include "engine/cpugrid.h"
+
+#include <stddef.h>
+#include <time.h>
+#include <sys/types.h>
+
+struct entry {
+	pid_t tid;
+	timer_t timer;
+	int fd;              /* its perf event (perf_engine.h) instead, or -1 */
+	struct cpugrid grid; /* kept for either: the count at exit */
+	/* Made by the thread itself as it started (the pthread_create
+	 * trampoline, threads.c), which also drops it as it exits: a sweep
+	 * need not ask the kernel whether it is alive. */
+	unsigned char self_drops;
+	unsigned char seen; /* listed by the scan under way */
+};
+
+extern struct entry *timers_reg HIDDEN;
+extern size_t timers_nreg HIDDEN;
+extern size_t timers_max HIDDEN;          /* timers_budget() at the last scan */
+extern unsigned int timers_refused HIDDEN; /* threads refused by the budget */
+
+HIDDEN pid_t timers_my_tid(void);
+HIDDEN size_t timers_budget(void);       /* timers we may hold */
+HIDDEN int timers_find(pid_t tid);       /* index, or -1 */
+/* A timer (or event) for tid, its grid from its CPU time 0 (born) or
+ * now; -1 errno (EAGAIN: over the budget; EINVAL: the thread is gone). */
+HIDDEN int timers_add(pid_t tid, int born);
+HIDDEN void timers_drop(size_t i);
+HIDDEN void timers_to_timer(size_t i);   /* event i becomes a timer */
+
+/* timers_scan.c: covers every listed thread not covered yet. */
+HIDDEN int timers_cover_all(void);
+
+#endif

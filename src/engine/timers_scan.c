@@ -1,0 +1,229 @@
+/*
+ * timers_scan.c - the registry kept in step with the threads no hook
+ * reports: threads made some other way than through our pthread_create (a
+ * raw clone, a runtime's own threads, threads that existed before
+ * profiling started) are covered, and entries whose thread has exited are
+ * dropped.  Called as profiling starts and by the sweeper every 100 ms,
+ * engine lock held.
+ *
+ * What a sweep costs.  Listing /proc/self/task makes the kernel look up
+ * an entry per thread, and asking a timer whether its thread lives takes
+ * that thread's runqueue lock: with 1,000 idle threads the sweeps cost 4%
+ * of a CPU (bench/, "idle").  So a sweep lists the threads only when
+ * something no hook reported may have changed:
+ *  - the kernel's thread count (num_threads, from the /proc/self/stat the
+ *    sweeper reads anyway) is not the last listing's;
+ *  - a thread was made or ended through our hooks since
+ *    (sweeper_thread_events());
+ *  - an entry the hooks do not look after was found gone: a raw clone's
+ *    exit, whose number the next thread may get at once (test-tidreuse.c);
+ *  - a second has passed (threads refused for want of budget are tried
+ *    again).
+ * An entry made by its own thread (self_drops) is not asked at all: the
+ * thread drops it as it exits.  An entry whose thread a listing did not
+ * name is asked, and dropped if gone (a listing can miss a live thread
+ * while others exit: proc_task_readdir() resumes by position).  Covered
+ * threads are found in an index sorted once per listing, not by a search
+ * of the registry per listed thread.
+ */
+#include "engine/sampling.h"
+#include "engine/perf_engine.h"
+#include "engine/registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define RELIST_NS 1000000000LL
+
+/*
+ * Whether the thread entry e samples has exited.  Asked of the entry's
+ * own timer or event, not of its number: a thread no hook saw (a raw
+ * clone) can exit and a new one get the same tid before this sweep, and
+ * an entry kept for the number (the old test, tgkill's ESRCH) ties a
+ * timer or event to the dead task while cover() takes the new thread for
+ * covered: it was never sampled (issue 9).  Timers and events hold the
+ * task's struct pid, not its number, so they can tell.
+ *
+ * A timer: timer_gettime() reads it_interval 0 once its task is gone
+ * (posix_cpu_timer_get() finds no task and leaves the zeroed result; so
+ * on 6.18, and in 6.1's source, Debian 12's kernel, likewise), while the
+ * timer of a live thread always reads its interval, all of ours being
+ * periodic.  Not "it_value reads 0": a periodic CPU timer also reads
+ * disarmed from its expiry until its signal is delivered (the kernel
+ * rearms it then), which lasts as long as the thread waits for a CPU or
+ * blocks the signal; dropping such a timer lost samples under load.
+ *
+ * An event: perf_engine_task_gone() (its descriptor's owner).
+ *
+ * The tid's ESRCH stays as a last resort: kernels that kept a task, not
+ * a pid, in the timer (before 5.7) report the interval of a dead
+ * thread's timer, and those before 5.14 (5.10.151 in its stable series)
+ * the owner of a dead thread's descriptor.  There a tid reused before a
+ * sweep is handled only by timers_add_self(), for threads made by
+ * pthread_create.  (test-tidreuse.c makes the reuse happen.)
+ */
+static int entry_gone(const struct entry *e)
+{
+	if (e->fd >= 0) {
+		if (perf_engine_task_gone(e->fd))
+			return 1;
+	} else {
+		struct itimerspec its;
+		if (timer_gettime(e->timer, &its) == 0 && its.it_interval.tv_sec == 0 &&
+		    its.it_interval.tv_nsec == 0)
+			return 1;
+	}
+	return syscall(SYS_tgkill, (pid_t)getpid(), e->tid, 0) != 0 && errno == ESRCH;
+}
+
+/* Calls fn(tid) for each thread of the process; -1 if /proc is missing. */
+static int each_thread(int (*fn)(pid_t tid, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	struct dirent *de;
+	int rc = 0;
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0)
+			continue;
+		if (fn((pid_t)tid, arg) != 0) {
+			rc = -1;
+			break;
+		}
+	}
+	int e = errno;
+	closedir(d);
+	errno = e;
+	return rc;
+}
+
+/* The sweeper's own thread is not the program's and is not sampled. */
+static _Atomic pid_t excluded_tid; /* atomic: set by the sweeper itself */
+
+void timers_exclude(pid_t tid)
+{
+	atomic_store(&excluded_tid, tid);
+}
+
+
+struct slot {
+	pid_t tid;
+	size_t i;
+};
+
+struct scan {
+	struct slot *index; /* the entries before the listing, by tid; or NULL */
+	size_t nindex;
+	unsigned int listed, refused;
+};
+
+static int by_tid(const void *a, const void *b)
+{
+	pid_t x = ((const struct slot *)a)->tid, y = ((const struct slot *)b)->tid;
+	return (x > y) - (x < y);
+}
+
+static int covered(const struct scan *sc, pid_t tid)
+{
+	if (!sc->index)
+		return timers_find(tid);
+	struct slot key = {tid, 0};
+	const struct slot *s = bsearch(&key, sc->index, sc->nindex, sizeof key, by_tid);
+	return s ? (int)s->i : -1;
+}
+
+/* Cover tid unless it is covered or excluded; a thread that exited between
+ * the listing and timer_create (EINVAL) is not an error, nor one refused
+ * for want of signal-queue room (EAGAIN: counted). */
+static int cover(pid_t tid, void *arg)
+{
+	struct scan *sc = arg;
+	sc->listed++;
+	if (tid == atomic_load(&excluded_tid))
+		return 0;
+	int i = covered(sc, tid);
+	if (i >= 0) {
+		timers_reg[i].seen = 1;
+		return 0;
+	}
+	if (timers_add(tid, 0) == 0 || errno == EINVAL || errno == ESRCH)
+		return 0;
+	if (errno == EAGAIN) {
+		sc->refused++;
+		return 0;
+	}
+	return -1;
+}
+
+/* What the last listing saw (engine lock). */
+static unsigned int listed_count;
+static unsigned long listed_events;
+static int64_t listed_ns;
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Covers every thread not covered yet; recounts the refused ones; drops
+ * the entries of threads it did not list that have gone. */
+int timers_cover_all(void)
+{
+	struct scan sc = {NULL, timers_nreg, 0, 0};
+	listed_events = sweeper_thread_events(); /* before: later ones relist */
+	listed_ns = mono_ns();
+	sc.index = malloc((timers_nreg ? timers_nreg : 1) * sizeof *sc.index);
+	for (size_t i = 0; i < timers_nreg; i++) {
+		timers_reg[i].seen = 0;
+		if (sc.index)
+			sc.index[i] = (struct slot){timers_reg[i].tid, i};
+	}
+	if (sc.index)
+		qsort(sc.index, sc.nindex, sizeof *sc.index, by_tid);
+	timers_max = timers_budget();
+	int rc = each_thread(cover, &sc);
+	free(sc.index);
+	timers_refused = sc.refused;
+	listed_count = rc == 0 ? sc.listed : 0;
+	if (rc == 0)
+		for (size_t i = timers_nreg; i-- > 0;)
+			if (!timers_reg[i].seen && entry_gone(&timers_reg[i]))
+				timers_drop(i);
+	return rc;
+}
+
+static int relist_due(unsigned int nthreads)
+{
+	return nthreads == 0 || nthreads != listed_count ||
+	       sweeper_thread_events() != listed_events || mono_ns() - listed_ns >= RELIST_NS;
+}
+
+int timers_rescan(unsigned int nthreads)
+{
+	if (!timers_signal())
+		return 0;
+	/* the kernel lowers its sample-rate cap at run time */
+	int demote = perf_engine_on() && !perf_engine_keep(timers_hz());
+	int gone = 0;
+	for (size_t i = timers_nreg; i-- > 0;) {
+		if (!timers_reg[i].self_drops && entry_gone(&timers_reg[i])) {
+			timers_drop(i);
+			gone = 1;
+		} else if (demote && timers_reg[i].fd >= 0) {
+			timers_to_timer(i);
+		}
+	}
+	return gone || relist_due(nthreads) ? timers_cover_all() : 0;
+}
