@@ -29,6 +29,7 @@
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
 #include "engine/engine.h"
+#include "engine/restart.h"
 
 #include <errno.h>
 #include <string.h>
@@ -130,6 +131,9 @@ NO_TSAN static void deliver(int sig, siginfo_t *info, void *uc)
 
 NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 {
+	/* Every delivery of this signal, a sample or not: our SA_RESTART may
+	 * have swallowed the EINTR a program signal asked for (restart.h). */
+	restart_give_back_eintr(uc, sig);
 	if (timer_tag_ours(info) || perf_sig_ours(info))
 		sample_handler(sig, info, uc);
 	else
