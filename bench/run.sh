@@ -395,6 +395,17 @@ bench_costs()
 		done
 		CPUOF_INSN=0
 	fi
+	# The record process's own CPU: a fixed part per run (the agent's
+	# set-up, symbolizing each module a sample touches) and a part per CPU
+	# second of the command (reading the rings); two lengths of the same
+	# workload, interleaved, separate them.
+	for rep in 1 2 3; do
+		for units in "$BURN_UNITS" $((BURN_UNITS * 8)); do
+			"$PROFIL" record -v -o "$TMP/rc.pprof" -- "$WORK" burn 1 "$units" \
+				>/dev/null 2>"$TMP/rc.err" || continue
+			emit recordcost.txt "units=$units $(sed -n 's/.*own CPU \([0-9.]*\) s (\([0-9.]*\)% of.*/own=\1 pct=\2/p' "$TMP/rc.err")"
+		done
+	done
 	for rep in 1 2 3; do
 		emit idle.txt "config=none $("$WORK" idle 1000 2)"
 		emit idle.txt "config=library $(LD_PRELOAD="$LIBPROFIL" "$WORK" idle 1000 2)"
