@@ -1062,8 +1062,11 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
 
     # Goals, met or missed.
     goals = []
+    missed = []  # the texts of the goals missed: which reasons below apply
 
     def goal(ok, text):
+        if ok is False:
+            missed.append(text)
         goals.append("- **%s** %s" % ("met" if ok else ("MISSED" if ok is False else "not measured"), text))
 
     if ag:
@@ -1108,6 +1111,10 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
                 goal(False, text + " (noise of the unprofiled runs: %s)" % nz)
         di = {w: m(w, "profil-1000", 4) for w in ws}
         di1 = {w: m(w, "profil1-1000", 4) for w in ws}
+        if not any(v for v in di.values()):
+            goals.append("- **not measured** by instructions executed: `perf stat -e instructions` is not "
+                         "supported on this machine (a VM without hardware counters); the CPU-time goals "
+                         "below stand alone.")
         if any(v for v in di.values()):
             fi = lambda dd: ", ".join("%s %+.2f%%" % (w, (v - 1) * 100) for w, v in dd.items() if v)
             wi = max(v for v in di.values() if v)
@@ -1213,12 +1220,13 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
     head.append("## Goals\n")
     head.extend(goals)
     head.append("")
+    why = []
     head.append("Why the misses (the reasons as far as we have traced them; the figures are this run's, "
                 "in the goals above and the sections below):\n")
-    if ag:
+    if ag and any("within 3 points of `perf record" in t for t in missed):
         tim = [w for w, v in ag.items() if v["engine"] != "perf-events"]
         fmt1 = lambda key: ", ".join("%s %.1f" % (w, max(v[key])) for w, v in ag.items() if v[key])
-        head.append(
+        why.append(
             "- *Agreement*: perf's kernel samples are charged to the user pc the thread returns to, where "
             "profil's land (the old comparison, perf's user samples alone, differed by the system calls: "
             "sort %s); pooled over the runs every program is within %.1f points of perf (%s). Single "
@@ -1232,29 +1240,37 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
                 (": profil's default engine, CPU-clock timers, makes one observation per kernel tick "
                  "(%d per CPU second), so one ~3 CPU s run resolves the top share to %s points (3σ)" % (
                      CONFIG_HZ, ", ".join("%s ±%.1f" % (w, ag[w]["noise"]) for w in tim))) if tim else ""))
-    head.extend([
+    reasons = [
+        (("of unprofiled", "overhead at the default rate under 1%:", "(workload CPU"),
         "- *CPU overhead*: CPU time on this shared 2-core VM moves with the load of the moment (each "
         "goal above prints the unprofiled runs' own spread beside it); instructions executed do not, and "
-        "by them the command costs what the goals above say. The agent samples with CPU-clock timers "
-        "(the perf-events engine is opt-in, `PROFIL_ENGINE=perf`: see issue 13's notes).",
+        "where the machine counts them the goals above give the command's cost by them too. The agent samples with CPU-clock timers "
+        "(the perf-events engine is opt-in, `PROFIL_ENGINE=perf`: see issue 13's notes)."),
+        (("by instructions",),
         "- *Overhead under 1% and below the lowest peer, by instructions*: the agent's start-up per process "
         "(more with stacks: the unwind tables, and python runs two interpreters) and a user-space signal "
-        "per sample, where perf samples in the kernel.",
+        "per sample, where perf samples in the kernel."),
+        (("own CPU under 1% of the command's",),
         "- *The record process's own CPU*: symbolizing with libdwfl after the run costs a fixed amount per "
         "module a sample touches (libdw inflates a module's whole compressed DWARF when it is first asked "
         "for a line: Debian's libc6-dbg has 4 MB of zlib-compressed sections, about 60 ms; pyenv's "
         "libpython has full DWARF), set against workloads of about a second; %s" % (
             "per further CPU second of the command it costs %.2f%% (section 8)." % co["recordcost"]["marginal"]
-            if isinstance(co, dict) and co.get("recordcost") else "the marginal cost was not measured in this run."),
+            if isinstance(co, dict) and co.get("recordcost") else "the marginal cost was not measured in this run.")),
+        (("totals within 2%",),
         "- *Totals at 100 Hz*: a few dozen samples per thread on these short runs, and the ~5 ms of "
-        "process start-up and exit outside any sampled thread; at 1000 Hz within 0.6%.",
+        "process start-up and exit outside any sampled thread; at 1000 Hz within 0.6%."),
+        (("short-lived threads",),
         "- *Short-lived threads*: each 2 ms thread is sampled from the moment its timer or event is armed "
         "in the `pthread_create` wrapper; the arming time of 5,000 threads is not covered (likely; not "
-        "separated further).",
+        "separated further)."),
+        (("sweeper idle",),
         "- *Idle cost with 1,000 threads under `profil record`*: the library with the same threads idles at "
         "the unprofiled level, so the cost is the agent's (its sweeper keeping 1,000 threads' timers or "
-        "events and the thread list current); not separated further.",
-        ""])
+        "events and the thread list current); not separated further."),
+    ]
+    why.extend(text for keys, text in reasons if any(k in t for k in keys for t in missed))
+    head.extend(why + [""] if why else ["- (none: every goal measured was met)", ""])
     if made:
         head.append("## Plots\n")
         head.extend("![%s](%s)" % (m_, m_) for m_ in made)
