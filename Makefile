@@ -394,12 +394,17 @@ SYMTEST    := $(BUILD)/test/symtest
 SYM_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -gdwarf-5
 SYM_LINK   := -L$(SYM_T) -Wl,-rpath,$(abspath $(SYM_T)) -lsymlib -lsymcxx -ldl
 SYM_FILES  := $(addprefix $(SYM_T)/,symprog symprog-nopie libsymlib.so libsymcxx.so \
-              symprog.debug symprog.stripped libsymlib.dynsym.so linked/symprog)
+              symprog.debug symprog.stripped libsymlib.dynsym.so linked/symprog \
+              libsymnest.so libsymnest.dynsym.so)
 
 $(SYM_T) $(SYM_T)/linked/.debug:
 	mkdir -p $@
 $(SYM_T)/libsymlib.so: test/sym/symlib.c test/sym/symprog.h | $(SYM_T)
 	$(CC) $(SYM_CFLAGS) -fPIC -shared -o $@ $<
+$(SYM_T)/libsymnest.so: test/sym/symnest.s | $(SYM_T)
+	$(CC) -shared -nostdlib -Wl,-z,noexecstack -o $@ $<
+$(SYM_T)/libsymnest.dynsym.so: $(SYM_T)/libsymnest.so
+	strip --strip-all -o $@ $<
 $(SYM_T)/libsymcxx.so: test/sym/symcxx.cc test/sym/symprog.h | $(SYM_T)
 	$(CXX) -Wall -Wextra -Werror -O2 -g -gdwarf-5 -fPIC -shared -o $@ $<
 $(SYM_T)/symprog: test/sym/symprog.c test/sym/symprog.h $(SYM_T)/libsymlib.so $(SYM_T)/libsymcxx.so
@@ -419,7 +424,8 @@ $(SYM_T)/linked/symprog: $(SYM_T)/symprog | $(SYM_T)/linked/.debug
 	objcopy --add-gnu-debuglink=$(SYM_T)/linked/.debug/symprog.debug $@.tmp $@
 	rm -f $@.tmp
 
-SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c
+SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c \
+                test/sym/symcases-table.c
 $(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
             cli/symbol/*.h cli/model/profile.c cli/model/profile.h | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest/sym -DSYM_BIN='"$(abspath $(SYM_T))"' \

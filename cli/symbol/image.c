@@ -22,6 +22,7 @@ struct sym_image {
 	Dwfl *dwfl;             /* NULL when no file could be had */
 	Dwfl_Module *mod;
 	struct sym_scopes *scopes;  /* scopes.c's, per CU */
+	struct sym_symtab *symtab;  /* symtab.c's, built on first use */
 	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
 	struct sym_image *next;
 };
@@ -82,6 +83,7 @@ void sym_cache_free(struct sym_cache *c)
 	for (struct sym_image *im = c->images, *next; im; im = next) {
 		next = im->next;
 		sym_scopes_free(im->scopes);
+		sym_symtab_free(im->symtab);
 		if (im->dwfl)
 			dwfl_end(im->dwfl);
 		free(im->path);
@@ -269,6 +271,11 @@ int sym_image_has_cxx_symbols(struct sym_image *im)
 		}
 	}
 	return im->cxx;
+}
+
+struct sym_symtab **sym_image_symtab(struct sym_image *im)
+{
+	return &im->symtab;
 }
 
 struct sym_scopes **sym_image_scopes(struct sym_image *im)

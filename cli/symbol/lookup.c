@@ -22,9 +22,8 @@ static const char *die_string(Dwarf_Die *die, int name)
 	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
 }
 
-/* The symbol table's name for an address, looked up on first use: libdwfl
- * reads the whole table for each (dwfl_module_addrinfo is a linear search),
- * and a function DWARF names rarely needs it. */
+/* The symbol table's name for an address, looked up on first use: a
+ * function DWARF names rarely needs it (symtab.c says what it costs). */
 struct symname {
 	struct sym_image *im;
 	uint64_t vaddr;
@@ -35,10 +34,8 @@ struct symname {
 static const char *symname_get(struct symname *s)
 {
 	if (!s->done) {
-		GElf_Off off;
-		GElf_Sym sym;
-		s->name = dwfl_module_addrinfo(sym_image_module(s->im), s->vaddr, &off, &sym, NULL,
-		                               NULL, NULL);
+		s->name = sym_symtab_name(sym_image_symtab(s->im), sym_image_module(s->im),
+		                          s->vaddr);
 		s->done = 1;
 	}
 	return s->name;

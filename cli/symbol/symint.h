@@ -5,6 +5,8 @@
  *   lookup.c  one address -> its inline chain (names, files, lines)
  *   scopes.c  the DIEs holding an address (dwarf_getscopes, cheaper)
  *   kids.c    DIE lists walked as libdw does, indexed by address
+ *   symtab.c  the symbol table's answer per address, asked once per stretch
+ *   reach.c   intervals by start, for symtab.c
  *   symbolize.c  the driver over a profile
  */
 #ifndef PROFIL_CLI_SYMINT_H
@@ -52,6 +54,35 @@ struct Dwfl_Module *sym_image_module(struct sym_image *im);
 /* Whether any name in the symbol table libdwfl searches for an address
  * (dwfl_module_addrinfo) starts with _Z (C++), read once. */
 int sym_image_has_cxx_symbols(struct sym_image *im);
+
+/* reach.c: intervals [start, end) sorted by start, each with the index of
+ * the symbol it stands for, and the highest end of every prefix. */
+struct sym_span {
+	uint64_t start, end;
+	int idx;
+};
+struct sym_reach {
+	struct sym_span *v;
+	uint64_t *maxend; /* sym_reach_finish() makes it */
+	size_t n, cap;
+};
+int sym_reach_add(struct sym_reach *r, uint64_t start, uint64_t end, int idx);
+int sym_reach_finish(struct sym_reach *r); /* sorts: before the queries */
+/* How many intervals start at or below addr; the highest end among them
+ * (0: none); those that cover addr, into out[max] (-1: more than max). */
+size_t sym_reach_count(const struct sym_reach *r, uint64_t addr);
+uint64_t sym_reach_upto(const struct sym_reach *r, uint64_t addr);
+int sym_reach_covering(const struct sym_reach *r, uint64_t addr, const struct sym_span **out,
+                       int max);
+void sym_reach_free(struct sym_reach *r);
+
+/* symtab.c: the symbol table's name for vaddr, as dwfl_module_addrinfo
+ * gives it, asked of libdwfl once per stretch between symbol boundaries;
+ * *t (the image's, NULL at first) is built on first use. */
+struct sym_symtab;
+struct sym_symtab **sym_image_symtab(struct sym_image *im);
+const char *sym_symtab_name(struct sym_symtab **t, struct Dwfl_Module *mod, uint64_t vaddr);
+void sym_symtab_free(struct sym_symtab *t);
 
 /* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
 struct sym_scopes;

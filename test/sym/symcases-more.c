@@ -131,5 +131,6 @@ const struct symcase symcases[] = {
 	{"sym_vdso", sym_vdso},
 	{"sym_changed_file", sym_changed_file},
 	{"sym_two_processes", sym_two_processes},
+	{"sym_symtab_matches_libdwfl", sym_symtab_matches_libdwfl},
 	{NULL, NULL},
 };

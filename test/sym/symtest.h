@@ -63,5 +63,6 @@ void sym_unknown_address(void);
 void sym_vdso(void);
 void sym_changed_file(void);
 void sym_two_processes(void);
+void sym_symtab_matches_libdwfl(void);
 
 #endif

@@ -1,0 +1,88 @@
+/*
+ * reach.c - address intervals sorted by start, with the highest end of
+ * every prefix: which intervals start at or below an address, how far the
+ * farthest of them reaches, and which of them cover it, each by a binary
+ * search (symtab.c's index of a symbol table).
+ */
+#include "symint.h"
+
+#include <stdlib.h>
+
+int sym_reach_add(struct sym_reach *r, uint64_t start, uint64_t end, int idx)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		struct sym_span *v = realloc(r->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = (struct sym_span){start, end, idx};
+	return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct sym_span *x = a, *y = b;
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+int sym_reach_finish(struct sym_reach *r)
+{
+	qsort(r->v, r->n, sizeof *r->v, by_start);
+	free(r->maxend);
+	r->maxend = malloc((r->n ? r->n : 1) * sizeof *r->maxend);
+	if (!r->maxend)
+		return -1;
+	uint64_t high = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		high = r->v[i].end > high ? r->v[i].end : high;
+		r->maxend[i] = high;
+	}
+	return 0;
+}
+
+size_t sym_reach_count(const struct sym_reach *r, uint64_t addr)
+{
+	size_t lo = 0, hi = r->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint64_t sym_reach_upto(const struct sym_reach *r, uint64_t addr)
+{
+	size_t k = sym_reach_count(r, addr);
+	return k ? r->maxend[k - 1] : 0;
+}
+
+/* Walks back from the last interval starting at or below addr while some
+ * interval before reaches past addr (the prefix maximum says so). */
+int sym_reach_covering(const struct sym_reach *r, uint64_t addr, const struct sym_span **out,
+                       int max)
+{
+	int k = 0;
+	for (size_t j = sym_reach_count(r, addr); j-- > 0 && r->maxend[j] > addr;) {
+		if (r->v[j].end <= addr)
+			continue;
+		if (k == max)
+			return -1;
+		out[k++] = &r->v[j];
+	}
+	return k;
+}
+
+void sym_reach_free(struct sym_reach *r)
+{
+	free(r->v);
+	free(r->maxend);
+	*r = (struct sym_reach){0};
+}

@@ -1,0 +1,290 @@
+/*
+ * symtab.c - the symbol table's name for an address, libdwfl's answer
+ * (dwfl_module_addrinfo) without its cost per address.
+ *
+ * Why: dwfl_module_addrinfo reads every symbol of the module for each
+ * address.  Most modules need it rarely (DWARF names their functions),
+ * but a stripped program that exports its symbols has only .dynsym to go
+ * by: gcc's cc1 exports some 40,000 for its plugins, and symbolizing one
+ * compile's samples took the record process 0.6 s, 60% of the compile.
+ *
+ * How.  The symbols are indexed once per module (reach.c), and the
+ * common answers are computed from the index by libdwfl's own rules
+ * (elfutils' dwfl_module_addrsym.c, __libdwfl_addrsym):
+ *  - symbols whose size covers the address, from its first (global) pass
+ *    over the table, folded in table order with its comparison (the
+ *    closer start wins, then the stronger binding, then the smaller size;
+ *    ties to the first); failing those, when that pass cannot have
+ *    stopped the second (no global sizeless symbol starts exactly at the
+ *    address), the same over the local symbols;
+ *  - "no symbol" when no sized symbol covers the address and no sizeless
+ *    one lies between it and the highest end of the global pass's symbols
+ *    below it (a lower bound of the min_label a sizeless answer must
+ *    reach): in cc1 most samples fall in static functions .dynsym does not
+ *    name.
+ * Anything else (a sizeless label, function descriptors where a symbol's
+ * address is not its st_value) is libdwfl's to answer, once per slot:
+ * between two consecutive boundaries (a start or an end of any candidate
+ * symbol, or of an allocated section) nothing its answer depends on
+ * changes, so each boundary and each open interval after one is asked
+ * once.  test/sym's sym_symtab_matches_libdwfl compares every path with
+ * libdwfl on real modules.
+ */
+#include "symint.h"
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdlib.h>
+
+struct slot_answer {
+	int asked;
+	const char *name; /* libdwfl's answer (its string), NULL: none */
+};
+
+struct rec {
+	const char *name; /* libdwfl's string */
+	GElf_Addr value, size;
+	int bind; /* binding_value() of libdwfl: higher is preferred */
+};
+
+struct sym_symtab {
+	struct rec *recs;      /* by table index; name NULL: not a candidate */
+	int plain;             /* every candidate's address is its st_value */
+	int two_passes;        /* a local pass exists (first_global > 1) */
+	struct sym_reach gsized, lsized; /* sized candidates of each pass */
+	struct sym_reach gsizeless_at;   /* [v, v+1) of the global sizeless */
+	struct sym_reach sized;    /* every sized candidate, by either value */
+	struct sym_reach labels;   /* the global pass's candidates */
+	struct sym_reach sizeless; /* sizeless candidates, by either value */
+	GElf_Addr *bounds;         /* sorted, unique */
+	size_t nbounds;
+	struct slot_answer *slots; /* 2 * nbounds + 1 */
+};
+
+static int binding_value(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	case STB_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Whether libdwfl's answer for addr is certainly "no symbol". */
+static int certainly_none(const struct sym_symtab *t, GElf_Addr addr)
+{
+	if (sym_reach_upto(&t->sized, addr) > addr)
+		return 0; /* a sized symbol covers it */
+	GElf_Addr min_label = sym_reach_upto(&t->labels, addr);
+	size_t below = sym_reach_count(&t->sizeless, addr); /* sizeless ones <= addr */
+	return below == 0 || t->sizeless.v[below - 1].start < min_label;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	int x = (*(const struct sym_span *const *)a)->idx, y = (*(const struct sym_span *const *)b)->idx;
+	return (x > y) - (x < y);
+}
+
+/* One pass's fold over the sized symbols covering addr; -1: none, -2: too
+ * many to fold here. */
+#define FOLD_MAX 32
+static int fold_covering(const struct sym_symtab *t, const struct sym_reach *r, GElf_Addr addr)
+{
+	const struct sym_span *c[FOLD_MAX];
+	int k = sym_reach_covering(r, addr, c, FOLD_MAX);
+	if (k < 0)
+		return -2;
+	qsort(c, (size_t)k, sizeof *c, by_index);
+	const struct rec *best = NULL;
+	int besti = -1;
+	for (int i = 0; i < k; i++) {
+		const struct rec *s = &t->recs[c[i]->idx];
+		if (!best || best->value < s->value || best->bind < s->bind ||
+		    (best->value == s->value &&
+		     ((best->size > s->size && best->bind <= s->bind) ||
+		      (best->size >= s->size && best->bind < s->bind))))
+			best = s, besti = c[i]->idx;
+	}
+	return besti;
+}
+
+/* The answer by the rules above: 1 and *name, or 0 (libdwfl's to give). */
+static int own_answer(const struct sym_symtab *t, GElf_Addr addr, const char **name)
+{
+	if (certainly_none(t, addr)) {
+		*name = NULL;
+		return 1;
+	}
+	if (!t->plain)
+		return 0;
+	int i = fold_covering(t, &t->gsized, addr);
+	if (i == -1 && t->two_passes && sym_reach_upto(&t->gsizeless_at, addr) <= addr)
+		i = fold_covering(t, &t->lsized, addr);
+	if (i < 0)
+		return 0;
+	*name = t->recs[i].name;
+	return 1;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	GElf_Addr x = *(const GElf_Addr *)a, y = *(const GElf_Addr *)b;
+	return (x > y) - (x < y);
+}
+
+/* A symbol libdwfl could answer with (its filter in search_table). */
+static int candidate(const char *name, const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	return name && name[0] && sym->st_shndx != SHN_UNDEF && type != STT_SECTION &&
+	       type != STT_FILE && type != STT_TLS;
+}
+
+/* The allocated sections' starts and ends, appended to t->bounds. */
+static int add_sections(Dwfl_Module *mod, struct sym_symtab *t)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t n;
+	if (!elf || elf_getshdrnum(elf, &n) != 0)
+		return 0; /* no sections: the sizeless fallback cannot use them either */
+	GElf_Addr *b = realloc(t->bounds, (t->nbounds + 2 * n + 1) * sizeof *b);
+	if (!b)
+		return -1;
+	t->bounds = b;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		if (sh && (sh->sh_flags & SHF_ALLOC)) {
+			b[t->nbounds++] = sh->sh_addr + bias;
+			b[t->nbounds++] = sh->sh_addr + bias + sh->sh_size;
+		}
+	}
+	return 0;
+}
+
+/* Indexes candidate i (global: in libdwfl's first pass). */
+static int note_symbol(struct sym_symtab *t, int i, const char *name, const GElf_Sym *sym,
+                       GElf_Addr addr, int global)
+{
+	GElf_Addr size = sym->st_size;
+	t->recs[i] = (struct rec){name, addr, size, binding_value(sym)};
+	if (addr != sym->st_value)
+		t->plain = 0;
+	if (global && sym_reach_add(&t->labels, addr, addr + size, i) != 0)
+		return -1;
+	if (!size)
+		return sym_reach_add(&t->sizeless, addr, addr, i) ||
+		       sym_reach_add(&t->sizeless, sym->st_value, sym->st_value, i) ||
+		       (global && sym_reach_add(&t->gsizeless_at, addr, addr + 1, i));
+	return sym_reach_add(global ? &t->gsized : &t->lsized, addr, addr + size, i) ||
+	       sym_reach_add(&t->sized, addr, addr + size, i) ||
+	       sym_reach_add(&t->sized, sym->st_value, sym->st_value + size, i);
+}
+
+/* Every candidate's start and end, sorted and unique; NULL on failure
+ * (the caller then asks libdwfl every time, as before). */
+static struct sym_symtab *build(Dwfl_Module *mod)
+{
+	int n = dwfl_module_getsymtab(mod);
+	struct sym_symtab *t = calloc(1, sizeof *t);
+	if (!t || n < 0)
+		goto fail;
+	t->bounds = malloc(((size_t)n * 4 + 1) * sizeof *t->bounds);
+	t->recs = calloc((size_t)n + 1, sizeof *t->recs);
+	if (!t->bounds || !t->recs)
+		goto fail;
+	int first_global = dwfl_module_getsymtab_first_global(mod);
+	t->plain = 1;
+	t->two_passes = first_global > 1;
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (!candidate(name, &sym))
+			continue;
+		if (note_symbol(t, i, name, &sym, addr, i >= first_global) != 0)
+			goto fail;
+		/* libdwfl tries the resolved address and st_value (they differ
+		 * only for function descriptors): both bound the slots. */
+		t->bounds[t->nbounds++] = addr;
+		t->bounds[t->nbounds++] = addr + sym.st_size;
+		t->bounds[t->nbounds++] = sym.st_value;
+		t->bounds[t->nbounds++] = sym.st_value + sym.st_size;
+	}
+	if (add_sections(mod, t) != 0 || sym_reach_finish(&t->sized) != 0 ||
+	    sym_reach_finish(&t->labels) != 0 || sym_reach_finish(&t->sizeless) != 0 ||
+	    sym_reach_finish(&t->gsized) != 0 || sym_reach_finish(&t->lsized) != 0 ||
+	    sym_reach_finish(&t->gsizeless_at) != 0)
+		goto fail;
+	qsort(t->bounds, t->nbounds, sizeof *t->bounds, by_addr);
+	size_t u = 0;
+	for (size_t i = 0; i < t->nbounds; i++)
+		if (u == 0 || t->bounds[u - 1] != t->bounds[i])
+			t->bounds[u++] = t->bounds[i];
+	t->nbounds = u;
+	t->slots = calloc(2 * u + 1, sizeof *t->slots);
+	if (!t->slots)
+		goto fail;
+	return t;
+fail:
+	sym_symtab_free(t);
+	return NULL;
+}
+
+/* Slot 0: below every boundary; 2k+1: boundary k itself; 2k+2: the open
+ * interval after it. */
+static size_t slot_of(const struct sym_symtab *t, GElf_Addr vaddr)
+{
+	size_t lo = 0, hi = t->nbounds; /* first boundary above vaddr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->bounds[mid] <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return 0;
+	return 2 * (lo - 1) + 1 + (vaddr > t->bounds[lo - 1]);
+}
+
+const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr)
+{
+	if (!*tp)
+		*tp = build(mod);
+	struct sym_symtab *t = *tp;
+	struct slot_answer *a = t ? &t->slots[slot_of(t, vaddr)] : NULL;
+	const char *name;
+	if (t && own_answer(t, vaddr, &name))
+		return name;
+	if (a && a->asked)
+		return a->name;
+	GElf_Off off;
+	GElf_Sym sym;
+	name = dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL);
+	if (a)
+		*a = (struct slot_answer){1, name};
+	return name;
+}
+
+void sym_symtab_free(struct sym_symtab *t)
+{
+	if (t) {
+		free(t->bounds);
+		free(t->slots);
+		free(t->recs);
+		sym_reach_free(&t->gsized);
+		sym_reach_free(&t->lsized);
+		sym_reach_free(&t->gsizeless_at);
+		sym_reach_free(&t->sized);
+		sym_reach_free(&t->labels);
+		sym_reach_free(&t->sizeless);
+		free(t);
+	}
+}
