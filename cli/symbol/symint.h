@@ -83,6 +83,8 @@ struct sym_symtab;
 struct sym_symtab **sym_image_symtab(struct sym_image *im);
 const char *sym_symtab_name(struct sym_symtab **t, struct Dwfl_Module *mod, uint64_t vaddr);
 void sym_symtab_free(struct sym_symtab *t);
+/* How many times sym_symtab_name() has asked libdwfl (tests). */
+unsigned long sym_symtab_libdwfl_asks(void);
 
 /* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
 struct sym_scopes;

@@ -254,6 +254,14 @@ static size_t slot_of(const struct sym_symtab *t, GElf_Addr vaddr)
 	return 2 * (lo - 1) + 1 + (vaddr > t->bounds[lo - 1]);
 }
 
+/* Questions put to libdwfl, for the tests (one symbolizing thread). */
+static unsigned long libdwfl_asks;
+
+unsigned long sym_symtab_libdwfl_asks(void)
+{
+	return libdwfl_asks;
+}
+
 const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr)
 {
 	if (!*tp)
@@ -267,6 +275,7 @@ const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t v
 		return a->name;
 	GElf_Off off;
 	GElf_Sym sym;
+	libdwfl_asks++;
 	name = dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL);
 	if (a)
 		*a = (struct slot_answer){1, name};
