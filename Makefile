@@ -442,9 +442,9 @@ $(REC_T):
 	mkdir -p $@
 $(REC_T)/lib%.so: test/rec/lib%.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -fPIC -shared -o $@ $<
-$(REC_T)/rec-prog: test/rec/rec-prog.c test/rec/rec.h $(REC_T)/librec.so
+$(REC_T)/rec-prog: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
 	$(CC) $(REC_CFLAGS) -o $@ $< $(REC_LINK)
-$(REC_T)/rec-prog-nopie: test/rec/rec-prog.c test/rec/rec.h $(REC_T)/librec.so
+$(REC_T)/rec-prog-nopie: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
 	$(CC) $(REC_CFLAGS) -fno-pie -no-pie -o $@ $< $(REC_LINK)
 $(REC_T)/rec-prog-stripped: $(REC_T)/rec-prog
 	objcopy --only-keep-debug $< $@.debug

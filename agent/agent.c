@@ -66,7 +66,7 @@ static void describe(struct ring_file *rf)
 	struct profil_stats st;
 	if (profil_get_stats(&st) != 0)
 		return;
-	atomic_store(&rf->signal, st.signal);
+	atomic_store(&rf->signal, signal_lost() ? -signal_lost() : st.signal);
 	snprintf(rf->engine, sizeof rf->engine, "%s", profil_engine_name(st.engine));
 }
 
@@ -77,8 +77,8 @@ static void tick(void)
 {
 	modules_poll();
 	struct ring_file *rf = atomic_load(&current);
-	if (rf)
-		atomic_store(&rf->signal, signal_sampling());
+	if (rf) /* negative: the program took it (handover.c, signal_check_taken) */
+		atomic_store(&rf->signal, signal_lost() ? -signal_lost() : signal_sampling());
 }
 
 static int start(void)

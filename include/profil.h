@@ -101,7 +101,12 @@ enum profil_engine {
 enum profil_stop_reason {
 	PROFIL_STOP_NONE = 0,
 	PROFIL_STOP_FAULT = 1,      /* a buffer stopped being writable */
-	PROFIL_STOP_PCSAMPLE_FULL = 2 /* pcsample() buffer filled up */
+	PROFIL_STOP_PCSAMPLE_FULL = 2, /* pcsample() buffer filled up */
+	PROFIL_STOP_SIGNAL_TAKEN = 3   /* the program replaced the handler of
+	                                  the sampling signal without going
+	                                  through sigaction() (a raw system
+	                                  call: Go's runtime does it) and no
+	                                  other signal was free to move to */
 };
 
 /*

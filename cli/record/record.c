@@ -201,6 +201,12 @@ static void summary(const struct record_opts *o, const struct images *set,
 	        "%llu lost -> %s\n", (long long)total, (double)total / o->hz, procs,
 	        procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s",
 	        (unsigned long long)p->lost, o->output);
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].signal < 0)
+			fprintf(stderr, "profil record: warning: process %u (%s) took profil's signals "
+			        "(sampling: %d) by a raw system call, as Go's runtime does, leaving none "
+			        "free: it was not sampled after that\n",
+			        set->v[i].pid, set->v[i].comm, -set->v[i].signal);
 	if (!o->verbose || !set->n)
 		return;
 	double cpu = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +

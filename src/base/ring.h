@@ -133,7 +133,9 @@ struct ring_file {
 	_Atomic uint32_t done;   /* 1: the image exited or exec'd */
 	char cmdline[2048];      /* NUL-separated arguments, truncated */
 	char comm[16];
-	_Atomic int32_t signal;  /* sampling signal now (the agent updates it) */
+	_Atomic int32_t signal;  /* sampling signal now (the agent updates it);
+	                            -sig: the program took sig by a raw system
+	                            call and sampling ended (no signal free) */
 	char engine[28];         /* engine name, NUL-terminated */
 };
 

@@ -152,6 +152,20 @@ void engine_reap(void)
 	}
 }
 
+/*
+ * Called by the sweeper with the lock held when the program took the
+ * sampling signal behind our back and none other was free
+ * (signal_check_taken()): the timers go, so the program's handler gets
+ * no signal it did not ask for; the table stays published and the next
+ * stop releases the rest as usual.
+ */
+void engine_signal_taken(void)
+{
+	inflight_drain();
+	timers_stop();
+	atomic_store(&profil_pstats.stopped, PROFIL_STOP_SIGNAL_TAKEN);
+}
+
 int engine_publish(struct ptable *t)
 {
 	return engine_publish_take(t, NULL);

@@ -126,6 +126,14 @@ HIDDEN void signal_restore(void);      /* discards pending, gives it back */
 HIDDEN void signal_settle(void);
 /* Sampling signal, or 0: atomic, read without the lock by sigwrap.c. */
 HIDDEN int signal_sampling(void);
+/* Sweeper: whether the program replaced our handler without sigaction()
+ * and no signal was free to move to (1: sampling on it has ended; the
+ * caller deletes the timers). */
+HIDDEN int signal_check_taken(void);
+/* The signal so taken, 0 if none since profiling started; atomic. */
+HIDDEN int signal_lost(void);
+/* engine.c, sweeper: ends sampling after signal_check_taken() said 1. */
+HIDDEN void engine_signal_taken(void);
 
 /* perf_engine.c: whether a seccomp filter is in force ("Seccomp: 2" in
  * /proc/self/status); a guest must then not try system calls the program
@@ -231,6 +239,9 @@ HIDDEN NO_TSAN void fault_atfork_prepare(void);
 HIDDEN NO_TSAN void fault_atfork_parent(void);
 HIDDEN NO_TSAN void fault_atfork_child(void);  /* also: this process owns */
 /* libc's sigaction, bypassing our interposer (sigwrap.c). */
+/* Whether the program replaced our SIGSEGV/SIGBUS handler without
+ * sigaction() (the sweeper then ends sampling). */
+HIDDEN int fault_taken(void);
 HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
 

@@ -71,6 +71,17 @@ static const int owned[NSIG_OWNED] = {SIGSEGV, SIGBUS};
 static atomic_flag spin = ATOMIC_FLAG_INIT;
 static struct sigaction prev[NSIG_OWNED];
 static int on[NSIG_OWNED];
+/* What the kernel showed for owned[i] right after we installed ours. */
+static void *installed[NSIG_OWNED];
+
+/* The handler libc's own sigaction() reads back for sig (the kernel's). */
+static void *kernel_handler(int sig)
+{
+	struct sigaction k;
+	if (fault_real_sigaction(sig, NULL, &k) != 0)
+		return NULL;
+	return (k.sa_flags & SA_SIGINFO) ? (void *)k.sa_sigaction : (void *)k.sa_handler;
+}
 /* The process whose state this is (sigstate_mine()): set when profiling
  * installs anything, and in a fork child.  Atomic. */
 static _Atomic pid_t state_pid;
@@ -124,7 +135,29 @@ NO_TSAN static int install_ours(int i)
 	sigemptyset(&sa.sa_mask);
 	for (int k = 0; k < NSIG_OWNED; k++)
 		sigaddset(&sa.sa_mask, owned[k]);
-	return fault_real_sigaction(owned[i], &sa, NULL);
+	if (fault_real_sigaction(owned[i], &sa, NULL) != 0)
+		return -1;
+	installed[i] = kernel_handler(owned[i]);
+	return 0;
+}
+
+/* Whether a program replaced our handler of a fault signal without
+ * sigaction() (a raw rt_sigaction system call: Go's runtime does it for
+ * every signal): recovery from a faulting buffer write is then gone, and
+ * the sweeper ends sampling (handover.c, signal_check_taken()).  The slot
+ * is the program's from then on: stop leaves its handler in place. */
+int fault_taken(void)
+{
+	sigset_t old;
+	sigstate_lock(&old);
+	int taken = 0;
+	for (int i = 0; i < NSIG_OWNED; i++)
+		if (on[i] && kernel_handler(owned[i]) != installed[i]) {
+			on[i] = 0; /* theirs now: stop must not restore over it */
+			taken = 1;
+		}
+	sigstate_unlock(&old);
+	return taken;
 }
 
 /* The mask to leave our handler with when not by returning: the one

@@ -58,6 +58,13 @@ struct view {
 static struct view cur, next;  /* sigstate lock */
 static _Atomic int sampling;    /* cur.sig, read without the lock */
 static _Atomic int wanted;      /* the program installed a handler on cur */
+/* The handler the kernel showed for cur.sig right after we installed ours
+ * (dispatch, or a sanitizer's wrapper of it), and the signal a program
+ * took behind our back when no other was free (signal_check_taken()).
+ * Sigstate lock; lost also atomic, read by the agent. */
+static void *installed;
+static _Atomic int lost;
+static int ignoring; /* exec.c set SIG_IGN on it for a moment (sigstate lock) */
 
 NO_TSAN int signal_sampling(void)
 {
@@ -87,6 +94,15 @@ NO_TSAN static void our_action(struct sigaction *sa, const struct sigaction *pro
 	sigfillset(&sa->sa_mask);
 	sigdelset(&sa->sa_mask, SIGSEGV);
 	sigdelset(&sa->sa_mask, SIGBUS);
+}
+
+/* The handler libc's own sigaction() reads back for sig (the kernel's). */
+static void *kernel_handler(int sig)
+{
+	struct sigaction k;
+	if (fault_real_sigaction(sig, NULL, &k) != 0)
+		return NULL;
+	return (k.sa_flags & SA_SIGINFO) ? (void *)k.sa_sigaction : (void *)k.sa_handler;
 }
 
 NO_TSAN static struct view *view_of(int sig)
@@ -153,8 +169,10 @@ int signal_install(int sig)
 	if (rc == 0) {
 		cur.sig = sig;
 		cur.prog = was;
+		installed = kernel_handler(sig);
 		atomic_store(&sampling, sig);
 		atomic_store(&wanted, 0);
+		atomic_store(&lost, 0);
 	}
 	int e = errno;
 	sigstate_unlock(&old);
@@ -198,6 +216,7 @@ void signal_ignore(int sig, int on)
 	struct sigaction sa;
 	sigset_t old;
 	sigstate_lock(&old);
+	ignoring = on;
 	if (on) {
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = SIG_IGN;
@@ -279,10 +298,61 @@ void signal_settle(void)
 	} else {
 		give_back(from, &cur.prog);
 		cur = next;
+		installed = kernel_handler(to);
 		atomic_store(&sampling, to);
 		if (has_handler(&cur.prog)) /* taken meanwhile: move again */
 			atomic_store(&wanted, 1);
 	}
 	next.sig = 0;
 	sigstate_unlock(&old);
+}
+
+/*
+ * A program can set a disposition without our sigaction(): a raw
+ * rt_sigaction system call, as Go's runtime makes for every signal at
+ * start.  Our handler is then gone from the kernel, our samples go to the
+ * program's handler and nothing is sampled.  The sweeper asks here on
+ * every sweep (engine lock held) whether the kernel still shows what it
+ * showed after our install; if not, the program owns the signal: its
+ * disposition becomes the one we keep for it and the samples move to a
+ * free signal, as when it installs a handler through sigaction().  If no
+ * signal is free, or a fault signal was taken the same way (fault.c can
+ * no longer recover a faulting write, and Go takes them all at once),
+ * sampling on it ends: returns 1 and the caller deletes the timers
+ * (engine_signal_taken()); the program's handlers stay as it set them.
+ */
+int signal_check_taken(void)
+{
+	if (!cur.sig)
+		return 0;
+	int faults = fault_taken();
+	sigset_t old;
+	sigstate_lock(&old);
+	int from = cur.sig;
+	struct sigaction k;
+	int taken = !ignoring && fault_real_sigaction(from, NULL, &k) == 0 &&
+	            kernel_handler(from) != installed;
+	if (taken)
+		cur.prog = k;
+	sigstate_unlock(&old);
+	if (!taken && !faults)
+		return 0;
+	if (!faults) {
+		atomic_store(&wanted, 1);
+		signal_settle();
+		if (cur.sig != from)
+			return 0; /* moved: sampling goes on */
+	}
+	sigstate_lock(&old);
+	cur.sig = 0;
+	atomic_store(&sampling, 0);
+	atomic_store(&wanted, 0);
+	atomic_store(&lost, from);
+	sigstate_unlock(&old);
+	return 1;
+}
+
+int signal_lost(void)
+{
+	return atomic_load(&lost);
 }

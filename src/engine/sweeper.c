@@ -298,6 +298,8 @@ static void *sweep(void *unused)
 		if (engine_trylock() == 0) {
 			engine_reap();
 			signal_settle();
+			if (signal_check_taken())
+				engine_signal_taken();
 			timers_rescan(nthreads);
 			engine_unlock();
 		} else {

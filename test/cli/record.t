@@ -64,6 +64,14 @@ stdout /^status 3$/
 !stdout /never flushed/
 row /main_hot/ 2 >= 90
 
+# A program that takes every signal by raw system calls, as Go's runtime
+# does (no sigaction() we could see): sampling ends with a warning naming
+# the process, what was sampled before stays, the program runs unharmed
+$ profil record -o g.pprof $REC/rec-prog rawsig 30 && profil report g.pprof
+stdout /^done$/
+stderr /warning: process [0-9]+ \(rec-prog\) took profil's signals .* by a raw system call/
+row /main_hot/ 2 >= 90
+
 # Stripped binary; its debuginfo is a separate file (.gnu_debuglink)
 $ profil record -o s.pprof $REC/rec-prog-stripped threads 30 && profil report s.pprof
 row /main_hot +rec-prog-stripped/ 2 >= 30

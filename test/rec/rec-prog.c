@@ -18,8 +18,11 @@
  *   spin      main_hot for UNITS, prints "ready", then spins for ever
  *   exit      main_hot, then _exit(3) without flushing or atexit
  *   echo      copies stdin to stdout, writes "to stderr" on stderr, exits 7
+ *   rawsig    main_hot, then takes every signal by raw system calls as Go's
+ *             runtime does (x86-64), then main_hot again; prints "done"
  */
 #include "rec.h"
+#include "../rawsig.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -153,6 +156,25 @@ static int echo(void)
 	return 7;
 }
 
+#if RAWSIG_OK
+static void go_like_handler(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig, (void)info, (void)uc;
+}
+#endif
+
+static int raw_signals(void)
+{
+	main_hot(units);
+#if RAWSIG_OK
+	if (rawsig_set_all(go_like_handler) != 0)
+		return 1;
+#endif
+	main_hot(units);
+	printf("done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "threads";
@@ -188,6 +210,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "echo"))
 		return echo();
+	if (!strcmp(mode, "rawsig"))
+		return raw_signals();
 	fprintf(stderr, "rec-prog: unknown mode %s\n", mode);
 	return 2;
 }
