@@ -72,11 +72,25 @@ static void describe(struct ring_file *rf)
 
 static struct ring_file *_Atomic current; /* the ring being written */
 
+/* Signals the engine dropped on threads whose thread pointer is not
+ * libc's (Go without cgo sets its own): reported as lost samples. */
+static void report_foreign(struct ring_file *rf)
+{
+	static unsigned long long reported;
+	unsigned long long now = atomic_load(&profil_pstats.foreign);
+	if (now > reported) {
+		atomic_fetch_add(&rf->lost, now - reported);
+		reported = now;
+	}
+}
+
 /* Every sweep (100 ms), in the engine's helper thread. */
 static void tick(void)
 {
 	modules_poll();
 	struct ring_file *rf = atomic_load(&current);
+	if (rf)
+		report_foreign(rf);
 	if (rf) /* negative: the program took it (handover.c, signal_check_taken) */
 		atomic_store(&rf->signal, signal_lost() ? -signal_lost() : signal_sampling());
 }

@@ -127,7 +127,9 @@ struct ring_file {
 	int64_t start_ns;        /* CLOCK_REALTIME at creation */
 	_Atomic uint64_t head;   /* writers: bytes reserved */
 	_Atomic uint64_t tail;   /* reader: bytes consumed */
-	_Atomic uint64_t lost;   /* weight of samples dropped: ring full */
+	_Atomic uint64_t lost;   /* weight of samples dropped: ring full, or
+	                            signals on threads without libc's thread
+	                            pointer (Go without cgo) */
 	_Atomic uint64_t modlog_len;
 	_Atomic uint32_t modgen;
 	_Atomic uint32_t done;   /* 1: the image exited or exec'd */

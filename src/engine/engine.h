@@ -55,6 +55,8 @@ struct pstats {
 	_Atomic unsigned long long reconciled; /* credited at thread exit */
 	_Atomic unsigned long long exec_lost; /* program's signals lost at exec */
 	_Atomic unsigned long long deferred; /* weight held back: SEGV blocked */
+	_Atomic unsigned long long foreign;  /* signals dropped on threads whose
+	                                        %fs is not libc's (handover.c) */
 	_Atomic int stopped;
 };
 extern struct pstats profil_pstats HIDDEN;
@@ -239,9 +241,9 @@ HIDDEN NO_TSAN void fault_atfork_prepare(void);
 HIDDEN NO_TSAN void fault_atfork_parent(void);
 HIDDEN NO_TSAN void fault_atfork_child(void);  /* also: this process owns */
 /* libc's sigaction, bypassing our interposer (sigwrap.c). */
-/* Whether the program replaced our SIGSEGV/SIGBUS handler without
- * sigaction() (the sweeper then ends sampling). */
-HIDDEN int fault_taken(void);
+/* Sweeper: puts our SIGSEGV/SIGBUS handler back in front of one the
+ * program installed without sigaction(); -1 if it could not. */
+HIDDEN int fault_retake(void);
 HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
 

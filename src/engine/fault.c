@@ -141,23 +141,34 @@ NO_TSAN static int install_ours(int i)
 	return 0;
 }
 
-/* Whether a program replaced our handler of a fault signal without
+/* A program can replace our handler of a fault signal without
  * sigaction() (a raw rt_sigaction system call: Go's runtime does it for
- * every signal): recovery from a faulting buffer write is then gone, and
- * the sweeper ends sampling (handover.c, signal_check_taken()).  The slot
- * is the program's from then on: stop leaves its handler in place. */
-int fault_taken(void)
+ * every signal at start), and recovery from a faulting write is gone.
+ * The sweeper asks here every sweep (handover.c, signal_check_taken()):
+ * what the program installed becomes its disposition, as if it had
+ * called sigaction(), and ours goes back in front of it, on its stack
+ * choice, passing its faults on (Go's nil checks go through it).  Returns
+ * -1 if ours could not be put back (the sweeper then ends sampling). */
+int fault_retake(void)
 {
 	sigset_t old;
 	sigstate_lock(&old);
-	int taken = 0;
-	for (int i = 0; i < NSIG_OWNED; i++)
-		if (on[i] && kernel_handler(owned[i]) != installed[i]) {
+	int rc = 0;
+	for (int i = 0; i < NSIG_OWNED; i++) {
+		struct sigaction k;
+		if (!on[i] || kernel_handler(owned[i]) == installed[i] ||
+		    fault_real_sigaction(owned[i], NULL, &k) != 0)
+			continue;
+		struct sigaction was = prev[i];
+		prev[i] = k;
+		if (install_ours(i) != 0) {
+			prev[i] = was;
 			on[i] = 0; /* theirs now: stop must not restore over it */
-			taken = 1;
+			rc = -1;
 		}
+	}
 	sigstate_unlock(&old);
-	return taken;
+	return rc;
 }
 
 /* The mask to leave our handler with when not by returning: the one

@@ -145,8 +145,37 @@ NO_TSAN static void deliver(int sig, siginfo_t *info, void *uc)
 		p.sa_handler(sig);
 }
 
+/*
+ * Whether the interrupted thread's thread pointer is libc's.  Everything
+ * below reads thread-local storage (errno, the handler's own state), at
+ * fixed offsets from it.  A runtime can point it elsewhere: Go without
+ * cgo sets %fs to its own per-thread block, on every thread, the main one
+ * included, even when it is linked dynamically with libc (it was seen:
+ * our first sample there wrote into Go's heap and the program died of
+ * SIGSEGV).  glibc's block begins with a pointer to itself, repeated at
+ * offset 16 (tcbhead_t: tcb, dtv, self); Go's holds zeros there.
+ */
+NO_TSAN static inline int libc_thread_pointer(void)
+{
+#if defined(__x86_64__)
+	uintptr_t tcb, self;
+	__asm__ volatile("movq %%fs:0, %0" : "=r"(tcb));
+	__asm__ volatile("movq %%fs:16, %0" : "=r"(self));
+	return tcb != 0 && tcb == self;
+#else
+	return 1;
+#endif
+}
+
 NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 {
+	if (!libc_thread_pointer()) {
+		/* Neither a sample nor a program signal can be handled here
+		 * without thread-local storage: dropped, and counted (the
+		 * profil agent reports them as lost). */
+		atomic_fetch_add_explicit(&profil_pstats.foreign, 1, memory_order_relaxed);
+		return;
+	}
 	/* Every delivery of this signal, a sample or not: our SA_RESTART may
 	 * have swallowed the EINTR a program signal asked for (restart.h). */
 	restart_give_back_eintr(uc, sig);
@@ -262,7 +291,10 @@ static int claim(int sig)
 	if (signal_sigaction_internal(sig, NULL, &was) != 0 || has_handler(&was) ||
 	    was.sa_handler == SIG_IGN)
 		return -1;
-	our_action(&ours, &was);
+	/* On the stack the program chose for the signal it takes from us. */
+	struct sigaction stack_choice = was;
+	stack_choice.sa_flags |= cur.prog.sa_flags & SA_ONSTACK;
+	our_action(&ours, &stack_choice);
 	if (signal_sigaction_internal(sig, &ours, NULL) != 0)
 		return -1;
 	next.sig = sig;
@@ -315,17 +347,19 @@ void signal_settle(void)
  * every sweep (engine lock held) whether the kernel still shows what it
  * showed after our install; if not, the program owns the signal: its
  * disposition becomes the one we keep for it and the samples move to a
- * free signal, as when it installs a handler through sigaction().  If no
- * signal is free, or a fault signal was taken the same way (fault.c can
- * no longer recover a faulting write, and Go takes them all at once),
+ * free signal, as when it installs a handler through sigaction(), with
+ * that handler's stack choice (Go's handlers ask for the alternate signal
+ * stack: a goroutine's own is too small for ours).  Fault signals taken
+ * the same way are taken back first (fault.c), so no sample runs without
+ * recovery.  If no signal is free, or recovery cannot be put back,
  * sampling on it ends: returns 1 and the caller deletes the timers
- * (engine_signal_taken()); the program's handlers stay as it set them.
+ * (engine_signal_taken()); the program keeps the handler it set.
  */
 int signal_check_taken(void)
 {
 	if (!cur.sig)
 		return 0;
-	int faults = fault_taken();
+	int faults = fault_retake() != 0;
 	sigset_t old;
 	sigstate_lock(&old);
 	int from = cur.sig;
