@@ -139,14 +139,18 @@ stdout /^screenshot=.*python-source\.png$/
 
 # examples/demo.c, a program with its source at hand: the source view
 # with samples per line (docs/img/source.png) and a libc function
-# whose source is not installed (its disassembly instead)
+# whose source is not installed (its disassembly instead).  The division
+# line of integrate() and its loop line share the samples about 55/45
+# (the pc a sample finds after the slow divide decides which, skid the
+# program does not control; under load the loop line came out on top
+# once), so the division line must be hot (heat >= 0.5), not the hottest.
 $ profil record -o d.pprof $REC/../../examples/demo >/dev/null 2>&1 && profil report --format html -o d.html d.pprof 2>/dev/null && $REC/../html-check d.html selftest && $REC/../html-check --shot demo-source --size 1280,1000 d.html show=source && $REC/../html-check --shot demo-flame --size 1280,700 d.html show=flame
 needs chromium
 stdout /^selftest=done$/
 stdout /^errors=0$/
 stdout /^top_bar=integrate$/
 stdout /^screenshot=.*demo-source\.png$/
-file d.html /<td class="c" style="--h:1\.000">[0-9]+<\/td><td class="p">[0-9.]+%<\/td><td class="n">[0-9]+<\/td><td class="t"><code>.*sum \+= 4\.0/
+file d.html /<td class="c" style="--h:(1\.000|0\.[5-9][0-9]*)">[0-9]+<\/td><td class="p">[0-9.]+%<\/td><td class="n">[0-9]+<\/td><td class="t"><code>.*sum \+= 4\.0/
 
 # A stack 100000 frames deep: drawn to 1000 rows (a canvas has a
 # height limit), the rest reached by zooming; no error
