@@ -58,8 +58,10 @@ struct view {
 static struct view cur, next;  /* sigstate lock */
 static _Atomic int sampling;    /* cur.sig, read without the lock */
 static _Atomic int wanted;      /* the program installed a handler on cur */
-/* The handler the kernel showed for cur.sig right after we installed ours
- * (dispatch, or a sanitizer's wrapper of it), and the signal a program
+/* The handler the kernel showed for cur.sig right after we last set it
+ * ourselves (dispatch, or a sanitizer's wrapper of it: TSan wraps what
+ * goes through the public sigaction(), not what goes through libc's own,
+ * so it must be read back after every write of ours), and the signal a program
  * took behind our back when no other was free (signal_check_taken()).
  * Sigstate lock; lost also atomic, read by the agent. */
 static void *installed;
@@ -255,6 +257,8 @@ void signal_ignore(int sig, int on)
 		our_action(&sa, v ? &v->prog : &sa);
 	}
 	fault_real_sigaction(sig, &sa, NULL);
+	if (!on && sig == cur.sig) /* ours again, maybe without a wrapper */
+		installed = kernel_handler(sig);
 	sigstate_unlock(&old);
 }
 
@@ -272,6 +276,8 @@ int signal_user_sigaction_locked(int sig, const struct sigaction *act, struct si
 		our_action(&ours, act); /* their SA_ONSTACK */
 		if (fault_real_sigaction(sig, &ours, NULL) != 0)
 			return -1;
+		if (v == &cur) /* what the kernel shows now is ours */
+			installed = kernel_handler(sig);
 		v->prog = *act;
 		/* A handler where there was none: ask once for the move. */
 		if (v == &cur && has_handler(act) && !has_handler(&out)) {
