@@ -67,7 +67,8 @@ struct sym_reach {
 	size_t n, cap;
 };
 int sym_reach_add(struct sym_reach *r, uint64_t start, uint64_t end, int idx);
-int sym_reach_finish(struct sym_reach *r); /* sorts: before the queries */
+/* Sorts by start, equal starts in the order added: before the queries. */
+int sym_reach_finish(struct sym_reach *r);
 /* How many intervals start at or below addr; the highest end among them
  * (0: none); those that cover addr, into out[max] (-1: more than max). */
 size_t sym_reach_count(const struct sym_reach *r, uint64_t addr);

@@ -56,9 +56,8 @@ struct sym_symtab {
 	struct sym_reach sized;    /* every sized candidate, by either value */
 	struct sym_reach labels;   /* the global pass's candidates */
 	struct sym_reach sizeless; /* sizeless candidates, by either value */
-	GElf_Addr *bounds;         /* sorted, unique */
-	size_t nbounds;
-	struct slot_answer *slots; /* 2 * nbounds + 1 */
+	struct sym_reach bounds;   /* [b, b) per boundary: sorted, unique */
+	struct slot_answer *slots; /* 2 * bounds.n + 1 */
 };
 
 static int binding_value(const GElf_Sym *sym)
@@ -132,12 +131,6 @@ static int own_answer(const struct sym_symtab *t, GElf_Addr addr, const char **n
 	return 1;
 }
 
-static int by_addr(const void *a, const void *b)
-{
-	GElf_Addr x = *(const GElf_Addr *)a, y = *(const GElf_Addr *)b;
-	return (x > y) - (x < y);
-}
-
 /* A symbol libdwfl could answer with (its filter in search_table). */
 static int candidate(const char *name, const GElf_Sym *sym)
 {
@@ -146,26 +139,27 @@ static int candidate(const char *name, const GElf_Sym *sym)
 	       type != STT_FILE && type != STT_TLS;
 }
 
-/* The allocated sections' starts and ends, appended to t->bounds. */
+static int add_bound(struct sym_symtab *t, GElf_Addr b);
+
+/* The allocated sections' starts and ends, added to t->bounds. */
 static int add_sections(Dwfl_Module *mod, struct sym_symtab *t)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t n;
-	if (!elf || elf_getshdrnum(elf, &n) != 0)
+	if (!elf)
 		return 0; /* no sections: the sizeless fallback cannot use them either */
-	GElf_Addr *b = realloc(t->bounds, (t->nbounds + 2 * n + 1) * sizeof *b);
-	if (!b)
-		return -1;
-	t->bounds = b;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
 		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-		if (sh && (sh->sh_flags & SHF_ALLOC)) {
-			b[t->nbounds++] = sh->sh_addr + bias;
-			b[t->nbounds++] = sh->sh_addr + bias + sh->sh_size;
-		}
+		if (sh && (sh->sh_flags & SHF_ALLOC) &&
+		    (add_bound(t, sh->sh_addr + bias) || add_bound(t, sh->sh_addr + bias + sh->sh_size)))
+			return -1;
 	}
 	return 0;
+}
+
+static int add_bound(struct sym_symtab *t, GElf_Addr b)
+{
+	return sym_reach_add(&t->bounds, b, b, 0);
 }
 
 /* Indexes candidate i (global: in libdwfl's first pass). */
@@ -178,13 +172,14 @@ static int note_symbol(struct sym_symtab *t, int i, const char *name, const GElf
 		t->plain = 0;
 	if (global && sym_reach_add(&t->labels, addr, addr + size, i) != 0)
 		return -1;
+	GElf_Addr v = sym->st_value; /* libdwfl tries it too when it differs */
 	if (!size)
 		return sym_reach_add(&t->sizeless, addr, addr, i) ||
-		       sym_reach_add(&t->sizeless, sym->st_value, sym->st_value, i) ||
+		       (v != addr && sym_reach_add(&t->sizeless, v, v, i)) ||
 		       (global && sym_reach_add(&t->gsizeless_at, addr, addr + 1, i));
 	return sym_reach_add(global ? &t->gsized : &t->lsized, addr, addr + size, i) ||
 	       sym_reach_add(&t->sized, addr, addr + size, i) ||
-	       sym_reach_add(&t->sized, sym->st_value, sym->st_value + size, i);
+	       (v != addr && sym_reach_add(&t->sized, v, v + size, i));
 }
 
 /* Every candidate's start and end, sorted and unique; NULL on failure
@@ -195,9 +190,8 @@ static struct sym_symtab *build(Dwfl_Module *mod)
 	struct sym_symtab *t = calloc(1, sizeof *t);
 	if (!t || n < 0)
 		goto fail;
-	t->bounds = malloc(((size_t)n * 4 + 1) * sizeof *t->bounds);
 	t->recs = calloc((size_t)n + 1, sizeof *t->recs);
-	if (!t->bounds || !t->recs)
+	if (!t->recs)
 		goto fail;
 	int first_global = dwfl_module_getsymtab_first_global(mod);
 	t->plain = 1;
@@ -212,22 +206,23 @@ static struct sym_symtab *build(Dwfl_Module *mod)
 			goto fail;
 		/* libdwfl tries the resolved address and st_value (they differ
 		 * only for function descriptors): both bound the slots. */
-		t->bounds[t->nbounds++] = addr;
-		t->bounds[t->nbounds++] = addr + sym.st_size;
-		t->bounds[t->nbounds++] = sym.st_value;
-		t->bounds[t->nbounds++] = sym.st_value + sym.st_size;
+		if (add_bound(t, addr) || add_bound(t, addr + sym.st_size) ||
+		    (sym.st_value != addr &&
+		     (add_bound(t, sym.st_value) || add_bound(t, sym.st_value + sym.st_size))))
+			goto fail;
 	}
 	if (add_sections(mod, t) != 0 || sym_reach_finish(&t->sized) != 0 ||
 	    sym_reach_finish(&t->labels) != 0 || sym_reach_finish(&t->sizeless) != 0 ||
 	    sym_reach_finish(&t->gsized) != 0 || sym_reach_finish(&t->lsized) != 0 ||
 	    sym_reach_finish(&t->gsizeless_at) != 0)
 		goto fail;
-	qsort(t->bounds, t->nbounds, sizeof *t->bounds, by_addr);
+	if (sym_reach_finish(&t->bounds) != 0)
+		goto fail;
 	size_t u = 0;
-	for (size_t i = 0; i < t->nbounds; i++)
-		if (u == 0 || t->bounds[u - 1] != t->bounds[i])
-			t->bounds[u++] = t->bounds[i];
-	t->nbounds = u;
+	for (size_t i = 0; i < t->bounds.n; i++)
+		if (u == 0 || t->bounds.v[u - 1].start != t->bounds.v[i].start)
+			t->bounds.v[u++] = t->bounds.v[i];
+	t->bounds.n = u;
 	t->slots = calloc(2 * u + 1, sizeof *t->slots);
 	if (!t->slots)
 		goto fail;
@@ -241,17 +236,10 @@ fail:
  * interval after it. */
 static size_t slot_of(const struct sym_symtab *t, GElf_Addr vaddr)
 {
-	size_t lo = 0, hi = t->nbounds; /* first boundary above vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->bounds[mid] <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sym_reach_count(&t->bounds, vaddr); /* boundaries <= vaddr */
 	if (lo == 0)
 		return 0;
-	return 2 * (lo - 1) + 1 + (vaddr > t->bounds[lo - 1]);
+	return 2 * (lo - 1) + 1 + (vaddr > t->bounds.v[lo - 1].start);
 }
 
 /* Questions put to libdwfl, for the tests (one symbolizing thread). */
@@ -285,7 +273,7 @@ const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t v
 void sym_symtab_free(struct sym_symtab *t)
 {
 	if (t) {
-		free(t->bounds);
+		sym_reach_free(&t->bounds);
 		free(t->slots);
 		free(t->recs);
 		sym_reach_free(&t->gsized);
