@@ -71,8 +71,10 @@ static const int owned[NSIG_OWNED] = {SIGSEGV, SIGBUS};
 static atomic_flag spin = ATOMIC_FLAG_INIT;
 static struct sigaction prev[NSIG_OWNED];
 static int on[NSIG_OWNED];
-/* What the kernel showed for owned[i] right after we installed ours. */
-static void *installed[NSIG_OWNED];
+/* What the kernel showed for owned[i] right after we installed ours
+ * (atomic: fault_retake() reads it in code TSan sees, the lock it holds
+ * is invisible to TSan). */
+static _Atomic(void *) installed[NSIG_OWNED];
 
 /* The handler libc's own sigaction() reads back for sig (the kernel's). */
 static void *kernel_handler(int sig)
@@ -149,7 +151,7 @@ NO_TSAN static int install_ours(int i)
  * called sigaction(), and ours goes back in front of it, on its stack
  * choice, passing its faults on (Go's nil checks go through it).  Returns
  * -1 if ours could not be put back (the sweeper then ends sampling). */
-int fault_retake(void)
+NO_TSAN int fault_retake(void)
 {
 	sigset_t old;
 	sigstate_lock(&old);

@@ -63,10 +63,12 @@ static _Atomic int wanted;      /* the program installed a handler on cur */
  * goes through the public sigaction(), not what goes through libc's own,
  * so it must be read back after every write of ours), and the signal a program
  * took behind our back when no other was free (signal_check_taken()).
- * Sigstate lock; lost also atomic, read by the agent. */
-static void *installed;
+ * Sigstate lock, and atomic too: that lock is a spin on an atomic_flag
+ * taken in code TSan does not instrument (NO_TSAN), so it cannot see it;
+ * lost is read by the agent without it. */
+static _Atomic(void *) installed;
 static _Atomic int lost;
-static int ignoring; /* exec.c set SIG_IGN on it for a moment (sigstate lock) */
+static _Atomic int ignoring; /* exec.c set SIG_IGN on it for a moment */
 
 NO_TSAN int signal_sampling(void)
 {
@@ -257,7 +259,7 @@ void signal_ignore(int sig, int on)
 		our_action(&sa, v ? &v->prog : &sa);
 	}
 	fault_real_sigaction(sig, &sa, NULL);
-	if (!on && sig == cur.sig) /* ours again, maybe without a wrapper */
+	if (!on && sig == atomic_load(&sampling)) /* ours again, maybe unwrapped */
 		installed = kernel_handler(sig);
 	sigstate_unlock(&old);
 }
@@ -361,21 +363,41 @@ void signal_settle(void)
  * sampling on it ends: returns 1 and the caller deletes the timers
  * (engine_signal_taken()); the program keeps the handler it set.
  */
-int signal_check_taken(void)
+/* Under the sigstate lock, which TSan cannot see (a spin on an
+ * atomic_flag in NO_TSAN code): so are these, as deliver() is.  Whether
+ * the kernel's handler for from is no longer ours; if so, what it is
+ * becomes the program's disposition. */
+NO_TSAN static int kernel_took(int from)
 {
-	if (!cur.sig)
-		return 0;
-	int faults = fault_retake() != 0;
 	sigset_t old;
 	sigstate_lock(&old);
-	int from = cur.sig;
 	struct sigaction k;
-	int taken = !ignoring && fault_real_sigaction(from, NULL, &k) == 0 &&
-	            kernel_handler(from) != installed;
+	int taken = !atomic_load(&ignoring) && fault_real_sigaction(from, NULL, &k) == 0 &&
+	            kernel_handler(from) != atomic_load(&installed);
 	if (taken)
 		cur.prog = k;
 	sigstate_unlock(&old);
-	if (!taken && !faults)
+	return taken;
+}
+
+NO_TSAN static void stop_sampling_on(int from)
+{
+	sigset_t old;
+	sigstate_lock(&old);
+	cur.sig = 0;
+	atomic_store(&sampling, 0);
+	atomic_store(&wanted, 0);
+	atomic_store(&lost, from);
+	sigstate_unlock(&old);
+}
+
+int signal_check_taken(void)
+{
+	int from = cur.sig; /* changed only with the engine lock, held here */
+	if (!from)
+		return 0;
+	int faults = fault_retake() != 0;
+	if (!kernel_took(from) && !faults)
 		return 0;
 	if (!faults) {
 		atomic_store(&wanted, 1);
@@ -383,12 +405,7 @@ int signal_check_taken(void)
 		if (cur.sig != from)
 			return 0; /* moved: sampling goes on */
 	}
-	sigstate_lock(&old);
-	cur.sig = 0;
-	atomic_store(&sampling, 0);
-	atomic_store(&wanted, 0);
-	atomic_store(&lost, from);
-	sigstate_unlock(&old);
+	stop_sampling_on(from);
 	return 1;
 }
 
