@@ -244,6 +244,9 @@ HIDDEN NO_TSAN void fault_atfork_child(void);  /* also: this process owns */
 /* Sweeper: puts our SIGSEGV/SIGBUS handler back in front of one the
  * program installed without sigaction(); -1 if it could not. */
 HIDDEN int fault_retake(void);
+/* The handler libc's own sigaction() reads back for sig: the kernel's
+ * (handover.c and fault.c compare it with what they installed). */
+HIDDEN void *fault_kernel_handler(int sig);
 HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
 

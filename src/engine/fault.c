@@ -76,8 +76,7 @@ static int on[NSIG_OWNED];
  * is invisible to TSan). */
 static _Atomic(void *) installed[NSIG_OWNED];
 
-/* The handler libc's own sigaction() reads back for sig (the kernel's). */
-static void *kernel_handler(int sig)
+void *fault_kernel_handler(int sig)
 {
 	struct sigaction k;
 	if (fault_real_sigaction(sig, NULL, &k) != 0)
@@ -139,7 +138,7 @@ NO_TSAN static int install_ours(int i)
 		sigaddset(&sa.sa_mask, owned[k]);
 	if (fault_real_sigaction(owned[i], &sa, NULL) != 0)
 		return -1;
-	installed[i] = kernel_handler(owned[i]);
+	installed[i] = fault_kernel_handler(owned[i]);
 	return 0;
 }
 
@@ -158,7 +157,7 @@ NO_TSAN int fault_retake(void)
 	int rc = 0;
 	for (int i = 0; i < NSIG_OWNED; i++) {
 		struct sigaction k;
-		if (!on[i] || kernel_handler(owned[i]) == installed[i] ||
+		if (!on[i] || fault_kernel_handler(owned[i]) == installed[i] ||
 		    fault_real_sigaction(owned[i], NULL, &k) != 0)
 			continue;
 		struct sigaction was = prev[i];

@@ -100,15 +100,6 @@ NO_TSAN static void our_action(struct sigaction *sa, const struct sigaction *pro
 	sigdelset(&sa->sa_mask, SIGBUS);
 }
 
-/* The handler libc's own sigaction() reads back for sig (the kernel's). */
-static void *kernel_handler(int sig)
-{
-	struct sigaction k;
-	if (fault_real_sigaction(sig, NULL, &k) != 0)
-		return NULL;
-	return (k.sa_flags & SA_SIGINFO) ? (void *)k.sa_sigaction : (void *)k.sa_handler;
-}
-
 NO_TSAN static struct view *view_of(int sig)
 {
 	return sig <= 0 ? NULL : sig == cur.sig ? &cur : sig == next.sig ? &next : NULL;
@@ -202,7 +193,7 @@ int signal_install(int sig)
 	if (rc == 0) {
 		cur.sig = sig;
 		cur.prog = was;
-		installed = kernel_handler(sig);
+		installed = fault_kernel_handler(sig);
 		atomic_store(&sampling, sig);
 		atomic_store(&wanted, 0);
 		atomic_store(&lost, 0);
@@ -260,7 +251,7 @@ void signal_ignore(int sig, int on)
 	}
 	fault_real_sigaction(sig, &sa, NULL);
 	if (!on && sig == atomic_load(&sampling)) /* ours again, maybe unwrapped */
-		installed = kernel_handler(sig);
+		installed = fault_kernel_handler(sig);
 	sigstate_unlock(&old);
 }
 
@@ -279,7 +270,7 @@ int signal_user_sigaction_locked(int sig, const struct sigaction *act, struct si
 		if (fault_real_sigaction(sig, &ours, NULL) != 0)
 			return -1;
 		if (v == &cur) /* what the kernel shows now is ours */
-			installed = kernel_handler(sig);
+			installed = fault_kernel_handler(sig);
 		v->prog = *act;
 		/* A handler where there was none: ask once for the move. */
 		if (v == &cur && has_handler(act) && !has_handler(&out)) {
@@ -338,7 +329,7 @@ void signal_settle(void)
 	} else {
 		give_back(from, &cur.prog);
 		cur = next;
-		installed = kernel_handler(to);
+		installed = fault_kernel_handler(to);
 		atomic_store(&sampling, to);
 		if (has_handler(&cur.prog)) /* taken meanwhile: move again */
 			atomic_store(&wanted, 1);
@@ -373,7 +364,7 @@ NO_TSAN static int kernel_took(int from)
 	sigstate_lock(&old);
 	struct sigaction k;
 	int taken = !atomic_load(&ignoring) && fault_real_sigaction(from, NULL, &k) == 0 &&
-	            kernel_handler(from) != atomic_load(&installed);
+	            fault_kernel_handler(from) != atomic_load(&installed);
 	if (taken)
 		cur.prog = k;
 	sigstate_unlock(&old);
