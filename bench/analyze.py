@@ -324,7 +324,7 @@ def read_perf(prefix, extra_dirs):
         if sym != "[unknown]":
             # perf names a versioned symbol with its version
             # (_IO_file_xsputn@@GLIBC_2.2.5); ours never.
-            name = re.sub(r"@.*$", "", re.sub(r"\+0x[0-9a-f]+$", "", sym))
+            name = re.sub(r"@(?!plt$).*$", "", re.sub(r"\+0x[0-9a-f]+$", "", sym))
             return canonical(name, [os.path.basename(dso)]), mod
         for a, b, pg, path in reversed(maps.get(pid, [])):
             if a <= ip < b:

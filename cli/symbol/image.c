@@ -23,6 +23,8 @@ struct sym_image {
 	Dwfl_Module *mod;
 	struct sym_scopes *scopes;  /* scopes.c's, per CU */
 	struct sym_symtab *symtab;  /* symtab.c's, built on first use */
+	struct sym_plt *plt;        /* plt.c's, built on first use */
+	struct sym_fdes *fdes;      /* fde.c's, built on first use */
 	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
 	struct sym_image *next;
 };
@@ -84,6 +86,8 @@ void sym_cache_free(struct sym_cache *c)
 		next = im->next;
 		sym_scopes_free(im->scopes);
 		sym_symtab_free(im->symtab);
+		sym_plt_free(im->plt);
+		sym_fdes_free(im->fdes);
 		if (im->dwfl)
 			dwfl_end(im->dwfl);
 		free(im->path);
@@ -276,6 +280,16 @@ int sym_image_has_cxx_symbols(struct sym_image *im)
 struct sym_symtab **sym_image_symtab(struct sym_image *im)
 {
 	return &im->symtab;
+}
+
+struct sym_plt **sym_image_plt(struct sym_image *im)
+{
+	return &im->plt;
+}
+
+struct sym_fdes **sym_image_fdes(struct sym_image *im)
+{
+	return &im->fdes;
 }
 
 struct sym_scopes **sym_image_scopes(struct sym_image *im)

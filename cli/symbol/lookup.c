@@ -5,7 +5,8 @@
  * (out-of-line) function.  The innermost frame gets the line table's
  * line at the address; each caller the DW_AT_call_line of the inlined
  * instance it contains.  Without DWARF the symbol table names the
- * function (.symtab, else .dynsym: libdwfl picks).
+ * function (.symtab, else .dynsym: libdwfl picks); in a PLT stub, the
+ * function it jumps to (plt.c).
  */
 #include "symint.h"
 
@@ -187,6 +188,14 @@ static size_t dwarf_chain(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc,
 size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max)
 {
 	Dwfl_Module *mod = sym_image_module(im);
+	const char *stub = max ? sym_plt_name(sym_image_plt(im), mod, vaddr) : NULL;
+	if (stub) {
+		/* no DWARF or symbol covers a PLT stub (plt.c) */
+		memset(out, 0, sizeof *out);
+		out->name = sym_strdup(stub);
+		out->system_name = sym_strdup(stub);
+		return 1;
+	}
 	struct symname sym = {im, vaddr, 0, NULL};
 	Dwfl_Line *dl = dwfl_module_getsrc(mod, vaddr);
 	int lineno = 0;
@@ -205,31 +214,6 @@ size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *
 	out->file = src ? source_path(cu, src) : NULL;
 	out->line = src ? lineno : 0;
 	return 1;
-}
-
-/*
- * Where the function holding vaddr starts, from the call frame information
- * (.eh_frame, else .debug_frame): a stripped file with no symbol for an
- * address still has one FDE per function, so addresses nothing names are
- * grouped by the function they are in rather than reported one by one.
- */
-int sym_image_fde_start(struct sym_image *im, uint64_t vaddr, uint64_t *start)
-{
-	Dwfl_Module *mod = sym_image_module(im);
-	Dwarf_Addr bias = 0;
-	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
-	Dwarf_Frame *frame = NULL;
-	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) != 0) {
-		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) != 0)
-			return -1;
-	}
-	Dwarf_Addr lo, hi;
-	int rc = dwarf_frame_info(frame, &lo, &hi, NULL) < 0 ? -1 : 0;
-	free(frame);
-	if (rc == 0)
-		*start = lo + bias;
-	return rc;
 }
 
 void sym_frames_free(struct sym_frame *f, size_t n)

@@ -7,6 +7,8 @@
  *   kids.c    DIE lists walked as libdw does, indexed by address
  *   symtab.c  the symbol table's answer per address, asked once per stretch
  *   reach.c   intervals by start, for symtab.c
+ *   plt.c     the PLT's stubs named after the functions they jump to
+ *   fde.c     the start of the function (FDE) holding an address
  *   symbolize.c  the driver over a profile
  */
 #ifndef PROFIL_CLI_SYMINT_H
@@ -44,8 +46,13 @@ int sym_image_bias(struct sym_image *im, uint64_t start, uint64_t file_offset, u
 /* Inline chain at ELF address vaddr, innermost first, into out[max];
  * returns the count, 0 when nothing names the address. */
 size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max);
-/* Start of the function holding vaddr by its CFI (FDE); 0, or -1. */
+/* fde.c: start of the function holding vaddr by its CFI (the FDE's
+ * initial location); 0, or -1 when no CFI covers vaddr.  *sym_image_fdes
+ * (the image's, NULL at first) is fde.c's index, built on first use. */
 int sym_image_fde_start(struct sym_image *im, uint64_t vaddr, uint64_t *start);
+struct sym_fdes;
+struct sym_fdes **sym_image_fdes(struct sym_image *im);
+void sym_fdes_free(struct sym_fdes *f);
 void sym_frames_free(struct sym_frame *f, size_t n);
 
 /* The Dwfl behind an image (lookup.c needs it; image.c owns it). */
@@ -86,6 +93,13 @@ const char *sym_symtab_name(struct sym_symtab **t, struct Dwfl_Module *mod, uint
 void sym_symtab_free(struct sym_symtab *t);
 /* How many times sym_symtab_name() has asked libdwfl (tests). */
 unsigned long sym_symtab_libdwfl_asks(void);
+
+/* plt.c: "function@plt" when vaddr is in one of the module's PLT stubs,
+ * else NULL; *t (the image's, NULL at first) is built on first use. */
+struct sym_plt;
+struct sym_plt **sym_image_plt(struct sym_image *im);
+const char *sym_plt_name(struct sym_plt **t, struct Dwfl_Module *mod, uint64_t vaddr);
+void sym_plt_free(struct sym_plt *t);
 
 /* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
 struct sym_scopes;

@@ -49,7 +49,8 @@ struct symcase {
 };
 extern const struct symcase symcases[];
 
-/* The cases (symcases.c, symcases-more.c). */
+/* The cases (symcases.c, symcases-more.c, symcases-table.c,
+ * symcases-stubs.c). */
 void sym_pie(void);
 void sym_nopie(void);
 void sym_inline_chain(void);
@@ -64,5 +65,7 @@ void sym_vdso(void);
 void sym_changed_file(void);
 void sym_two_processes(void);
 void sym_symtab_matches_libdwfl(void);
+void sym_plt_stubs(void);
+void sym_fde_start_names(void);
 
 #endif
