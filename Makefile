@@ -395,7 +395,7 @@ SYM_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -gdwarf-5
 SYM_LINK   := -L$(SYM_T) -Wl,-rpath,$(abspath $(SYM_T)) -lsymlib -lsymcxx -ldl
 SYM_FILES  := $(addprefix $(SYM_T)/,symprog symprog-nopie libsymlib.so libsymcxx.so \
               symprog.debug symprog.stripped libsymlib.dynsym.so linked/symprog \
-              libsymnest.so libsymnest.dynsym.so)
+              libsymnest.so libsymnest.dynsym.so symprog.zdebug)
 
 $(SYM_T) $(SYM_T)/linked/.debug:
 	mkdir -p $@
@@ -414,6 +414,9 @@ $(SYM_T)/symprog-nopie: test/sym/symprog.c test/sym/symprog.h $(SYM_T)/libsymlib
 # stripped copies: same build-id, same layout, symbols elsewhere or nowhere
 $(SYM_T)/symprog.debug: $(SYM_T)/symprog
 	objcopy --only-keep-debug $< $@
+# its debuginfo with zlib-compressed sections, as Debian ships it
+$(SYM_T)/symprog.zdebug: $(SYM_T)/symprog
+	objcopy --only-keep-debug --compress-debug-sections=zlib $< $@
 $(SYM_T)/symprog.stripped: $(SYM_T)/symprog
 	strip --strip-all -o $@ $<
 $(SYM_T)/libsymlib.dynsym.so: $(SYM_T)/libsymlib.so
@@ -425,7 +428,8 @@ $(SYM_T)/linked/symprog: $(SYM_T)/symprog | $(SYM_T)/linked/.debug
 	rm -f $@.tmp
 
 SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c \
-                test/sym/symcases-table.c test/sym/symcases-stubs.c
+                test/sym/symcases-table.c test/sym/symcases-stubs.c \
+                test/sym/symcases-cache.c
 $(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
             cli/symbol/*.h cli/model/profile.c cli/model/profile.h | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest/sym -DSYM_BIN='"$(abspath $(SYM_T))"' \

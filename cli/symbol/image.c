@@ -69,10 +69,12 @@ struct sym_cache *sym_cache_new(const struct sym_options *opt)
 	if (!opt || !opt->no_default_debug_dir)
 		add_dir(c, "/usr/lib/debug");
 	c->quiet = opt && opt->quiet;
+	sym_zcache_use(opt ? opt->debug_cache : NULL);
 	/* The standard callbacks find separate debuginfo by build-id, then
-	 * by debuglink, then through debuginfod when DEBUGINFOD_URLS is set. */
+	 * by debuglink, then through debuginfod when DEBUGINFOD_URLS is set;
+	 * ours hands libdw a decompressed copy of what they find (zcache.c). */
 	c->callbacks.find_elf = dwfl_build_id_find_elf;
-	c->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	c->callbacks.find_debuginfo = sym_find_debuginfo;
 	c->callbacks.section_address = dwfl_offline_section_address;
 	c->callbacks.debuginfo_path = &c->debuginfo_path;
 	return c;

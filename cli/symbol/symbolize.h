@@ -55,6 +55,10 @@ struct sym_options {
 	int no_default_debug_dir;
 	/* No warnings on stderr (a changed file, ...). */
 	int quiet;
+	/* Where separate debuginfo with compressed sections is kept
+	 * decompressed, as <build-id>.debug (created when missing); NULL or
+	 * "" for no cache: libdw then inflates it on every run. */
+	const char *debug_cache;
 };
 
 /*

@@ -9,12 +9,14 @@
  *   reach.c   intervals by start, for symtab.c
  *   plt.c     the PLT's stubs named after the functions they jump to
  *   fde.c     the start of the function (FDE) holding an address
+ *   zcache.c  separate debuginfo kept decompressed, by build-id
  *   symbolize.c  the driver over a profile
  */
 #ifndef PROFIL_CLI_SYMINT_H
 #define PROFIL_CLI_SYMINT_H
 
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -143,6 +145,14 @@ void sym_kids_free(void *kids);
 /* A file holding this process's vDSO image (a memfd path under
  * /proc/self/fd), or NULL when there is no vDSO. */
 const char *sym_vdso_path(void);
+
+/* zcache.c: the find_debuginfo callback (libdwfl's standard one, then
+ * a decompressed copy kept in the cache directory set by
+ * sym_zcache_use(); NULL or "": none). */
+void sym_zcache_use(const char *dir);
+int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                       Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+                       GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 /* Demangled C++ name (malloc'd), or a copy of name when it is not one. */
 char *sym_demangle(const char *name);

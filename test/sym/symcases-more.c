@@ -134,5 +134,6 @@ const struct symcase symcases[] = {
 	{"sym_symtab_matches_libdwfl", sym_symtab_matches_libdwfl},
 	{"sym_plt_stubs", sym_plt_stubs},
 	{"sym_fde_start_names", sym_fde_start_names},
+	{"sym_debug_cache", sym_debug_cache},
 	{NULL, NULL},
 };

@@ -50,7 +50,7 @@ struct symcase {
 extern const struct symcase symcases[];
 
 /* The cases (symcases.c, symcases-more.c, symcases-table.c,
- * symcases-stubs.c). */
+ * symcases-stubs.c, symcases-cache.c). */
 void sym_pie(void);
 void sym_nopie(void);
 void sym_inline_chain(void);
@@ -67,5 +67,6 @@ void sym_two_processes(void);
 void sym_symtab_matches_libdwfl(void);
 void sym_plt_stubs(void);
 void sym_fde_start_names(void);
+void sym_debug_cache(void);
 
 #endif

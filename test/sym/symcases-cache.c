@@ -1,0 +1,112 @@
+/*
+ * symcases-cache.c - separate debuginfo with compressed sections (as
+ * Debian's debug packages ship it) is kept decompressed in the cache
+ * directory by build-id (cli/symbol/zcache.c): the names are the same
+ * with and without it, the copy is what later runs read, and a damaged
+ * copy is rebuilt rather than trusted.
+ */
+#include "symtest.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void sh(const char *cmd)
+{
+	CHECK(system(cmd) == 0);
+}
+
+/* 1: an ELF file with that many sections and none compressed; 0 not. */
+static int decompressed_elf(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	int ok = elf && elf_kind(elf) == ELF_K_ELF, sections = 0;
+	for (Elf_Scn *scn = NULL; ok && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr s;
+		ok = gelf_getshdr(scn, &s) && !(s.sh_flags & SHF_COMPRESSED);
+		sections++;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ok && sections > 10;
+}
+
+/* symprog.stripped's inline chain, with its debuginfo in root (or not). */
+static void expect_names(const struct run *r, const char *root, const char *cache)
+{
+	char stripped[512];
+	snprintf(stripped, sizeof stripped, "%s/symprog.stripped", SYM_BIN);
+	const char *dirs[] = {root, NULL};
+	struct sym_options opt = {.debug_dirs = dirs, .no_default_debug_dir = 1,
+	                          .debug_cache = cache};
+	struct profile *p = run_profile(r, "/symprog", stripped);
+	uint64_t loc = add_loc(p, r->inlined);
+	symbolize(p, &opt);
+	const char *names[] = {"inner", "middle", "outer"};
+	long lines[] = {marked_line("symprog.c", "@inner"), -1, -1};
+	expect_chain(p, loc, 3, names, lines, "test/sym/symprog.c");
+	prof_free(p);
+}
+
+void sym_debug_cache(void)
+{
+	struct run r;
+	char root[256], cache[256], id[128], cmd[2048], copy[600], zdebug[512];
+	run_prog("symprog", &r);
+	snprintf(zdebug, sizeof zdebug, "%s/symprog.zdebug", SYM_BIN);
+	file_build_id(zdebug, id, sizeof id);
+	CHECK(id[0] && !decompressed_elf(zdebug)); /* it is compressed */
+	snprintf(root, sizeof root, "/tmp/symtest-root-%d", (int)getpid());
+	snprintf(cache, sizeof cache, "/tmp/symtest-cache-%d/deeper", (int)getpid());
+	snprintf(copy, sizeof copy, "%s/%s.debug", cache, id);
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s && mkdir -p %s/.build-id/%.2s && "
+	         "cp %s %s/.build-id/%.2s/%s.debug", root, cache, root, id, zdebug, root, id,
+	         id + 2);
+	sh(cmd);
+
+	/* no cache asked for: none made */
+	expect_names(&r, root, NULL);
+	CHECK(access(copy, F_OK) != 0);
+
+	/* the first run makes the copy (and its directories) */
+	expect_names(&r, root, cache);
+	CHECK(decompressed_elf(copy));
+
+	/* later runs read the copy: with the original gone, still named */
+	snprintf(cmd, sizeof cmd, "mv %s %s.away", root, root);
+	sh(cmd);
+	expect_names(&r, root, cache);
+	snprintf(cmd, sizeof cmd, "mv %s.away %s", root, root);
+	sh(cmd);
+
+	/* a damaged copy is not trusted: rebuilt from the original */
+	snprintf(cmd, sizeof cmd, "truncate -s 3000 %s", copy);
+	sh(cmd);
+	CHECK(!decompressed_elf(copy));
+	expect_names(&r, root, cache);
+	CHECK(decompressed_elf(copy));
+
+	/* a copy with another build-id (a stale file under this name) too */
+	snprintf(cmd, sizeof cmd, "cp %s/libsymlib.so %s", SYM_BIN, copy);
+	sh(cmd);
+	expect_names(&r, root, cache);
+	char again[128];
+	file_build_id(copy, again, sizeof again);
+	CHECK(strcmp(again, id) == 0 && decompressed_elf(copy));
+
+	/* an unwritable cache changes nothing but the time */
+	snprintf(cmd, sizeof cmd, "rm -rf /tmp/symtest-cache-%d && touch /tmp/symtest-cache-%d",
+	         (int)getpid(), (int)getpid());
+	sh(cmd);
+	expect_names(&r, root, cache);
+
+	snprintf(cmd, sizeof cmd, "rm -rf %s /tmp/symtest-cache-%d", root, (int)getpid());
+	sh(cmd);
+}
