@@ -813,19 +813,31 @@ def costs(raw, md, agree_runs):
                     out[(impl, n)] = (med(st), med(sp))
     fixed = load(raw, "fixed.txt")
     if fixed:
-        md.append("\n**Fixed start-up cost**: instructions (user + kernel, counted by `cpuof`) of `work burn 1 1` "
-                  "(0.2 ms of work, no sample), median of 3 — what the agent costs once per process:\n")
-        md.append("| configuration | instructions | above unprofiled |")
+        counted = any(fnum(r.get("insn_u")) for r in fixed)
+        if counted:
+            md.append("\n**Fixed start-up cost**: instructions (user + kernel, counted by `cpuof`) of `work burn 1 1` "
+                      "(0.2 ms of work, no sample), median of 3 — what the agent costs once per process:\n")
+            md.append("| configuration | instructions | above unprofiled |")
+        else:
+            md.append("\n**Fixed start-up cost**: CPU time (`cpuof`: user + system) of `work burn 1 1` "
+                      "(0.2 ms of work, no sample), median of 3 — what the agent costs once per process "
+                      "(instructions are not counted on this machine):\n")
+            md.append("| configuration | CPU ms | above unprofiled |")
         md.append("|---|---|---|")
         tot = {}
         for c in ("none", "profil1-1000", "profil-1000"):
-            v = [fnum(r.get("insn_u"), 0) + fnum(r.get("insn_k"), 0) for r in fixed if r["config"] == c]
+            if counted:
+                v = [fnum(r.get("insn_u"), 0) + fnum(r.get("insn_k"), 0) for r in fixed if r["config"] == c]
+            else:
+                v = [1e3 * fnum(r.get("cpu"), 0) for r in fixed if r["config"] == c]
             if v:
                 tot[c] = med(v)
+        unit, scale = ("M", 1e6) if counted else ("ms", 1.0)
         for c, v in tot.items():
-            md.append("| %s | %.1f M | %s |" % ("unprofiled" if c == "none" else label(c), v / 1e6,
-                                               "%.1f M" % ((v - tot["none"]) / 1e6) if "none" in tot and c != "none" else ""))
-        if "none" in tot and "profil-1000" in tot:
+            md.append("| %s | %.1f %s | %s |" % ("unprofiled" if c == "none" else label(c), v / scale, unit,
+                                                 "%.1f %s" % ((v - tot["none"]) / scale, unit)
+                                                 if "none" in tot and c != "none" else ""))
+        if counted and "none" in tot and "profil-1000" in tot:
             out["fixed"] = (tot["profil-1000"] - tot["none"], tot.get("profil1-1000", tot["none"]) - tot["none"])
     idle = load(raw, "idle.txt")
     if idle:
@@ -985,7 +997,7 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
     body.append("## 1. Agreement with `perf record -e task-clock`\n")
     body.append("Each program %s under `profil record` (1000 Hz, stacks on) and as often under `perf record "
                 "-e task-clock -g -c 1000000` (1000 Hz, the same CPU clock, with frame-pointer call chains), "
-                "one after the other (profil, perf, next program, ... then again), each about 3 CPU seconds. "
+                "one after the other (profil, perf, next program, ... then again), each about 9 CPU seconds. "
                 "Programs: *python* `python3 examples/busy.py` three times (a hashing thread beside the main "
                 "thread: the two share the GIL, so the split between them moves with scheduling), *pycpu* "
                 "`python3 bench/pycpu.py` (one thread, no child, the same work every run: loops, sorting, "

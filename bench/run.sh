@@ -104,11 +104,12 @@ else
 	# and 4000 Hz (RATES): all of it at every rate would not fit in 20
 	# minutes with 3 repetitions.
 	REPS=3 BURN_UNITS=4000 XZ_BYTES=2000000 SORT_LINES=600000 SPIN_S=1
-	# Agreement: about 3 CPU s per program, so that ours, with about 250
+	# Agreement: about 9 CPU s per program, so that ours, with about 250
 	# distinct observations per CPU second (the kernel tick), resolves a
-	# share to a few points; every program 3 times under each profiler,
-	# so that perf's scatter against itself is measured too.
-	AG_PY_RUNS=3 AG_PYCPU_ROUNDS=5 AG_XZ_BYTES=6000000 AG_SORT_LINES=2000000 AG_REC_UNITS=300 AG_REPS=3
+	# 50% share to +-3 points (3 sigma: 2,250 observations; 3 s gave
+	# +-5 to 9); every program 3 times under each profiler, so that
+	# perf's scatter against itself is measured too.
+	AG_PY_RUNS=9 AG_PYCPU_ROUNDS=15 AG_XZ_BYTES=18000000 AG_SORT_LINES=6000000 AG_REC_UNITS=900 AG_REPS=3
 	RATES="100 1000 4000" TOTAL_THREADS="1 2 4 8 32" TOTAL_RATES="100 1000" SHORT_N=5000
 	SCATTER_RUNS=10 OV_WORKLOADS="synthetic python xz threads"
 fi
@@ -381,16 +382,18 @@ bench_costs()
 			emit startstop.txt "threads=$n $("$WORK" startstop "$n")"
 		done
 	done
-	# Fixed cost: instructions of a run too short to be sampled (1 unit,
-	# ~0.2 ms), under profil record with and without stacks: what the
-	# agent spends starting (with stacks: building the unwind tables).
+	# Fixed cost: instructions (CPU time where they are not counted) of
+	# a run too short to be sampled (1 unit, ~0.2 ms), under profil
+	# record with and without stacks: what the agent spends starting
+	# (with stacks: building the unwind tables).
 	if [ "$HAVE_PERF" = 1 ]; then
 		export CPUOF_INSN=1
 		for rep in 1 2 3; do
 			for cfg in none profil-1000 profil1-1000; do
 				rm -f "$TMP/fixed".*
 				run_profiled "$cfg" "$TMP/fixed" "$WORK" burn 1 1 || continue
-				emit fixed.txt "config=$cfg insn_u=$(kv "$TMP/fixed.inner" insn_u) insn_k=$(kv "$TMP/fixed.inner" insn_k)"
+				emit fixed.txt "config=$cfg insn_u=$(kv "$TMP/fixed.inner" insn_u) insn_k=$(kv "$TMP/fixed.inner" insn_k)" \
+					"cpu=$(kv "$TMP/fixed.inner" cpu)"
 			done
 		done
 		CPUOF_INSN=0
