@@ -159,8 +159,10 @@ $(BUILD)/test/lib%.so: test/lib/%.c | $(BUILD)/test
 # agent.  The program checks its own ring file (test/unwind/prog.c).
 TEST_HELPERS += $(BUILD)/test/uwprog $(BUILD)/test/libuwchain.so
 UW_CFLAGS   = $(BASEFLAGS) $(CFLAGS) -O2 -fomit-frame-pointer
+# the library without a GNU build-id, as rustc's are: its cached unwind
+# table is keyed by the file's identity instead
 $(BUILD)/test/libuwchain.so: test/unwind/chain.c test/unwind/chain.h | $(BUILD)/test
-	$(CC) $(UW_CFLAGS) -fPIC -shared -o $@ $< $(LDFLAGS)
+	$(CC) $(UW_CFLAGS) -fPIC -shared -Wl,--build-id=none -o $@ $< $(LDFLAGS)
 $(BUILD)/test/uwprog: test/unwind/prog.c test/unwind/chain.h src/base/ring.h \
                       $(BUILD)/test/libuwchain.so $(AGENT) | $(BUILD)/test
 	$(CC) $(UW_CFLAGS) -rdynamic -o $@ $< -L$(BUILD)/test \

@@ -103,7 +103,10 @@ static int start(void)
 		return -1;
 	}
 	modules_init(rf);
-	if (stack_depth > 1 && unwind_start(dir) != 0)
+	/* unwind rows are kept where `profil record` says (its cache, shared
+	 * by every recording), else with the ring files of this recording */
+	const char *rows = getenv("PROFIL_UNWIND_CACHE");
+	if (stack_depth > 1 && unwind_start(rows && *rows ? rows : dir) != 0)
 		say("cannot build unwind tables for every module");
 	if (publish(rf) != 0) {
 		say("cannot start profiling");

@@ -219,9 +219,9 @@ static int run(const char *cmd, const char *dir)
 	setenv("LC_ALL", "C", 1);
 	snprintf(env, sizeof env, "%s/rec", self);   /* test/rec/ programs */
 	setenv("REC", env, 1);
-	/* decompressed debuginfo (zcache.c) in the build tree, not $HOME */
-	snprintf(env, sizeof env, "%s/debug-cache", self);
-	setenv("PROFIL_DEBUG_CACHE", env, 0);
+	/* profil record's cache (cli/record/cache.c) in the build tree */
+	snprintf(env, sizeof env, "%s/cache", self);
+	setenv("PROFIL_CACHE", env, 0);
 	char mk[2 * PATH_MAX];
 	snprintf(mk, sizeof mk, "'%s/mkprofile' '%s'", self, dir);
 	if (system(mk) != 0)

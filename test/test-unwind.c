@@ -41,7 +41,7 @@ static struct uwresult uwprog_runs(const char *mode, int depth, int runs, long *
 	snprintf(cmd, sizeof cmd,
 	         "for i in $(seq %d); do PROFIL_HZ=1000 PROFIL_STACK_DEPTH=%d PROFIL_RECORD_DIR=%s "
 	         "LD_PRELOAD=%s/../libprofil-agent.so %s/uwprog %s || exit 1; done; "
-	         "echo cached $(ls %s | grep -c '^uw-'); rm -rf %s",
+	         "echo cached $(ls %s | grep -c '^uw'); rm -rf %s",
 	         runs, depth, tmp, dir, dir, mode, tmp, tmp);
 	FILE *p = popen(cmd, "r");
 	ASSERT(p != NULL);
@@ -156,6 +156,47 @@ TEST_IMPL(unwind_cached_tables)
 	struct uwresult r = uwprog_runs("recurse", 128, 3, &cached);
 	assert_complete(&r);
 	ASSERT(cached >= 3); /* uwprog, libc, ld.so (and the vDSO...) */
+	return 0;
+}
+
+/* PROFIL_UNWIND_CACHE (profil record's cache, kept across recordings):
+ * tables go there, not to the recording's directory; the next recording
+ * reads them; a table cut short there is not trusted but rebuilt. */
+TEST_IMPL(unwind_cache_across_recordings)
+{
+	if (skip_tools())
+		return 0;
+	char dir[PATH_MAX], keep[] = "/tmp/profil-uwkeep.XXXXXX", cmd[4 * PATH_MAX], env[PATH_MAX];
+	test_dir(dir, sizeof dir);
+	ASSERT(mkdtemp(keep) != NULL);
+	snprintf(env, sizeof env, "PROFIL_UNWIND_CACHE=%s", keep);
+	ASSERT_EQ(putenv(env), 0);
+	long in_recording;
+	struct uwresult r = uwprog_runs("recurse", 128, 1, &in_recording);
+	assert_complete(&r);
+	ASSERT_EQ(in_recording, 0);
+	/* the sizes of the tables kept, then every one cut to half */
+	snprintf(cmd, sizeof cmd, "cd %s && n=$(ls | grep -c '^uw') && sz=$(cat uw* | wc -c) && "
+	         "byfile=$(ls | grep -c '^uw[0-9a-f]*-file-'; true) && "
+	         "for f in uw*; do truncate -s $(( $(stat -c %%s $f) / 2 )) $f; done && "
+	         "echo $n $sz $byfile", keep);
+	FILE *p = popen(cmd, "r");
+	ASSERT(p != NULL);
+	long n = 0, bytes = 0, byfile = 0;
+	ASSERT_EQ(fscanf(p, "%ld %ld %ld", &n, &bytes, &byfile), 3);
+	ASSERT_EQ(pclose(p), 0);
+	ASSERT(n >= 4); /* uwprog, libuwchain, libc, ld.so (and the vDSO...) */
+	ASSERT_EQ(byfile, 1); /* libuwchain.so has no build-id */
+	/* read back whole (a later recording, the same tables) or rebuilt */
+	r = uwprog_runs("recurse", 128, 1, &in_recording);
+	assert_complete(&r);
+	snprintf(cmd, sizeof cmd, "cd %s && cat uw* | wc -c; rm -rf %s", keep, keep);
+	p = popen(cmd, "r");
+	ASSERT(p != NULL);
+	long after = 0;
+	ASSERT_EQ(fscanf(p, "%ld", &after), 1);
+	ASSERT_EQ(pclose(p), 0);
+	ASSERT_EQ(after, bytes); /* every cut table was rebuilt in full */
 	return 0;
 }
 

@@ -225,28 +225,12 @@ static void summary(const struct record_opts *o, const struct images *set,
 	        cpu > 0 ? 100 * own / cpu : 0.0);
 }
 
-/* Where decompressed debuginfo is kept (zcache.c): $PROFIL_DEBUG_CACHE
- * ("" turns it off), else the XDG cache directory; NULL: none. */
-static const char *debug_cache(char *buf, size_t size)
-{
-	const char *env = getenv("PROFIL_DEBUG_CACHE");
-	if (env)
-		return *env ? env : NULL;
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	if (xdg && xdg[0] == '/')
-		snprintf(buf, size, "%s/profil/debuginfo", xdg);
-	else if (home && home[0] == '/')
-		snprintf(buf, size, "%s/.cache/profil/debuginfo", home);
-	else
-		return NULL;
-	return buf;
-}
-
 /* Symbolizes p and writes it; 0 or -1 (message printed). */
 static int finish(const struct record_opts *o, struct profile *p)
 {
 	char err[512], cache[4096];
-	struct sym_options opt = {.debug_cache = debug_cache(cache, sizeof cache)};
+	struct sym_options opt = {.debug_cache = record_cache_dir("debuginfo", cache,
+	                                                          sizeof cache)};
 	if (symbolize_profile(p, &opt, err, sizeof err) != 0)
 		fprintf(stderr, "profil record: symbols: %s (addresses kept)\n", err);
 	return pprof_write(p, o->output);
@@ -274,6 +258,8 @@ int cmd_record(int argc, char **argv)
 		        "executable or in ../lib/profil (set PROFIL_AGENT to its path)\n");
 		return 2;
 	}
+	char unwind[4096];
+	o.unwind_cache = record_cache_dir("unwind", unwind, sizeof unwind);
 	struct images set;
 	memset(&set, 0, sizeof set);
 	set.dir = make_dir();

@@ -1,7 +1,8 @@
 /*
  * record_int.h - the parts of `profil record` (cli/record/): spawn.c runs
  * the command with the agent preloaded, images.c reads the ring files,
- * build.c turns them into a profile, record.c ties them together.
+ * build.c turns them into a profile, cache.c says where files that
+ * outlive a recording go, record.c ties them together.
  */
 #ifndef PROFIL_CLI_RECORD_INT_H
 #define PROFIL_CLI_RECORD_INT_H
@@ -20,6 +21,7 @@ struct record_opts {
 	int no_children;
 	int verbose;
 	char **argv;         /* the command */
+	const char *unwind_cache; /* for the agent's unwind rows; NULL: none */
 };
 
 /* spawn.c.  Checks that CMD can take a preload (exists, dynamically
@@ -34,6 +36,10 @@ void spawn_forward_signals(pid_t pid);
 int spawn_reap(pid_t pid, int *wstatus, struct rusage *ru);
 /* Exit status for ours: the command's, or 128 + the signal that killed it. */
 int spawn_exit_status(int wstatus);
+
+/* cache.c.  <cache root>/sub, created if missing; NULL when caching is
+ * off ($PROFIL_CACHE set to "") or the directory cannot be had. */
+const char *record_cache_dir(const char *sub, char *buf, size_t size);
 
 /* build.c */
 void record_build(struct profile *p, const struct images *set, int64_t period_ns);

@@ -119,6 +119,10 @@ pid_t spawn_start(const struct record_opts *o, const char *agent, const char *di
 	setenv("PROFIL_HZ", hz, 1);
 	if (o->no_children)
 		setenv("PROFIL_RECORD_NOCHILD", "1", 1);
+	if (o->unwind_cache)
+		setenv("PROFIL_UNWIND_CACHE", o->unwind_cache, 1);
+	else
+		unsetenv("PROFIL_UNWIND_CACHE");
 	execvp(o->argv[0], o->argv);
 	fprintf(stderr, "profil record: %s: %s\n", o->argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);

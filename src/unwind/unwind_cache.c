@@ -1,24 +1,33 @@
 /*
- * unwind_cache.c - module tables shared by the processes of one recording.
+ * unwind_cache.c - module tables shared by processes and recordings.
  *
  * Building a module's rows costs milliseconds (libc: 3 ms, libpython: 6
- * ms), once per process.  A shell script that runs a thousand short
- * programs would pay that a thousand times for the same libc, more than
- * the profiling itself.  So a table, once built, is written to the cache
- * directory (`profil record`'s directory for the ring files, private to
- * the user and gone when the recording ends) under the object's GNU
- * build-id, and the next process that loads the same object maps the
+ * ms; libLLVM, for rustc: about 150 ms), once per process.  A shell
+ * script that runs a thousand short programs would pay that a thousand
+ * times for the same libc, more than the profiling itself.  So a table,
+ * once built, is written to the cache directory under the object's GNU
+ * build-id, and the next process that loads the same object reads the
  * file instead of building it: the rows are position independent (pc
- * offsets from the module's lo, itself stored relative to the load bias).
+ * offsets from the module's lo, itself stored relative to the load
+ * bias).  The directory is `profil record`'s cache (kept across
+ * recordings, PROFIL_UNWIND_CACHE), else its directory for the ring
+ * files (private to the user, gone when the recording ends).
  *
  * A file is trusted no further than the handler needs: its sizes must add
  * up and every index entry must name a row, so a damaged file can give
- * wrong stacks but never a read outside the mapping.  Objects without a
- * build-id are built every time.  Outside signal context only.
+ * wrong stacks but never a read outside the table.  It is read into
+ * memory of our own, not mapped: a file shortened under a mapping would
+ * raise SIGBUS in the signal handler that reads the rows.  Files are
+ * named by CACHE_MAGIC, which changes whenever the rows unwind_cfi.c
+ * makes for the same object would change, so a cache kept across
+ * versions never hands one version's rows to another.  Objects without
+ * a build-id (rustc's libraries) are keyed by their file's identity
+ * instead.  Outside signal context only.
  */
 #include "unwind/unwind.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
@@ -28,7 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CACHE_MAGIC 0x31574e55u /* "UNW1" */
+#define CACHE_MAGIC 0x31574e55u /* "UNW1": bump with any change to the rows */
 
 /* The file: this header, nrows rows, nidx index entries. */
 struct cache_hdr {
@@ -75,19 +84,39 @@ size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap
 	return 0;
 }
 
-/* "<dir>/uw-<build-id>-<hdr offset>"; -1 when there is no cache or id. */
+/* The key of an object without a build-id: its file's identity,
+ * "file-<device>-<inode>-<size>-<mtime ns>" (the main program's dlpi_name is
+ * "": /proc/self/exe names it).  A file replaced or rewritten gets a new
+ * inode or mtime, so a table is never reused for other code.  0, or -1
+ * when the file cannot be stat'ed. */
+static int file_key(const struct dl_phdr_info *info, char *out, size_t size)
+{
+	struct stat st;
+	const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name
+	                   : "/proc/self/exe";
+	if (name[0] != '/' || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
+		return -1;
+	int n = snprintf(out, size, "file-%lx-%lx-%lx-%lx.%09ld", (unsigned long)st.st_dev,
+	                 (unsigned long)st.st_ino, (unsigned long)st.st_size,
+	                 (unsigned long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+	return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* "<dir>/uw<magic>-<key>-<hdr offset>", key the object's build-id in hex
+ * (or its file_key()); -1 when there is no cache or key. */
 static int cache_path(const struct dl_phdr_info *info, uintptr_t hdr, char *path, size_t size)
 {
 	uint8_t id[64];
-	size_t n = cache_dir[0] ? object_build_id(info, id, sizeof id) : 0;
-	if (n == 0)
+	char key[160];
+	if (!cache_dir[0])
 		return -1;
-	int w = snprintf(path, size, "%s/uw-", cache_dir);
-	for (size_t i = 0; i < n && w > 0 && (size_t)w < size; i++)
-		w += snprintf(path + w, size - (size_t)w, "%02x", id[i]);
-	if (w > 0 && (size_t)w < size)
-		w += snprintf(path + w, size - (size_t)w, "-%lx",
-		              (unsigned long)(hdr - info->dlpi_addr));
+	size_t n = object_build_id(info, id, sizeof id);
+	if (n == 0 && file_key(info, key, sizeof key) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		snprintf(key + 2 * i, sizeof key - 2 * i, "%02x", id[i]);
+	int w = snprintf(path, size, "%s/uw%08x-%s-%lx", cache_dir, CACHE_MAGIC, key,
+	                 (unsigned long)(hdr - info->dlpi_addr));
 	return w > 0 && (size_t)w < size ? 0 : -1;
 }
 
@@ -108,35 +137,55 @@ static int valid(const struct cache_hdr *h, size_t len, uint64_t hdr_off)
 	return 1;
 }
 
+/* The whole file at fd, read into fresh anonymous memory of its size. */
+static void *read_whole(int fd, size_t *len)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(struct cache_hdr))
+		return NULL;
+	size_t n = (size_t)st.st_size, got = 0;
+	void *buf = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return NULL;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)got);
+		if (r <= 0) {
+			munmap(buf, n);
+			return NULL;
+		}
+		got += (size_t)r;
+	}
+	mprotect(buf, n, PROT_READ);
+	*len = n;
+	return buf;
+}
+
 struct uw_module *uw_cache_load(const struct dl_phdr_info *info, uintptr_t hdr)
 {
 	char path[4200];
-	struct stat st;
 	if (cache_path(info, hdr, path, sizeof path) != 0)
 		return NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	void *map = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(struct cache_hdr))
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	size_t len = 0;
+	void *map = read_whole(fd, &len);
 	close(fd);
-	if (map == MAP_FAILED)
+	if (!map)
 		return NULL;
 	const struct cache_hdr *h = map;
 	struct uw_module *m = NULL;
-	if (valid(h, (size_t)st.st_size, hdr - info->dlpi_addr) &&
-	    (m = calloc(1, sizeof *m)) != NULL) {
+	if (valid(h, len, hdr - info->dlpi_addr) && (m = calloc(1, sizeof *m)) != NULL) {
 		m->lo = info->dlpi_addr + h->lo_off;
 		m->hi = info->dlpi_addr + h->hi_off;
 		m->nrows = h->nrows;
 		m->rows = (const struct uw_row *)(h + 1);
 		m->index = (const uint32_t *)(m->rows + h->nrows);
 		m->map = map;
-		m->maplen = (size_t)st.st_size;
+		m->maplen = len;
 		return m;
 	}
-	munmap(map, (size_t)st.st_size);
+	munmap(map, len);
 	return NULL;
 }
 
@@ -150,6 +199,8 @@ void uw_cache_store(const struct dl_phdr_info *info, uintptr_t hdr, const struct
 	                      ((m->hi - m->lo) >> UW_INDEX_SHIFT) + 2};
 	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* left by a process killed */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	size_t rows = m->nrows * sizeof(struct uw_row), idx = h.nidx * 4;
