@@ -30,6 +30,7 @@
 struct sym_scopes {
 	struct sym_map kids;    /* parent DIE -> struct sym_kids */
 	struct sym_map reach;   /* CU DIE -> struct reach */
+	struct sym_map top;     /* CU DIE -> struct reach of its own children */
 };
 
 /* The subprograms an unpruned walk of one CU visits. */
@@ -82,6 +83,33 @@ static struct reach *reach_of(struct sym_scopes *s, Dwarf_Die *cu)
 	return r;
 }
 
+/* The subprograms among cu's own children: a sibling scan, no descent.
+ * An abstract origin is nearly always one of them (a static inline
+ * function of the file or a header), and every child of the CU is on the
+ * unpruned walk's way, so finding it here answers without that walk,
+ * which on CUs such as libpython's ceval.c visits every DIE and was most
+ * of the symbolizer's time.  (Only on DWARF libdw cannot read does the
+ * answer differ: the unpruned walk would fail on a broken subtree before
+ * the origin, this scan does not descend into it.) */
+static struct reach *top_of(struct sym_scopes *s, Dwarf_Die *cu)
+{
+	struct reach *r = sym_map_get(&s->top, cu->addr);
+	if (r)
+		return r;
+	r = prof_xrealloc(NULL, sizeof *r, 1);
+	memset(r, 0, sizeof *r);
+	sym_map_put(&s->top, cu->addr, r);
+	Dwarf_Die die;
+	int rc = dwarf_child(cu, &die);
+	while (rc == 0) {
+		if (dwarf_tag(&die) == DW_TAG_subprogram)
+			sym_map_put(&r->seen, die.addr, r);
+		rc = dwarf_siblingof(&die, &die);
+	}
+	r->error = rc < 0;
+	return r;
+}
+
 /* 1 when dwarf_getscopes succeeds on this chain: it has no inlined
  * instance, or its walk meets the innermost one's abstract origin. */
 static int origin_met(struct sym_scopes *s, Dwarf_Die *cu, const struct path *p)
@@ -96,6 +124,9 @@ static int origin_met(struct sym_scopes *s, Dwarf_Die *cu, const struct path *p)
 	if (!dwarf_formref_die(dwarf_attr(&p->v[i - 1], DW_AT_abstract_origin, &attr), &origin) ||
 	    dwarf_tag(&origin) != DW_TAG_subprogram)
 		return 0;
+	struct reach *top = top_of(s, cu);
+	if (!top->error && sym_map_get(&top->seen, origin.addr) != NULL)
+		return 1;
 	struct reach *r = reach_of(s, cu);
 	return !r->error && sym_map_get(&r->seen, origin.addr) != NULL;
 }
@@ -145,5 +176,6 @@ void sym_scopes_free(struct sym_scopes *s)
 		return;
 	sym_map_free(&s->kids, sym_kids_free);
 	sym_map_free(&s->reach, free_reach);
+	sym_map_free(&s->top, free_reach);
 	free(s);
 }
