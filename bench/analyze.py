@@ -802,15 +802,20 @@ def costs(raw, md, agree_runs):
     md.append("```\n")
     ss = load(raw, "startstop.txt")
     if ss:
-        md.append("**Start/stop latency** of `profil()` with N threads alive (wall µs, median [min–max] of 3):\n")
-        md.append("| implementation | threads | start µs | stop µs |")
-        md.append("|---|---|---|---|")
+        md.append("**Start/stop latency and memory** of `profil()` with N threads alive (wall µs; resident "
+                  "memory the process gained between before `profil()` and just before stopping it, KiB, the "
+                  "histogram itself excluded; median [min–max] of 3):\n")
+        md.append("| implementation | threads | start µs | stop µs | memory KiB |")
+        md.append("|---|---|---|---|---|")
         for impl in ("ours", "glibc"):
             for n in ("1", "100", "1000"):
-                st = [fnum(r["start_us"]) for r in ss if r.get("impl") == impl and r["threads"] == n]
-                sp = [fnum(r["stop_us"]) for r in ss if r.get("impl") == impl and r["threads"] == n]
+                rs = [r for r in ss if r.get("impl") == impl and r["threads"] == n]
+                st = [fnum(r["start_us"]) for r in rs]
+                sp = [fnum(r["stop_us"]) for r in rs]
+                kb = [fnum(r.get("rss_kib")) for r in rs if fnum(r.get("rss_kib")) is not None]
                 if st:
-                    md.append("| %s | %s | %s | %s |" % (impl, n, spread(st, "%.0f"), spread(sp, "%.0f")))
+                    md.append("| %s | %s | %s | %s | %s |" % (impl, n, spread(st, "%.0f"), spread(sp, "%.0f"),
+                                                             spread(kb, "%.0f") if kb else "n/a"))
                     out[(impl, n)] = (med(st), med(sp))
     fixed = load(raw, "fixed.txt")
     if fixed:

@@ -13,7 +13,8 @@
  *                            alive at a time (short-lived threads)
  *   work idle N SECONDS      N threads asleep for SECONDS (sweeper cost)
  *   work startstop N         with libprofil preloaded: N threads alive,
- *                            time profil() start and stop (latency)
+ *                            time profil() start and stop (latency), and
+ *                            the resident memory profiling added
  *
  * Every mode ends with one line on stdout, key=value pairs: cpu= the
  * process's CPU seconds (getrusage RUSAGE_SELF, read after the threads are
@@ -42,6 +43,19 @@
 #define MAX_THREADS 1024
 
 static volatile uint64_t sink;
+
+/* Resident memory of the process, KiB (/proc/self/statm's second field). */
+static long rss_kib(void)
+{
+	long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
 static atomic_int stop_flag;
 
 #define BURN(name, salt)                                                       \
@@ -240,18 +254,27 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n - 1; i++)
 			start(&jobs[i], idle_main);
 		static unsigned short buf[1 << 16];
+		/* resident before, not counted as ours (a volatile store per
+		 * page: a memset of zeros may be dropped by the compiler) */
+		for (size_t i = 0; i < sizeof buf / sizeof buf[0]; i += 512)
+			((volatile unsigned short *)buf)[i] = 0;
+		burn(100);                   /* so are burn's pages and stack */
+		rss_kib();                   /* and stdio's (malloc's first heap) */
+		long rss0 = rss_kib();
 		double t0 = clock_s(CLOCK_MONOTONIC);
 		int rc1 = prof(buf, sizeof buf, (size_t)&main & ~(size_t)0xffff, 0x10000);
 		double t1 = clock_s(CLOCK_MONOTONIC);
 		burn(100);
+		long rss1 = rss_kib();
 		double t2 = clock_s(CLOCK_MONOTONIC);
 		int rc2 = prof(NULL, 0, 0, 0);
 		double t3 = clock_s(CLOCK_MONOTONIC);
 		close(idle_pipe[1]);
 		for (long i = 0; i < n - 1; i++)
 			pthread_join(jobs[i].t, NULL);
-		printf("cpu=%.4f impl=%s start_us=%.1f stop_us=%.1f rc=%d\n", cpu_self(),
-		       ours ? "ours" : "glibc", (t1 - t0) * 1e6, (t3 - t2) * 1e6, rc1 | rc2);
+		printf("cpu=%.4f impl=%s start_us=%.1f stop_us=%.1f rss_kib=%ld rc=%d\n",
+		       cpu_self(), ours ? "ours" : "glibc", (t1 - t0) * 1e6, (t3 - t2) * 1e6,
+		       rss1 - rss0, rc1 | rc2);
 	} else {
 		return usage();
 	}

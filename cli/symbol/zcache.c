@@ -123,11 +123,11 @@ static int make_dirs(const char *dir)
 	for (char *s = p + 1; *s; s++)
 		if (*s == '/') {
 			*s = '\0';
-			if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			if (mkdir(p, 0700) != 0 && errno != EEXIST)
 				return -1;
 			*s = '/';
 		}
-	return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+	return mkdir(p, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 /* Writes in's decompressed copy to path, through a temporary name. */
