@@ -1249,7 +1249,8 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
     why = []
     head.append("Why the misses (the reasons as far as we have traced them; the figures are this run's, "
                 "in the goals above and the sections below):\n")
-    if ag and any("within 3 points of `perf record" in t for t in missed):
+    if ag and any("within 3 points of `perf record" in t or "every single profil–perf run pair" in t
+                  for t in missed):
         tim = [w for w, v in ag.items() if v["engine"] != "perf-events"]
         fmt1 = lambda key: ", ".join("%s %.1f" % (w, max(v[key])) for w, v in ag.items() if v[key])
         why.append(
@@ -1279,9 +1280,10 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
         "per sample, where perf samples in the kernel."),
         (("own CPU under 1% of the command's",),
         "- *The record process's own CPU*: symbolizing with libdwfl after the run costs a fixed amount per "
-        "module a sample touches (libdw inflates a module's whole compressed DWARF when it is first asked "
-        "for a line: Debian's libc6-dbg has 4 MB of zlib-compressed sections, about 60 ms; pyenv's "
-        "libpython has full DWARF), set against workloads of about a second; %s" % (
+        "module and per compilation unit a sample touches (libdw decodes a unit's whole line table the "
+        "first time a line in it is asked for: pyenv's libpython has full DWARF and big units, so python "
+        "recordings cost the most; Debian's compressed debuginfo is inflated once and kept in "
+        "`~/.cache/profil`), set against workloads of about a second; %s" % (
             "per further CPU second of the command it costs %.2f%% (section 8)." % co["recordcost"]["marginal"]
             if isinstance(co, dict) and co.get("recordcost") else "the marginal cost was not measured in this run.")),
         (("totals within 2%",),
