@@ -289,7 +289,8 @@ stress: $(TEST_BIN) $(TEST_LIBS) $(PROFIL_BIN) $(AGENT)
 	for i in 1 2 3 4 5; do $(TEST_BIN) safety_concurrent_callers safety_exec \
 	    safety_fork safety_buffer_unmapped_later safety_stop_hygiene || exit 1; done
 
-# The suite under tools, each in its own build directory.
+# The suite under tools, each in its own build directory (ASan+UBSan
+# also runs the symbolizer's tests: it reads files from disk).
 # PROFIL_TEST_TOOL lets a test that cannot run under a tool skip itself,
 # saying why (test/safety.h, skip_under()).  ASan must let our SIGSEGV
 # handler be installed (it chains to ASan's for faults not ours).
@@ -297,7 +298,7 @@ sanitize:
 	ASAN_OPTIONS=allow_user_segv_handler=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	PROFIL_TEST_TOOL=asan $(MAKE) BUILD=$(BUILD)-asan OPT="-O1 -g" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize=nonnull-attribute \
-	    -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+	    -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test check-symbols
 # TSan runs the library's tests (engine, threads, signals, concurrency),
 # not the command's cases (cli_*): those run their programs under the
 # agent, which is never sanitized, so TSan would only watch the
