@@ -79,9 +79,19 @@ TEST_IMPL(limits_sigpending_reserve)
 	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
 	for (int i = BEFORE; i < BEFORE + AFTER; i++)
 		ASSERT_EQ(pthread_create(&th[i], NULL, parked, NULL), 0);
-	burn(0.25); /* the main thread is sampled; a few sweeps pass */
+	/* the main thread is sampled while the sweeper finds the new
+	 * threads: at once through our pthread_create, or at its next
+	 * listing of /proc/self/task, which is rate-limited (at least 1 s
+	 * apart, more where listing is slow: under TSan, whose own
+	 * pthread_create may go around ours); 30 s at most */
 	struct profil_stats st;
-	ASSERT_OK(profil_get_stats(&st));
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		burn(0.25);
+		ASSERT_OK(profil_get_stats(&st));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (st.threads + st.untimed < (unsigned)(present + AFTER) && now.tv_sec - t0.tv_sec < 30);
 	printf("timers %u, untimed %u, samples %u\n", st.threads, st.untimed, buf[0]);
 	/* a reserve of 16 of the 64 is kept for the program */
 	ASSERT(st.threads <= 64 - 16);

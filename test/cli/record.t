@@ -183,3 +183,24 @@ stdout /^status 0$/
 stderr /2 processes/
 row /child_hot/ 2 >= 30
 row /main_hot/ 2 >= 30
+
+# profil record's cache (cli/record/cache.c): the agent's unwind tables
+# go to $PROFIL_CACHE/unwind (uwprog, libc, ld.so, the vDSO...), and
+# the next recording reads them
+$ rm -rf cache && PROFIL_CACHE=$PWD/cache profil record -o t.pprof $REC/rec-prog threads 10 && ls cache/unwind | grep -c '^uw' && PROFIL_CACHE=$PWD/cache profil record -o t2.pprof $REC/rec-prog threads 10 && profil report t2.pprof
+stdout /^([3-9]|[1-9][0-9]+)$/
+row /lib_hot +librec.so/ 2 >= 30
+stderr /0 lost -> t2.pprof/
+
+# By default under $XDG_CACHE_HOME/profil, else ~/.cache/profil; empty
+# PROFIL_CACHE keeps nothing anywhere
+$ rm -rf home && mkdir home && env -u PROFIL_CACHE -u XDG_CACHE_HOME HOME=$PWD/home profil record -o t.pprof $REC/rec-prog threads 5 && ls home/.cache/profil
+stdout /^unwind$/
+
+$ rm -rf home xdg && mkdir home && env -u PROFIL_CACHE XDG_CACHE_HOME=$PWD/xdg HOME=$PWD/home profil record -o t.pprof $REC/rec-prog threads 5 && ls xdg/profil && ls -A home | wc -l
+stdout /^unwind$/
+stdout /^0$/
+
+$ rm -rf home && mkdir home && env -u XDG_CACHE_HOME PROFIL_CACHE= HOME=$PWD/home profil record -o t.pprof $REC/rec-prog threads 5 && ls -A home | wc -l
+stdout /^0$/
+stderr /0 lost -> t.pprof/
