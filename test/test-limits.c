@@ -81,9 +81,9 @@ TEST_IMPL(limits_sigpending_reserve)
 		ASSERT_EQ(pthread_create(&th[i], NULL, parked, NULL), 0);
 	/* the main thread is sampled while the sweeper finds the new
 	 * threads: at once through our pthread_create, or at its next
-	 * listing of /proc/self/task, which is rate-limited (at least 1 s
-	 * apart, more where listing is slow: under TSan, whose own
-	 * pthread_create may go around ours); 30 s at most */
+	 * sweep's listing of /proc/self/task (the kernel's thread count
+	 * changed), which under TSan, whose own pthread_create may go
+	 * around ours, once came later than 0.25 s; 30 s at most */
 	struct profil_stats st;
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
