@@ -67,14 +67,21 @@ static int visit_reach(Dwarf_Die *die, const struct sym_import *im, void *arg)
 	return sym_walk_list(first, im, visit_reach, arg);
 }
 
+/* A new, empty struct reach for cu, kept in map. */
+static struct reach *reach_new(struct sym_map *map, Dwarf_Die *cu)
+{
+	struct reach *r = prof_xrealloc(NULL, sizeof *r, 1);
+	memset(r, 0, sizeof *r);
+	sym_map_put(map, cu->addr, r);
+	return r;
+}
+
 static struct reach *reach_of(struct sym_scopes *s, Dwarf_Die *cu)
 {
 	struct reach *r = sym_map_get(&s->reach, cu->addr);
 	if (r)
 		return r;
-	r = prof_xrealloc(NULL, sizeof *r, 1);
-	memset(r, 0, sizeof *r);
-	sym_map_put(&s->reach, cu->addr, r);
+	r = reach_new(&s->reach, cu);
 	Dwarf_Die first;
 	int rc = dwarf_child(cu, &first);
 	if (rc == 0)
@@ -96,9 +103,7 @@ static struct reach *top_of(struct sym_scopes *s, Dwarf_Die *cu)
 	struct reach *r = sym_map_get(&s->top, cu->addr);
 	if (r)
 		return r;
-	r = prof_xrealloc(NULL, sizeof *r, 1);
-	memset(r, 0, sizeof *r);
-	sym_map_put(&s->top, cu->addr, r);
+	r = reach_new(&s->top, cu);
 	Dwarf_Die die;
 	int rc = dwarf_child(cu, &die);
 	while (rc == 0) {
