@@ -116,7 +116,7 @@ void record_build(struct profile *p, const struct images *set, int64_t period_ns
 {
 	for (size_t i = 0; i < set->n; i++) {
 		const struct image *im = &set->v[i];
-		if (!im->rf || im->broken)
+		if (!image_valid(im))
 			continue;
 		prof_add_process(p, im->pid, im->ppid, im->cmdline);
 		uint64_t *ids = add_mappings(p, im);

@@ -23,9 +23,20 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+/*
+ * Stops reading im for good.  What was read before the violation stays:
+ * each record was checked as it was taken, and a process that can write
+ * garbage into its ring could as well have written plausible records, so
+ * dropping them would protect nothing and would lose the samples of a
+ * process that only broke its ring at the end (nothing lost, issue 10).
+ */
 static void drop(struct image *im, const char *why)
 {
-	fprintf(stderr, "profil record: ignoring %s: %s\n", im->file, why);
+	if (im->cmdline)
+		fprintf(stderr, "profil record: ignoring the rest of %s: %s (the %llu samples "
+		        "read before are kept)\n", im->file, why, (unsigned long long)im->weight);
+	else
+		fprintf(stderr, "profil record: ignoring %s: %s\n", im->file, why);
 	im->broken = 1;
 }
 

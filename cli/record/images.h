@@ -6,7 +6,8 @@
  *
  * A profiled process can write anything into its ring file, so every
  * size, offset and count read from one is checked before use; a file that
- * breaks a rule is dropped with one warning, and the run goes on.
+ * breaks a rule is not read again (one warning), what was read from it
+ * before is kept, and the run goes on.
  */
 #ifndef PROFIL_CLI_IMAGES_H
 #define PROFIL_CLI_IMAGES_H
@@ -55,7 +56,8 @@ struct image {
 	uint64_t lost;
 	int32_t signal;
 	char engine[28];
-	int broken;             /* dropped for a format violation */
+	int broken;             /* dropped for a format violation: not read
+	                         * again, what was read before is kept */
 };
 
 struct images {
@@ -81,6 +83,12 @@ void images_scan(struct images *set);
 int images_open(struct image *im);
 /* Unmaps and removes the ring files and the directory; frees all. */
 void images_free(struct images *set);
+/* Whether im's header was read and valid: its process was profiled, and
+ * what was read from it counts even if it was dropped later. */
+static inline int image_valid(const struct image *im)
+{
+	return im->cmdline != NULL;
+}
 /* The name of thread tid of an image ("" when unknown). */
 const char *image_thread_name(const struct image *im, uint32_t tid);
 

@@ -239,7 +239,7 @@ static int finish(const struct record_opts *o, struct profile *p)
 static int root_recorded(const struct images *set, pid_t pid)
 {
 	for (size_t i = 0; i < set->n; i++)
-		if (set->v[i].pid == (uint32_t)pid && !set->v[i].broken)
+		if (set->v[i].pid == (uint32_t)pid && image_valid(&set->v[i]))
 			return 1;
 	return 0;
 }

@@ -23,8 +23,9 @@ stdout /^scribbled$/
 stdout /^status 0$/
 
 # ring_truncated: the file shrunk under the reader's mapping (SIGBUS in
-# `profil record`, which died of it).  Every ring is dropped, so there may
-# be no profile to write: status 1 and a line saying so, not 135.  After
+# `profil record`, which died of it).  If the cut comes before the reader
+# has read the header, no process was profiled and there is no profile to
+# write: status 1 and a line saying so, never 135.  After
 # the cut the shell burns CPU, so a sample reserves ring space past the
 # end (its write faults in the shell, which recovers) and the reader must
 # touch it: without that the reader might never read past the cut.
@@ -34,9 +35,13 @@ stdout /^status [01]$/
 stderr /ignoring .*truncated while being read/
 
 # ring_tail_misaligned: tail set to 5, so the next record would be read
-# at a misaligned address (found by fuzz-ring under UBSan); the shell's
-# ring is dropped, and with it the only profile: status 1, said so
-$ profil record -o s.pprof sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; for f in "$PROFIL_RECORD_DIR"/*.ring; do printf "\005\000\000\000\000\000\000\000" | dd of="$f" bs=1 seek=80 conv=notrunc 2>/dev/null; done; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo scribbled'; echo "status $?"
+# at a misaligned address (found by fuzz-ring under UBSan).  The shell's
+# ring is not read again, but the samples of its first loop, read before,
+# are its profile: status 0, and the report has the shell in it.  (Once
+# the whole profile was dropped with the ring, and record said the agent
+# had not started in sh: cli_ring_scribbled_3 failed so in CI.)
+$ profil record -o s.pprof sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; for f in "$PROFIL_RECORD_DIR"/*.ring; do printf "\005\000\000\000\000\000\000\000" | dd of="$f" bs=1 seek=80 conv=notrunc 2>/dev/null; done; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo scribbled'; echo "status $?"; profil report --by process s.pprof
 stdout /^scribbled$/
-stdout /^status [01]$/
-stderr /ignoring .*: ring tail misaligned/
+stdout /^status 0$/
+stdout /^ +[1-9][0-9]* .* sh \[[0-9]+\]$/
+stderr /ignoring the rest of .*: ring tail misaligned \(the [0-9]+ samples read before are kept\)/
