@@ -249,6 +249,9 @@ HIDDEN int fault_retake(void);
 HIDDEN void *fault_kernel_handler(int sig);
 HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
+/* libc's pthread_sigmask(), bypassing our interposer (maskwrap.c): every
+ * mask the library sets for itself goes through here, as it is. */
+HIDDEN NO_TSAN int fault_real_sigmask(int how, const sigset_t *set, sigset_t *old);
 
 
 /* Its address identifies our timers' signals (defined in timers.c). */

@@ -61,6 +61,25 @@ int fault_real_sigaction(int sig, const struct sigaction *act, struct sigaction 
 	return __sigaction(sig, act, oact);
 }
 
+/* glibc's pthread_sigmask() as it is (nptl/pthread_sigmask.c): its two
+ * internal signals (cancellation, setxid; SIGRTMIN - 2 and - 1 as the
+ * kernel numbers them) are never blocked; the error number is returned.
+ * A system call rather than dlsym: async-signal-safe, usable before our
+ * constructors ran, and glibc exports no other name for it. */
+int fault_real_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+	if (set && (how == SIG_BLOCK || how == SIG_SETMASK) &&
+	    (sigismember(set, 32) == 1 || sigismember(set, 33) == 1)) {
+		copy = *set;
+		sigdelset(&copy, 32);
+		sigdelset(&copy, 33);
+		set = &copy;
+	}
+	long rc = syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+	return rc == 0 ? 0 : errno;
+}
+
 
 #define NSIG_OWNED 2
 static const int owned[NSIG_OWNED] = {SIGSEGV, SIGBUS};
@@ -111,7 +130,7 @@ void sigstate_lock(sigset_t *old)
 {
 	sigset_t all;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, old);
+	fault_real_sigmask(SIG_SETMASK, &all, old);
 	while (atomic_flag_test_and_set_explicit(&spin, memory_order_acquire))
 		sched_yield();
 }
@@ -119,7 +138,7 @@ void sigstate_lock(sigset_t *old)
 void sigstate_unlock(const sigset_t *old)
 {
 	atomic_flag_clear_explicit(&spin, memory_order_release);
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	fault_real_sigmask(SIG_SETMASK, old, NULL);
 }
 
 NO_TSAN static void handler(int sig, siginfo_t *info, void *uc);
@@ -179,7 +198,7 @@ NO_TSAN static void leave_mask(const void *ucontext, int also)
 	sigset_t m = ((const ucontext_t *)ucontext)->uc_sigmask;
 	if (also)
 		sigaddset(&m, also);
-	pthread_sigmask(SIG_SETMASK, &m, NULL);
+	fault_real_sigmask(SIG_SETMASK, &m, NULL);
 }
 
 /* Called by a program handler's fault: deliver it as the kernel would
@@ -225,7 +244,7 @@ NO_TSAN static void chain(int sig, siginfo_t *info, void *uc)
 		sigaddset(&mask, sig);
 	else
 		sigdelset(&mask, sig);
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	fault_real_sigmask(SIG_SETMASK, &mask, NULL);
 	if (p.sa_flags & SA_SIGINFO)
 		p.sa_sigaction(sig, info, uc);
 	else

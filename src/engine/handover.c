@@ -132,7 +132,7 @@ NO_TSAN static void deliver(int sig, siginfo_t *info, void *uc)
 	sigorset(&mask, &mask, &p.sa_mask);
 	if (!(p.sa_flags & SA_NODEFER))
 		sigaddset(&mask, sig);
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	fault_real_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = e;
 	if (p.sa_flags & SA_SIGINFO)
 		p.sa_sigaction(sig, info, uc);

@@ -323,11 +323,11 @@ int sweeper_start(void)
 	if (!running) {
 		sigset_t all, old;
 		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by it */
+		fault_real_sigmask(SIG_SETMASK, &all, &old); /* inherited by it */
 		atomic_store(&quit, 0);
 		own_table_allowed = !perf_engine_on() && !engine_seccomp_filtered();
 		rc = threads_create_raw(&thread, NULL, sweep, NULL);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		fault_real_sigmask(SIG_SETMASK, &old, NULL);
 		running = rc == 0;
 	}
 	pthread_mutex_unlock(&mu);

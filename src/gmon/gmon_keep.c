@@ -29,6 +29,7 @@
  * objects into a static link (process.h says why). */
 static const void *const take_process[] __attribute__((used)) = {
 	&process_fork_linked, &process_exec_linked, &process_threads_linked, &process_sigwrap_linked,
+	&process_maskwrap_linked,
 };
 
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -38,6 +38,7 @@
  * new program starts with that one signal ignored (documented limit).
  */
 #include "engine/engine.h"
+#include "process/process.h"
 #include "process/exec_impl.h"
 
 #include <errno.h>
@@ -53,6 +54,7 @@ struct exec_state {
 	int sig;          /* timers stopped for this signal, or 0 */
 	unsigned int hz;
 	int ignored;      /* fallback: this signal was set to SIG_IGN, or 0 */
+	sigset_t hidden;  /* blocked again for the new program (maskwrap.c) */
 	struct ptable *table; /* withdrawn while the exec is tried */
 };
 
@@ -96,7 +98,7 @@ static void drain_pending(int sig)
 	sigset_t one, old;
 	sigemptyset(&one);
 	sigaddset(&one, sig);
-	pthread_sigmask(SIG_BLOCK, &one, &old);
+	fault_real_sigmask(SIG_BLOCK, &one, &old);
 	siginfo_t mark, si;
 	memset(&mark, 0, sizeof mark);
 	mark.si_signo = sig;
@@ -122,7 +124,7 @@ static void drain_pending(int sig)
 	for (int i = 0; i < k.n; i++)
 		k.lost += queue_self(sig, &k.si[i]) != 0;
 	atomic_fetch_add(&profil_pstats.exec_lost, k.lost);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	fault_real_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /*
@@ -169,6 +171,11 @@ static void exec_prepare(struct exec_state *st)
 	st->hz = timers_hz();
 	timers_stop();
 	drain_pending(st->sig);
+	/* The new program gets the mask the program set: what a "block
+	 * everything" mask was set without is blocked again (maskwrap.c). */
+	st->hidden = process_mask_hidden(st->sig);
+	if (fault_real_sigmask(SIG_BLOCK, &st->hidden, NULL) != 0)
+		sigemptyset(&st->hidden);
 	/* No sample may write without fault recovery: withdraw the table and
 	 * wait for handlers still writing (samples pending on other threads
 	 * then find nothing to write to). */
@@ -183,6 +190,8 @@ static void exec_resume(struct exec_state *st)
 	int e = errno;
 	if (st->ignored)
 		signal_ignore(st->ignored, 0);
+	if (st->sig)
+		fault_real_sigmask(SIG_UNBLOCK, &st->hidden, NULL);
 	if (st->sig) {
 		fault_install();
 		atomic_store(&profil_published, st->table);

@@ -1,7 +1,7 @@
 /*
  * process.h - the program's own calls, interposed: fork (fork.c), the exec
  * family (exec.c, exec_wrap.c), pthread_create (threads.c), sigaction and
- * signal (sigwrap.c).  Nothing else calls into process/; the one entry
+ * signal (sigwrap.c), pthread_sigmask and sigprocmask (maskwrap.c).  Nothing else calls into process/; the one entry
  * for others is the hook below (agent/).
  */
 #ifndef PROFIL_PROCESS_H
@@ -22,6 +22,11 @@ extern void (*_Atomic fork_child_hook)(void) HIDDEN;
  * so a program linked with the archive had no fork handlers.
  */
 extern const char process_fork_linked HIDDEN, process_exec_linked HIDDEN,
-    process_threads_linked HIDDEN, process_sigwrap_linked HIDDEN;
+    process_threads_linked HIDDEN, process_sigwrap_linked HIDDEN, process_maskwrap_linked HIDDEN;
+
+/* maskwrap.c: the signals (among sig, the sampling signal, SIGSEGV and
+ * SIGBUS) the program on this thread believes blocked while the kernel
+ * has them unblocked: a "block everything" mask was set without them. */
+HIDDEN sigset_t process_mask_hidden(int sig);
 
 #endif /* PROFIL_PROCESS_H */

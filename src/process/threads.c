@@ -48,7 +48,7 @@ static void thread_end(void *start_fn)
 		sigset_t set;
 		sigemptyset(&set);
 		sigaddset(&set, sig);
-		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		fault_real_sigmask(SIG_BLOCK, &set, NULL);
 		struct sample_self me = sample_self;
 		unsigned long credited = 0, owed;
 		uintptr_t pc = (uintptr_t)start_fn;

@@ -15,6 +15,17 @@ row /lib_hot +librec.so/ 2 <= 70
 stdout /main_hot +rec-prog$/
 stderr /1 process, 2 threads, 0 lost -> t.pprof/
 
+# A thread that blocks every signal (xz makes its workers so) is sampled
+# too, and reads back the mask it set (src/process/maskwrap.c): once
+# lib_hot had no sample here, and `xz -T4` 25 samples for 17 CPU s
+$ profil record -o b.pprof $REC/rec-prog blockall 30 && profil report b.pprof
+stdout /^mask as set$/
+row /main_hot/ 2 >= 30
+row /main_hot/ 2 <= 70
+row /lib_hot/ 2 >= 30
+row /lib_hot +librec.so/ 2 <= 70
+stderr /1 process, 2 threads, 0 lost -> b.pprof/
+
 # The same, non-PIE: absolute addresses
 $ profil record -o t.pprof $REC/rec-prog-nopie threads 30 && profil report t.pprof
 row /main_hot +rec-prog-nopie/ 2 >= 30

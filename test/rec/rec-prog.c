@@ -3,6 +3,10 @@
  *
  *   threads   main_hot on the main thread, lib_hot (librec.so) on a second
  *             thread, equal work
+ *   blockall  as threads, but the second thread is made while the main
+ *             thread blocks every signal and blocks every signal itself
+ *             (as xz makes its workers); it prints "mask as set" when it
+ *             reads back the mask it set
  *   slower    as threads, but main_hot does three times the work (the
  *             "made slower" side of the HTML report's diff test)
  *   dlopen    plug_hot in librecplug.so (dlopen'ed, then dlclose'd), then
@@ -61,6 +65,44 @@ static int threads(unsigned long main_units)
 {
 	pthread_t t;
 	if (pthread_create(&t, NULL, second, NULL) != 0)
+		return 1;
+	main_hot(main_units);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+/* Signals the kernel or glibc never blocks. */
+static int unblockable(int s)
+{
+	return s == SIGKILL || s == SIGSTOP || s == 32 || s == 33;
+}
+
+static void *second_blocked(void *arg)
+{
+	(void)arg;
+	sigset_t all, now;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	int same = 1;
+	for (int s = 1; s < NSIG; s++)
+		if (!unblockable(s) && sigismember(&all, s) != sigismember(&now, s))
+			same = 0;
+	puts(same ? "mask as set" : "mask differs");
+	fflush(stdout);
+	lib_hot(units);
+	return NULL;
+}
+
+static int blockall(unsigned long main_units)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, second_blocked, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
 		return 1;
 	main_hot(main_units);
 	pthread_join(t, NULL);
@@ -184,6 +226,8 @@ int main(int argc, char **argv)
 		return threads(units);
 	if (!strcmp(mode, "slower"))
 		return threads(3 * units);
+	if (!strcmp(mode, "blockall"))
+		return blockall(units);
 	if (!strcmp(mode, "dlopen"))
 		return plugin(argv[0]);
 	if (!strcmp(mode, "fork"))

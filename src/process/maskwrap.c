@@ -1,0 +1,145 @@
+/*
+ * maskwrap.c - the program's pthread_sigmask() and sigprocmask().
+ *
+ * Programs block every signal in threads that must not run handlers:
+ * xz makes each worker thread with all signals blocked, CPython's
+ * signal.pthread_sigmask(SIG_BLOCK, range(1, NSIG)) does it on request,
+ * thread pools and runtimes do it in helper threads.  Such a mask blocks
+ * the signal samples arrive on too, for the thread's whole life: its CPU
+ * time was never sampled (xz -T4 compressing 30 MB: 17 CPU s, 25
+ * samples, all on the main thread), or surfaced as one weight where the
+ * signal was unblocked.  A mask like that cannot mean our signal, which
+ * the program does not know of: so while a signal carries samples, a mask
+ * that blocks it together with most real-time signals (a "block
+ * everything" mask: sigfillset(), or every real-time signal) reaches the
+ * kernel without it, and the program reads back the mask it set, that
+ * signal included.  A mask that blocks the sampling signal and leaves
+ * most real-time signals alone names it on purpose (to wait for it with
+ * sigwait(), or to hold samples off a stretch of code) and is set as
+ * given: that CPU time is credited where the signal is unblocked again.
+ *
+ * The program's view of the sampling signal's bit is kept per thread
+ * (view_sig); threads inherit the kernel's mask, so a thread made while
+ * its creator blocked everything starts with the signal unblocked, and
+ * reads it as unblocked until it blocks everything itself.  The handler
+ * this lets run writes only its own memory (sample.c), so the program
+ * cannot tell it ran, except through the time it takes.  exec.c gives a
+ * new program the mask the program set, view included.
+ *
+ * Async-signal-safe (both functions are): no lock, one atomic load, one
+ * system call.  Not in a vfork child (shared memory), not while no signal
+ * carries samples: then libc's behaviour exactly.  Limits: a raw
+ * rt_sigprocmask system call, and the masks of sigsuspend(), pselect(),
+ * ppoll(), epoll_pwait() and signal handlers' sa_mask, are set as given
+ * (those last only while a call sleeps or a handler runs).
+ */
+#include "process/process.h"
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <signal.h>
+
+const char process_maskwrap_linked = 1; /* process.h: for static links */
+
+#define API __attribute__((visibility("default"))) NO_TSAN
+
+/* The signals a "block everything" mask is set without: the sampling
+ * signal, and the fault signals, without which the handler cannot write
+ * (sample.c holds a sample back while the interrupted code blocks
+ * SIGSEGV or SIGBUS: a fault in its write would kill the process). */
+enum { HIDE_SAMPLING, HIDE_SEGV, HIDE_BUS, NHIDE };
+
+/* Which of them this thread's program code believes blocked while the
+ * kernel has them unblocked (bit i: hidden[i]), and the sampling signal
+ * that bit 0 is about.  Only this thread reads or writes them. */
+static __thread unsigned int view_bits __attribute__((tls_model("initial-exec")));
+static __thread int view_sig __attribute__((tls_model("initial-exec")));
+
+/* Whether set blocks at least half the real-time signals other than sig
+ * (glibc's two internal ones aside): a mask for "everything". */
+NO_TSAN static int blocks_everything(const sigset_t *set, int sig)
+{
+	int in = 0, all = 0;
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		if (s != sig) {
+			all++;
+			in += sigismember(set, s) == 1;
+		}
+	return all > 0 && 2 * in >= all;
+}
+
+/* The program's view after how/set of one hidden signal s (bit b),
+ * stripping it from in when it is to be hidden. */
+NO_TSAN static unsigned int view_after(int how, sigset_t *in, int s, unsigned int b,
+                                       unsigned int view, int everything)
+{
+	int named = sigismember(in, s) == 1;
+	if (how == SIG_UNBLOCK)
+		return named ? 0 : view & b;
+	if (named && everything) {
+		sigdelset(in, s);
+		return b;
+	}
+	if (how == SIG_SETMASK || named)
+		return 0; /* set as given: the kernel holds the bit */
+	return view & b;
+}
+
+NO_TSAN static int program_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int sig = signal_sampling();
+	if (!sig || !sigstate_mine())
+		return fault_real_sigmask(how, set, old);
+	if (set && how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+		return EINVAL;
+	const int hidden[NHIDE] = {sig, SIGSEGV, SIGBUS};
+	unsigned int view = view_sig == sig ? view_bits : view_bits & ~1u, next = view;
+	sigset_t in;
+	if (set) {
+		in = *set; /* before anything is written: set and old may alias */
+		int everything = sigismember(&in, sig) == 1 && blocks_everything(&in, sig);
+		next = 0;
+		for (int i = 0; i < NHIDE; i++)
+			next |= view_after(how, &in, hidden[i], 1u << i, view, everything);
+	}
+	sigset_t prev;
+	int rc = fault_real_sigmask(how, set ? &in : NULL, &prev);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < NHIDE; i++)
+		if (view & (1u << i))
+			sigaddset(&prev, hidden[i]);
+	view_bits = next;
+	view_sig = sig;
+	if (old)
+		*old = prev;
+	return 0;
+}
+
+API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return program_sigmask(how, set, old);
+}
+
+API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int rc = program_sigmask(how, set, old);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
+
+sigset_t process_mask_hidden(int sig)
+{
+	sigset_t h;
+	sigemptyset(&h);
+	if (sig && view_sig == sig && (view_bits & (1u << HIDE_SAMPLING)))
+		sigaddset(&h, sig);
+	if (view_bits & (1u << HIDE_SEGV))
+		sigaddset(&h, SIGSEGV);
+	if (view_bits & (1u << HIDE_BUS))
+		sigaddset(&h, SIGBUS);
+	return h;
+}
