@@ -103,9 +103,11 @@ $(SHLIB): $(LIB_OBJ)
 $(BUILD)/libprofil.so: $(SHLIB)
 	ln -sf libprofil.so.$(VERSION) $@
 
+# Not credwrap.o: in a static link it would have no libc setuid() etc. to
+# pass the calls to (src/process/credwrap.c says why).
 $(STLIB): $(LIB_OBJ)
 	rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(filter-out $(BUILD)/obj/process/credwrap.o,$^)
 
 $(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
 	mkdir -p $@

@@ -99,7 +99,12 @@ static int start(void)
 {
 	struct ring_file *rf = ringfile_create(dir, DATA_SIZE, MODLOG_SIZE);
 	if (!rf) {
-		say("cannot create its ring file");
+		/* The usual cause: a program that changed user (setpriv, a
+		 * daemon dropping root) and then exec'd cannot write into
+		 * record's private directory. */
+		say(errno == EACCES ? "cannot create its ring file (it runs as another user than "
+		                      "profil record; not profiled)"
+		                    : "cannot create its ring file");
 		return -1;
 	}
 	modules_init(rf);

@@ -145,6 +145,11 @@ HIDDEN int engine_seccomp_filtered(void);
 /* sweeper.c: the fallback thread that covers threads no hook saw. */
 HIDDEN int sweeper_start(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
+/* Engine lock held: stops the sweeper if it runs (1) for a moment in
+ * which the program's threads must be the only ones (credwrap.c), and
+ * starts it again. */
+HIDDEN int sweeper_pause(void);
+HIDDEN void sweeper_resume(void);
 HIDDEN void sweeper_forget(void);
 HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
 /* The program's threads made through our pthread_create (threads.c), so

@@ -352,6 +352,21 @@ void sweeper_stop(void)
 	timers_exclude(0);
 }
 
+int sweeper_pause(void)
+{
+	pthread_mutex_lock(&mu);
+	int was = running;
+	pthread_mutex_unlock(&mu);
+	if (was)
+		sweeper_stop();
+	return was;
+}
+
+void sweeper_resume(void)
+{
+	sweeper_start();
+}
+
 /* In a forked child the helper thread does not exist. */
 void sweeper_forget(void)
 {

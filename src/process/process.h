@@ -1,7 +1,8 @@
 /*
  * process.h - the program's own calls, interposed: fork (fork.c), the exec
  * family (exec.c, exec_wrap.c), pthread_create (threads.c), sigaction and
- * signal (sigwrap.c), pthread_sigmask and sigprocmask (maskwrap.c).  Nothing else calls into process/; the one entry
+ * signal (sigwrap.c), pthread_sigmask and sigprocmask (maskwrap.c), the
+ * setuid family and setgroups (credwrap.c, shared library only).  Nothing else calls into process/; the one entry
  * for others is the hook below (agent/).
  */
 #ifndef PROFIL_PROCESS_H

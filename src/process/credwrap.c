@@ -1,0 +1,125 @@
+/*
+ * credwrap.c - the program's setuid() family and setgroups(), interposed
+ * so that our helper thread never takes part in them.
+ *
+ * Linux keeps credentials per thread; glibc makes setuid(), setgid(),
+ * their e/re/res forms and setgroups() process-wide by sending every
+ * thread it knows a signal whose handler makes the same system call, and
+ * it aborts the process if one thread's call fails where the caller's
+ * succeeded (nptl_setxid.c).  capset(2) is per thread and glibc does not
+ * spread it.  So a program that drops privileges the careful way, as
+ * setpriv(1) does (PR_SET_KEEPCAPS, setresuid(), capset() on its one
+ * thread to raise CAP_SETGID again, setresgid()), aborted under profiling:
+ * our sweeper thread (sweeper.c) had lost its effective capabilities at
+ * the setresuid() and failed the setresgid() (`profil record setpriv
+ * --reuid=nobody --regid=nogroup --clear-groups CMD`: SIGABRT).
+ *
+ * Each of these calls therefore stops the sweeper, makes the call with
+ * only the program's threads in the process, and starts the sweeper again,
+ * which then inherits the caller's credentials and capabilities as they
+ * are after the call.  The engine lock is held throughout, so nothing
+ * restarts the sweeper in between.  From a signal handler that
+ * interrupted our own code (the lock is this thread's), or while the lock
+ * stays busy, the call is made as it is.
+ *
+ * Only in the shared library and the agent (not libprofil.a): a static
+ * program has no other definition to pass the call to (glibc's static
+ * setgroups is not a weak symbol), so there the calls are glibc's and
+ * the limit is documented.  Not in a vfork child: straight to libc.
+ */
+#include "process/process.h"
+#include "engine/engine.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <grp.h>
+#include <time.h>
+#include <unistd.h>
+
+#define API __attribute__((visibility("default")))
+
+static struct {
+	int (*setuid)(uid_t), (*setgid)(gid_t), (*seteuid)(uid_t), (*setegid)(gid_t);
+	int (*setreuid)(uid_t, uid_t), (*setregid)(gid_t, gid_t);
+	int (*setresuid)(uid_t, uid_t, uid_t), (*setresgid)(gid_t, gid_t, gid_t);
+	int (*setgroups)(size_t, const gid_t *);
+} real;
+
+/* dlsym at load (not async-signal-safe, and these calls are); again on
+ * first use if another library's constructor came first. */
+__attribute__((constructor)) static void cred_init(void)
+{
+	if (real.setgroups)
+		return;
+	real.setuid = (int (*)(uid_t))dlsym(RTLD_NEXT, "setuid");
+	real.setgid = (int (*)(gid_t))dlsym(RTLD_NEXT, "setgid");
+	real.seteuid = (int (*)(uid_t))dlsym(RTLD_NEXT, "seteuid");
+	real.setegid = (int (*)(gid_t))dlsym(RTLD_NEXT, "setegid");
+	real.setreuid = (int (*)(uid_t, uid_t))dlsym(RTLD_NEXT, "setreuid");
+	real.setregid = (int (*)(gid_t, gid_t))dlsym(RTLD_NEXT, "setregid");
+	real.setresuid = (int (*)(uid_t, uid_t, uid_t))dlsym(RTLD_NEXT, "setresuid");
+	real.setresgid = (int (*)(gid_t, gid_t, gid_t))dlsym(RTLD_NEXT, "setresgid");
+	real.setgroups = (int (*)(size_t, const gid_t *))dlsym(RTLD_NEXT, "setgroups");
+}
+
+/* As exec.c's: the engine lock, or -1 if this thread holds it or it
+ * stays busy for 200 ms (holders keep it for microseconds). */
+static int lock_bounded(void)
+{
+	if (engine_held_here())
+		return -1;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (engine_trylock() != 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > 200)
+			return -1;
+		sched_yield();
+	}
+	return 0;
+}
+
+/* Before the call: 1 with the lock held and the sweeper stopped if it ran
+ * (*paused), 0 when the call is to be made as it is. */
+static int before(int *paused)
+{
+	*paused = 0;
+	if (!sigstate_mine() || lock_bounded() != 0)
+		return 0;
+	*paused = sweeper_pause();
+	return 1;
+}
+
+static int after(int locked, int paused, int rc)
+{
+	int e = errno;
+	if (paused)
+		sweeper_resume();
+	if (locked)
+		engine_unlock();
+	errno = e;
+	return rc;
+}
+
+#define MISSING(fn) (!real.fn && (cred_init(), !real.fn))
+
+#define WRAP(fn, params, args) \
+	API int fn params \
+	{ \
+		if (MISSING(fn)) { \
+			errno = ENOSYS; \
+			return -1; \
+		} \
+		int paused, locked = before(&paused); \
+		return after(locked, paused, real.fn args); \
+	}
+
+WRAP(setuid, (uid_t u), (u))
+WRAP(setgid, (gid_t g), (g))
+WRAP(seteuid, (uid_t u), (u))
+WRAP(setegid, (gid_t g), (g))
+WRAP(setreuid, (uid_t r, uid_t e), (r, e))
+WRAP(setregid, (gid_t r, gid_t e), (r, e))
+WRAP(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+WRAP(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+WRAP(setgroups, (size_t n, const gid_t *list), (n, list))
