@@ -9,7 +9,9 @@
  */
 #include "safety.h"
 
+#include <errno.h>
 #include <grp.h>
+#include <sched.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -73,5 +75,53 @@ TEST_IMPL(creds_drop_privileges_with_keepcaps)
 		printf("child exit status %d\n", WEXITSTATUS(status));
 	ASSERT(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 0);
+	return 0;
+}
+
+/* unshare(CLONE_NEWUSER) is refused to a process with more than one
+ * thread (EINVAL): `unshare -r` failed under profiling, our sweeper being
+ * the second.  The child burns, enters a new user namespace, burns on. */
+static void userns_child(int profiled)
+{
+	static unsigned short counter[1];
+	if (profiled && profil(counter, sizeof counter, 0, 2) != 0)
+		_exit(2);
+	burn(0.05); /* the sweeper is up and has swept */
+	if (unshare(CLONE_NEWUSER) != 0)
+		_exit(errno == EINVAL ? 3 : 4);
+	unsigned short before = counter[0];
+	burn(0.2);
+	unsigned short after = counter[0];
+	if (profiled)
+		profil(no_buf, 0, 0, 0);
+	_exit(!profiled || after > before ? 0 : 5);
+}
+
+static int child_status(int profiled)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		userns_child(profiled);
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST_IMPL(creds_unshare_user_namespace)
+{
+	if (skip_under("valgrind", "valgrind runs threads of its own") ||
+	    skip_under("tsan", "TSan's background thread makes the process multi-threaded"))
+		return 0;
+	int unprofiled = child_status(0);
+	if (unprofiled != 0) {
+		snprintf(test_skip_reason, sizeof test_skip_reason,
+		         "user namespaces refused here even unprofiled (child status %d)", unprofiled);
+		printf("skipped: %s\n", test_skip_reason);
+		return 0;
+	}
+	int profiled = child_status(1);
+	printf("profiled child: status %d (3: unshare refused, EINVAL)\n", profiled);
+	ASSERT_EQ(profiled, 0);
 	return 0;
 }

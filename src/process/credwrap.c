@@ -1,6 +1,6 @@
 /*
- * credwrap.c - the program's setuid() family and setgroups(), interposed
- * so that our helper thread never takes part in them.
+ * credwrap.c - the program's setuid() family, setgroups(), unshare() and
+ * setns(), interposed so that our helper thread never takes part in them.
  *
  * Linux keeps credentials per thread; glibc makes setuid(), setgid(),
  * their e/re/res forms and setgroups() process-wide by sending every
@@ -13,6 +13,11 @@
  * our sweeper thread (sweeper.c) had lost its effective capabilities at
  * the setresuid() and failed the setresgid() (`profil record setpriv
  * --reuid=nobody --regid=nogroup --clear-groups CMD`: SIGABRT).
+ *
+ * unshare(CLONE_NEWUSER) and setns() into a user or mount namespace are
+ * refused (EINVAL) to a process with more than one thread: `unshare -r`,
+ * rootless container tools and nsenter failed under profiling, the
+ * sweeper being the second thread.
  *
  * Each of these calls therefore stops the sweeper, makes the call with
  * only the program's threads in the process, and starts the sweeper again,
@@ -33,6 +38,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <grp.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +49,7 @@ static struct {
 	int (*setreuid)(uid_t, uid_t), (*setregid)(gid_t, gid_t);
 	int (*setresuid)(uid_t, uid_t, uid_t), (*setresgid)(gid_t, gid_t, gid_t);
 	int (*setgroups)(size_t, const gid_t *);
+	int (*unshare)(int), (*setns)(int, int);
 } real;
 
 /* dlsym at load (not async-signal-safe, and these calls are); again on
@@ -59,6 +66,8 @@ __attribute__((constructor)) static void cred_init(void)
 	real.setregid = (int (*)(gid_t, gid_t))dlsym(RTLD_NEXT, "setregid");
 	real.setresuid = (int (*)(uid_t, uid_t, uid_t))dlsym(RTLD_NEXT, "setresuid");
 	real.setresgid = (int (*)(gid_t, gid_t, gid_t))dlsym(RTLD_NEXT, "setresgid");
+	real.unshare = (int (*)(int))dlsym(RTLD_NEXT, "unshare");
+	real.setns = (int (*)(int, int))dlsym(RTLD_NEXT, "setns");
 	real.setgroups = (int (*)(size_t, const gid_t *))dlsym(RTLD_NEXT, "setgroups");
 }
 
@@ -123,3 +132,5 @@ WRAP(setregid, (gid_t r, gid_t e), (r, e))
 WRAP(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
 WRAP(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
 WRAP(setgroups, (size_t n, const gid_t *list), (n, list))
+WRAP(unshare, (int flags), (flags))
+WRAP(setns, (int fd, int nstype), (fd, nstype))
