@@ -77,10 +77,14 @@ static int source(const struct profile *p, struct hits *h, FILE *f)
 {
 	FILE *src = input_open_named(h->fn->filename); /* never a FIFO */
 	if (!src || h->maxline == 0) {
-		fprintf(stderr, "profil report: cannot read the source of %s (%s: %s); "
-		        "showing its disassembly\n", h->fn->name,
-		        *h->fn->filename ? h->fn->filename : "no file name in the profile",
-		        src ? "no line numbers" : strerror(errno));
+		int e = errno;
+		if (!*h->fn->filename)
+			fprintf(stderr, "profil report: no source file for %s in the profile; "
+			        "showing its disassembly\n", h->fn->name);
+		else
+			fprintf(stderr, "profil report: cannot read the source of %s (%s: %s); "
+			        "showing its disassembly\n", h->fn->name, h->fn->filename,
+			        src ? "no line numbers" : strerror(e));
 		if (src)
 			fclose(src);
 		return -1;

@@ -9,6 +9,7 @@
  *                  290), pid 200 ("child": 10); lost 3
  *   prog.c         the source basic.pprof's functions point at
  *   unsym.pprof    no symbols: frames are module+0xoffset
+ *   nofile.pprof   self.pprof with no source file known for hot_spot
  *   self.pprof     samples at real addresses of this program (hot_spot
  *                  900, main 100), for gmon/gprof and disassembly
  *   hostile files  truncated.pprof, random.bin, notgzip.txt, gzjunk.gz,
@@ -152,7 +153,8 @@ static void self_mapping(uint64_t addr, struct prof_mapping *m, char *path, size
 
 int main(int argc, char **argv);
 
-static void self(void)
+/* hot_spot's source file is src ("" for none known). */
+static void self(const char *src, const char *name)
 {
 	struct profile *p = prof_new();
 	struct prof_mapping m;
@@ -161,13 +163,13 @@ static void self(void)
 	prof_add_process(p, (uint32_t)getpid(), 1, "mkprofile");
 	self_mapping((uint64_t)(uintptr_t)hot_spot, &m, path, sizeof path);
 	uint64_t exe = prof_add_mapping(p, &m);
-	uint64_t fhot = prof_intern_function(p, "hot_spot", NULL, "/nonexistent/hot.c", 1);
+	uint64_t fhot = prof_intern_function(p, "hot_spot", NULL, src, 1);
 	uint64_t fmain = prof_intern_function(p, "main", NULL, "/nonexistent/main.c", 1);
 	uint64_t lhot = loc(p, exe, (uint64_t)(uintptr_t)hot_spot + 4, fhot, 5);
 	uint64_t lmain = loc(p, exe, (uint64_t)(uintptr_t)main + 4, fmain, 3);
 	prof_add_sample(p, (uint64_t[]){lhot, lmain}, 2, 900, (uint32_t)getpid(), 1, "m", "m");
 	prof_add_sample(p, (uint64_t[]){lmain}, 1, 100, (uint32_t)getpid(), 1, "m", "m");
-	if (pprof_write(p, at("self.pprof")) != 0)
+	if (pprof_write(p, at(name)) != 0)
 		exit(1);
 	prof_free(p);
 }
@@ -296,7 +298,8 @@ int main(int argc, char **argv)
 	hot_spot(10);
 	basic();
 	unsym();
-	self();
+	self("/nonexistent/hot.c", "self.pprof");
+	self("", "nofile.pprof");
 	deep();
 	hostile();
 	html_fixtures(dir);

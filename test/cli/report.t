@@ -76,6 +76,12 @@ stderr /cannot read the source of hot_spot \(\/nonexistent\/hot\.c: No such file
 stdout /<hot_spot>:$/
 row /^ +900 +90\.00% +[0-9a-f]+:/ 1 == 900
 
+# No source file known at all: said so in those words (the message once
+# read "no file name in the profile: No such file or directory")
+$ profil report --annotate hot_spot nofile.pprof
+stderr /^profil report: no source file for hot_spot in the profile; showing its disassembly$/
+row /^ +900 +90\.00% +[0-9a-f]+:/ 1 == 900
+
 $ profil report --annotate no_such_function basic.pprof
 exit 1
 stderr /^profil report: no function 'no_such_function' in basic.pprof$/
