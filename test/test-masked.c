@@ -481,3 +481,77 @@ TEST_IMPL(masked_specific_mask_set_as_given)
 	ASSERT_OK(pthread_sigmask(SIG_SETMASK, &none, NULL));
 	return 0;
 }
+
+/*
+ * New threads keep the program's view: one made while its creator blocks
+ * everything reads back everything blocked (the kernel gave it its
+ * creator's mask, the three hidden signals unblocked), one made with
+ * every signal blocked by its attributes (pthread_attr_setsigmask_np,
+ * which glibc applies itself, not through pthread_sigmask) is sampled and
+ * reads back the same.  Both used to read the hidden signals unblocked,
+ * and the second was never sampled.
+ */
+SPIN_FN(spin_new_thread_blocked, 73)
+
+struct newthread {
+	int readback_ok;
+	double cpu;
+};
+
+static void *newthread_main(void *p)
+{
+	struct newthread *n = p;
+	sigset_t all, now;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	n->readback_ok = 1;
+	for (int s = 1; s < NSIG; s++)
+		if (!unblockable(s) && sigismember(&all, s) != sigismember(&now, s))
+			n->readback_ok = 0;
+	double c0 = cpu_thread();
+	unsigned long iters = iters_for(0.05);
+	while (cpu_thread() - c0 < 0.3)
+		spin_new_thread_blocked(iters);
+	n->cpu = cpu_thread() - c0;
+	return NULL;
+}
+
+TEST_IMPL(masked_new_threads_keep_the_view)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	unsigned long lo, hi;
+	ASSERT_OK(function_range((void *)spin_new_thread_blocked, &lo, &hi));
+	size_t bytes = 2 * ((hi - lo + 1) / 2 + 1);
+	unsigned short *c = calloc(1, bytes);
+	ASSERT(c);
+	ASSERT_OK(profil(c, bytes, lo, 0x10000));
+	sigset_t all, old;
+	sigfillset(&all);
+	/* 1: made while its creator blocks everything */
+	struct newthread a = {0, 0};
+	pthread_t t;
+	ASSERT_OK(pthread_sigmask(SIG_SETMASK, &all, &old));
+	ASSERT_OK(pthread_create(&t, NULL, newthread_main, &a));
+	ASSERT_OK(pthread_sigmask(SIG_SETMASK, &old, NULL));
+	ASSERT_OK(pthread_join(t, NULL));
+	unsigned long got_a = region_sum(c, bytes);
+	/* 2: every signal blocked by its attributes */
+	struct newthread b = {0, 0};
+	pthread_attr_t attr;
+	ASSERT_OK(pthread_attr_init(&attr));
+	ASSERT_OK(pthread_attr_setsigmask_np(&attr, &all));
+	ASSERT_OK(pthread_create(&t, &attr, newthread_main, &b));
+	ASSERT_OK(pthread_join(t, NULL));
+	pthread_attr_destroy(&attr);
+	unsigned long got_b = region_sum(c, bytes) - got_a;
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	unsigned int hz = profil_hz();
+	printf("creator blocking: %lu samples for %.3f CPU s, read back %s; attributes: %lu for "
+	       "%.3f, read back %s\n", got_a, a.cpu, a.readback_ok ? "as set" : "DIFFERENT",
+	       got_b, b.cpu, b.readback_ok ? "as set" : "DIFFERENT");
+	ASSERT(a.readback_ok && b.readback_ok);
+	ASSERT(got_a > 0.7 * a.cpu * hz && got_a < 1.3 * a.cpu * hz + 10);
+	ASSERT(got_b > 0.7 * b.cpu * hz && got_b < 1.3 * b.cpu * hz + 10);
+	free(c);
+	return 0;
+}

@@ -18,10 +18,11 @@
  * sigwait(), or to hold samples off a stretch of code) and is set as
  * given: that CPU time is credited where the signal is unblocked again.
  *
- * The program's view of the sampling signal's bit is kept per thread
- * (view_sig); threads inherit the kernel's mask, so a thread made while
- * its creator blocked everything starts with the signal unblocked, and
- * reads it as unblocked until it blocks everything itself.  The handler
+ * The program's view of the hidden signals' bits is kept per thread
+ * (view_bits); a thread made through our pthread_create starts with its
+ * creator's view, or, when its attributes carry a mask
+ * (pthread_attr_setsigmask_np, applied by glibc), with that mask set
+ * again through here (threads.c).  The handler
  * this lets run writes only its own memory (sample.c), so the program
  * cannot tell it ran, except through the time it takes.  exec.c gives a
  * new program the mask the program set, view included.
@@ -129,6 +130,23 @@ API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 		return -1;
 	}
 	return 0;
+}
+
+struct mask_view process_mask_view(void)
+{
+	struct mask_view v = {view_bits, view_sig};
+	return v;
+}
+
+void process_mask_inherit(struct mask_view v)
+{
+	view_bits = v.bits;
+	view_sig = v.sig;
+}
+
+void process_mask_adopt(const sigset_t *mask)
+{
+	program_sigmask(SIG_SETMASK, mask, NULL);
 }
 
 sigset_t process_mask_hidden(int sig)

@@ -29,5 +29,17 @@ extern const char process_fork_linked HIDDEN, process_exec_linked HIDDEN,
  * SIGBUS) the program on this thread believes blocked while the kernel
  * has them unblocked: a "block everything" mask was set without them. */
 HIDDEN sigset_t process_mask_hidden(int sig);
+/* A thread's view (which of those are hidden, for which sampling signal):
+ * read in pthread_create, given to the new thread (threads.c), which
+ * otherwise would read them unblocked though its creator blocked them;
+ * adopt: a mask glibc set for a new thread from its attributes is set
+ * again as the program's, hiding what a "block everything" mask hides. */
+struct mask_view {
+	unsigned int bits;
+	int sig;
+};
+HIDDEN struct mask_view process_mask_view(void);
+HIDDEN void process_mask_inherit(struct mask_view v);
+HIDDEN void process_mask_adopt(const sigset_t *mask);
 
 #endif /* PROFIL_PROCESS_H */

@@ -27,6 +27,12 @@ typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), vo
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	/* The signal mask the thread starts with, as the program sees it
+	 * (maskwrap.c): its creator's view, or the mask its attributes set
+	 * (pthread_attr_setsigmask_np), which glibc applies itself. */
+	struct mask_view view;
+	int attr_mask;
+	sigset_t mask;
 };
 
 #ifndef PROFIL_NO_HOOK
@@ -81,6 +87,10 @@ static void *profil_thread_start(void *p)
 	struct start s = *(struct start *)p;
 	free(p);
 	wrapped = 1;
+	if (s.attr_mask)
+		process_mask_adopt(&s.mask);
+	else
+		process_mask_inherit(s.view);
 	void *ret = NULL;
 	pthread_cleanup_push(thread_gone, NULL);
 	unwind_note_stack(); /* bounds for the stack walk (unwind.h) */
@@ -106,6 +116,8 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	s->view = process_mask_view();
+	s->attr_mask = attr && pthread_attr_getsigmask_np(attr, &s->mask) == 0;
 	sweeper_thread_born(); /* before the thread exists */
 	int rc = create(th, attr, profil_thread_start, s);
 	if (rc != 0) {
