@@ -255,8 +255,14 @@ HIDDEN void *fault_kernel_handler(int sig);
 HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
 /* libc's pthread_sigmask(), bypassing our interposer (maskwrap.c): every
- * mask the library sets for itself goes through here, as it is. */
+ * mask the library sets for itself goes through here, as it is.  The raw
+ * form is the system call itself; the other is it too, except under TSan
+ * (fault.c says why), where the interposer sees fault_sigmask_internal. */
 HIDDEN NO_TSAN int fault_real_sigmask(int how, const sigset_t *set, sigset_t *old);
+HIDDEN NO_TSAN int fault_raw_sigmask(int how, const sigset_t *set, sigset_t *old);
+#ifdef PROFIL_NO_HOOK
+extern __thread int fault_sigmask_internal __attribute__((tls_model("initial-exec"))) HIDDEN;
+#endif
 
 
 /* Its address identifies our timers' signals (defined in timers.c). */

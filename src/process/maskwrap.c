@@ -10,10 +10,15 @@
  * samples, all on the main thread), or surfaced as one weight where the
  * signal was unblocked.  A mask like that cannot mean our signal, which
  * the program does not know of: so while a signal carries samples, a mask
- * that blocks it together with most real-time signals (a "block
- * everything" mask: sigfillset(), or every real-time signal) reaches the
- * kernel without it, and the program reads back the mask it set, that
- * signal included.  A mask that blocks the sampling signal and leaves
+ * that blocks most real-time signals (a "block everything" mask:
+ * sigfillset(), every real-time signal, or "all but SIGPROF", which a
+ * program with a profiler of its own may set) reaches the kernel without
+ * the sampling signal and the fault signals the handler needs to write
+ * (SIGSEGV, SIGBUS: sample.c holds a sample back while they are blocked),
+ * and the program reads back the mask it set, those included.  When the
+ * samples move to another signal or profiling stops, what was hidden
+ * goes back into the kernel's mask at the thread's next call.  A mask
+ * that blocks the sampling signal and leaves
  * most real-time signals alone names it on purpose (to wait for it with
  * sigwait(), or to hold samples off a stretch of code) and is set as
  * given: that CPU time is credited where the signal is unblocked again.
@@ -86,25 +91,58 @@ NO_TSAN static unsigned int view_after(int how, sigset_t *in, int s, unsigned in
 	return view & b;
 }
 
+/* What no longer needs hiding goes back into the kernel's mask as the
+ * program set it: the signal samples moved off (handover.c), or every
+ * hidden signal once profiling stopped.  At this thread's next call. */
+NO_TSAN static void settle_view(int sig)
+{
+	sigset_t back;
+	sigemptyset(&back);
+	if ((view_bits & (1u << HIDE_SAMPLING)) && view_sig != sig) {
+		sigaddset(&back, view_sig);
+		view_bits &= ~(1u << HIDE_SAMPLING);
+	}
+	if (!sig) {
+		if (view_bits & (1u << HIDE_SEGV))
+			sigaddset(&back, SIGSEGV);
+		if (view_bits & (1u << HIDE_BUS))
+			sigaddset(&back, SIGBUS);
+		view_bits = 0;
+	}
+	if (!sigisemptyset(&back))
+		fault_raw_sigmask(SIG_BLOCK, &back, NULL);
+}
+
 NO_TSAN static int program_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
+#ifdef PROFIL_NO_HOOK
+	if (fault_sigmask_internal) /* our own mask, by way of TSan's interceptor */
+		return fault_raw_sigmask(how, set, old);
+#endif
+	if (!sigstate_mine())
+		return fault_raw_sigmask(how, set, old);
 	int sig = signal_sampling();
-	if (!sig || !sigstate_mine())
-		return fault_real_sigmask(how, set, old);
+	if (view_bits)
+		settle_view(sig);
+	if (!sig)
+		return fault_raw_sigmask(how, set, old);
 	if (set && how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
 		return EINVAL;
 	const int hidden[NHIDE] = {sig, SIGSEGV, SIGBUS};
-	unsigned int view = view_sig == sig ? view_bits : view_bits & ~1u, next = view;
+	unsigned int view = view_bits, next = view;
 	sigset_t in;
 	if (set) {
 		in = *set; /* before anything is written: set and old may alias */
-		int everything = sigismember(&in, sig) == 1 && blocks_everything(&in, sig);
+		/* not only with the sampling signal in it: "all but SIGPROF",
+		 * which a program with a profiler of its own may set, still
+		 * blocks the fault signals the handler needs */
+		int everything = blocks_everything(&in, sig);
 		next = 0;
 		for (int i = 0; i < NHIDE; i++)
 			next |= view_after(how, &in, hidden[i], 1u << i, view, everything);
 	}
 	sigset_t prev;
-	int rc = fault_real_sigmask(how, set ? &in : NULL, &prev);
+	int rc = fault_raw_sigmask(how, set ? &in : NULL, &prev);
 	if (rc != 0)
 		return rc;
 	for (int i = 0; i < NHIDE; i++)
