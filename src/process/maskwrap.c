@@ -35,7 +35,9 @@
  * Async-signal-safe (both functions are): no lock, one atomic load, one
  * system call.  Not in a vfork child (shared memory), not while no signal
  * carries samples: then libc's behaviour exactly.  Limits: a raw
- * rt_sigprocmask system call, and the masks of sigsuspend(), pselect(),
+ * rt_sigprocmask system call, the old BSD and System V calls (sigblock(),
+ * sigsetmask(), sighold(): glibc makes them without its exported
+ * pthread_sigmask), and the masks of sigsuspend(), pselect(),
  * ppoll(), epoll_pwait() and signal handlers' sa_mask, are set as given
  * (those last only while a call sleeps or a handler runs).
  */
