@@ -193,13 +193,14 @@ static int64_t asm_count(const char *l)
 #define ASM_MAX 400
 static void asm_lines(char *text, FILE *f)
 {
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	char **v = NULL;
 	for (char *l = text, *e; l && *l; l = e ? e + 1 : NULL) {
 		e = strchr(l, '\n');
 		if (e)
 			*e = '\0';
-		v = prof_xrealloc(v, n + 1, sizeof *v);
+		if (n == cap) /* doubling: objdump gives 10^5 lines for a big function */
+			v = prof_xrealloc(v, cap = cap ? 2 * cap : 256, sizeof *v);
 		v[n++] = l;
 	}
 	unsigned char *show = prof_xcalloc(n + 1, 1);

@@ -30,9 +30,10 @@ static char **objdump(char *const argv[], size_t *nlines)
 	close(fd[1]);
 	FILE *in = pid > 0 ? fdopen(fd[0], "r") : NULL;
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, vcap = 0;
 	while (in && getline(&line, &cap, in) >= 0) {
-		v = prof_xrealloc(v, *nlines + 1, sizeof *v);
+		if (*nlines == vcap) /* doubling: a big function has 10^5 lines */
+			v = prof_xrealloc(v, vcap = vcap ? 2 * vcap : 256, sizeof *v);
 		v[(*nlines)++] = prof_xstrdup(line);
 	}
 	free(line);
@@ -76,6 +77,29 @@ static size_t print(char **v, size_t nv, const uint64_t *fa, const int64_t *coun
 	return insns;
 }
 
+/* The widest range disassembled when no symbol bounds the function: an
+ * inlined function's samples lie all over its callers (Py_DECREF's over
+ * 500 KiB of libpython: 10^5 lines, minutes of the HTML report under
+ * ASan, cli_html_14 killed at 120 s in CI). */
+#define RANGE_MAX (16 * 1024)
+
+/* Narrows [*lo, *hi] to RANGE_MAX around the hottest address when it is
+ * wider; returns the width it had in KiB, or 0 if left alone. */
+static int narrow(const uint64_t *fa, const int64_t *count, size_t n, uint64_t *lo,
+                  uint64_t *hi)
+{
+	if (*hi - *lo <= RANGE_MAX)
+		return 0;
+	int width = (int)((*hi - *lo) / 1024);
+	size_t top = 0;
+	for (size_t k = 1; k < n; k++)
+		top = count[k] > count[top] ? k : top;
+	uint64_t from = fa[top] > *lo + RANGE_MAX / 2 ? fa[top] - RANGE_MAX / 2 : *lo;
+	*lo = from;
+	*hi = from + RANGE_MAX;
+	return width;
+}
+
 static void free_lines(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -110,11 +134,22 @@ int annotate_disassembly(const struct profile *p, const struct prof_function *fn
 	size_t insns = 0;
 	for (size_t i = 0; i < nv; i++)
 		insns += insn_addr(v[i]) != 0;
+	int narrowed = 0;
 	if (insns == 0) { /* no such symbol (stripped): the sampled range */
 		free_lines(v, nv);
+		narrowed = narrow(fa, count, n, &lo, &hi);
+		free(start), free(stop);
+		if (asprintf(&start, "--start-address=0x%" PRIx64, lo) < 0 ||
+		    asprintf(&stop, "--stop-address=0x%" PRIx64, hi + 16) < 0)
+			prof_oom();
+		by_range[3] = start, by_range[4] = stop;
 		v = objdump(by_range, &nv);
 	}
 	fprintf(f, "# %s (%s): disassembly, samples per instruction\n", fn->name, m->path);
+	if (narrowed)
+		fprintf(f, "# its samples spread over %d KiB (the instances of an inlined "
+		        "function): the %d KiB around the hottest address\n", narrowed,
+		        RANGE_MAX / 1024);
 	insns = print(v, nv, fa, count, n, prof_total(p), f);
 	free_lines(v, nv);
 	if (insns == 0)
