@@ -360,6 +360,29 @@ static int unblockable(int s)
 	return s == SIGKILL || s == SIGSTOP || s == 32 || s == 33;
 }
 
+/* Whether this thread reads back every signal blocked (but those). */
+static int reads_back_everything(void)
+{
+	sigset_t all, now;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	for (int s = 1; s < NSIG; s++)
+		if (!unblockable(s) && sigismember(&all, s) != sigismember(&now, s))
+			return 0;
+	return 1;
+}
+
+/* Runs spin until secs of this thread's CPU, measured (the calibration
+ * can be off by three times on this VM); returns the CPU it took. */
+static double spin_for(unsigned long (*spin)(unsigned long), double secs)
+{
+	double c0 = cpu_thread();
+	unsigned long iters = iters_for(0.05);
+	while (cpu_thread() - c0 < secs)
+		spin(iters);
+	return cpu_thread() - c0;
+}
+
 /* SigBlk of a program this thread execs, read from its /proc status. */
 static void exec_sigblk(char *out, size_t size)
 {
@@ -386,22 +409,12 @@ static void exec_sigblk(char *out, size_t size)
 static void *blockall_thread(void *p)
 {
 	struct blockall *b = p;
-	sigset_t all, now;
+	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
-	pthread_sigmask(SIG_SETMASK, NULL, &now);
-	b->readback_ok = 1;
-	for (int s = 1; s < NSIG; s++)
-		if (!unblockable(s) && sigismember(&all, s) != sigismember(&now, s))
-			b->readback_ok = 0;
+	b->readback_ok = reads_back_everything();
 	exec_sigblk(b->exec_sigblk, sizeof b->exec_sigblk);
-	/* until 0.5 s of this thread's CPU, measured: the calibration can be
-	 * off by twice on this VM */
-	double c0 = cpu_thread();
-	unsigned long iters = iters_for(0.05);
-	while (cpu_thread() - c0 < 0.5)
-		spin_everything_blocked(iters);
-	b->cpu = cpu_thread() - c0;
+	b->cpu = spin_for(spin_everything_blocked, 0.5);
 	return NULL;
 }
 
@@ -520,18 +533,8 @@ struct newthread {
 static void *newthread_main(void *p)
 {
 	struct newthread *n = p;
-	sigset_t all, now;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, NULL, &now);
-	n->readback_ok = 1;
-	for (int s = 1; s < NSIG; s++)
-		if (!unblockable(s) && sigismember(&all, s) != sigismember(&now, s))
-			n->readback_ok = 0;
-	double c0 = cpu_thread();
-	unsigned long iters = iters_for(0.05);
-	while (cpu_thread() - c0 < 0.3)
-		spin_new_thread_blocked(iters);
-	n->cpu = cpu_thread() - c0;
+	n->readback_ok = reads_back_everything();
+	n->cpu = spin_for(spin_new_thread_blocked, 0.3);
 	return NULL;
 }
 

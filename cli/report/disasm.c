@@ -122,13 +122,10 @@ int annotate_disassembly(const struct profile *p, const struct prof_function *fn
 		lo = fa[i] < lo ? fa[i] : lo;
 		hi = fa[i] > hi ? fa[i] : hi;
 	}
-	char *sym, *start, *stop;
-	if (asprintf(&sym, "--disassemble=%s", fn->system_name) < 0 ||
-	    asprintf(&start, "--start-address=0x%" PRIx64, lo) < 0 ||
-	    asprintf(&stop, "--stop-address=0x%" PRIx64, hi + 16) < 0)
+	char *sym, *start = NULL, *stop = NULL;
+	if (asprintf(&sym, "--disassemble=%s", fn->system_name) < 0)
 		prof_oom();
 	char *by_name[] = {"objdump", "-d", "--no-show-raw-insn", sym, m->path, NULL};
-	char *by_range[] = {"objdump", "-d", "--no-show-raw-insn", start, stop, m->path, NULL};
 	size_t nv;
 	char **v = objdump(by_name, &nv);
 	size_t insns = 0;
@@ -138,11 +135,11 @@ int annotate_disassembly(const struct profile *p, const struct prof_function *fn
 	if (insns == 0) { /* no such symbol (stripped): the sampled range */
 		free_lines(v, nv);
 		narrowed = narrow(fa, count, n, &lo, &hi);
-		free(start), free(stop);
 		if (asprintf(&start, "--start-address=0x%" PRIx64, lo) < 0 ||
 		    asprintf(&stop, "--stop-address=0x%" PRIx64, hi + 16) < 0)
 			prof_oom();
-		by_range[3] = start, by_range[4] = stop;
+		char *by_range[] = {"objdump", "-d", "--no-show-raw-insn", start, stop, m->path,
+		                    NULL};
 		v = objdump(by_range, &nv);
 	}
 	fprintf(f, "# %s (%s): disassembly, samples per instruction\n", fn->name, m->path);

@@ -71,6 +71,31 @@ int engine_held_here(void)
 	return held_here;
 }
 
+/*
+ * The engine lock, or -1 if this thread holds it (a signal handler that
+ * interrupted our own code) or it stays busy for LOCK_WAIT_MS.  For the
+ * interposed calls that are async-signal-safe (exec, the setuid family):
+ * from a handler, waiting for a holder that needs what the interrupted
+ * code holds (malloc's lock, ours while it was being taken) would never
+ * end.  Holders keep it for microseconds.
+ */
+#define LOCK_WAIT_MS 200
+
+int engine_lock_bounded(void)
+{
+	if (engine_held_here())
+		return -1;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (engine_trylock() != 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > LOCK_WAIT_MS)
+			return -1;
+		sched_yield();
+	}
+	return 0;
+}
+
 static void reset_stats(void)
 {
 	atomic_store(&profil_pstats.signals, 0);

@@ -89,6 +89,7 @@ HIDDEN void engine_unlock(void);
 HIDDEN int engine_trylock(void);     /* 0 when taken */
 HIDDEN int engine_held_here(void);   /* this thread holds it (or is taking
                                         or releasing it) */
+HIDDEN int engine_lock_bounded(void); /* 0 taken; -1 held here or busy 200 ms */
 /* Sweeper, lock held: stop timers left running after a fault withdrew
  * the published table. */
 HIDDEN void engine_reap(void);

@@ -39,7 +39,6 @@
 #include <errno.h>
 #include <grp.h>
 #include <sched.h>
-#include <time.h>
 #include <unistd.h>
 
 #define API __attribute__((visibility("default")))
@@ -71,29 +70,13 @@ __attribute__((constructor)) static void cred_init(void)
 	real.setgroups = (int (*)(size_t, const gid_t *))dlsym(RTLD_NEXT, "setgroups");
 }
 
-/* As exec.c's: the engine lock, or -1 if this thread holds it or it
- * stays busy for 200 ms (holders keep it for microseconds). */
-static int lock_bounded(void)
-{
-	if (engine_held_here())
-		return -1;
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (engine_trylock() != 0) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > 200)
-			return -1;
-		sched_yield();
-	}
-	return 0;
-}
 
 /* Before the call: 1 with the lock held and the sweeper stopped if it ran
  * (*paused), 0 when the call is to be made as it is. */
 static int before(int *paused)
 {
 	*paused = 0;
-	if (!sigstate_mine() || lock_bounded() != 0)
+	if (!sigstate_mine() || engine_lock_bounded() != 0)
 		return 0;
 	*paused = sweeper_pause();
 	return 1;

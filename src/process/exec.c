@@ -33,7 +33,7 @@
  * touching anything.  If exec is called from a signal handler that
  * interrupted our own code on this thread (the engine lock is ours, or
  * being taken, and the registry may be mid-change), or the lock stays
- * busy (lock_bounded()), we cannot delete the timers; the signal is then
+ * busy (engine_lock_bounded()), we cannot delete the timers; the signal is then
  * set to SIG_IGN, which discards what is pending and survives exec: the
  * new program starts with that one signal ignored (documented limit).
  */
@@ -127,36 +127,13 @@ static void drain_pending(int sig)
 	fault_real_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/*
- * The engine lock, or -1 if this thread holds it (a signal handler that
- * interrupted our own code) or it stays busy for LOCK_WAIT_MS.  exec is
- * async-signal-safe: from a handler, waiting for a holder that needs
- * what the interrupted code holds (malloc's lock, ours while it was being
- * taken) would never end.  Holders keep it for microseconds.
- */
-#define LOCK_WAIT_MS 200
-
-static int lock_bounded(void)
-{
-	if (engine_held_here())
-		return -1;
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (engine_trylock() != 0) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > LOCK_WAIT_MS)
-			return -1;
-		sched_yield();
-	}
-	return 0;
-}
 
 static void exec_prepare(struct exec_state *st)
 {
 	memset(st, 0, sizeof *st);
 	if (!sigstate_mine() || getpid() != timers_owner())
 		return; /* vfork child, or never profiled: not ours to touch */
-	if (lock_bounded() != 0) {
+	if (engine_lock_bounded() != 0) {
 		/* From a signal handler that interrupted our own code, or one
 		 * whose wait could never end: see the header. */
 		st->ignored = signal_sampling();
