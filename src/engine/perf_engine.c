@@ -204,15 +204,21 @@ static int open_event(pid_t tid, int64_t per, int excl_kernel)
 	return fd;
 }
 
-/* Whether the kernel lets an event overflow at hz without throttling it:
- * it throttles one that overflows more than ceil(cap / tick) times in one
- * tick, and ours overflows ceil(hz / tick) times, or once more by phase.
- * (Measured with cap 1250 and tick 250: 1000 Hz loses nothing, 1250 Hz
- * 5%.) */
+/* Whether an event may overflow at hz.  The kernel throttles one that
+ * overflows more than ceil(cap / tick) times in one tick, and ours
+ * overflows ceil(hz / tick) times, or once more by phase.  (Measured with
+ * cap 1250 and tick 250: 1000 Hz loses nothing, 1250 Hz 5%.)  And never
+ * above PERF_ENGINE_HZ_MAX, whatever the kernel allows: a signal per
+ * sample costs 13-26 us of the thread's CPU on a VM (bench/perf-engine.md),
+ * so at the kernel's default cap of 100 kHz a thread spent all its time
+ * taking samples and made no progress (safety_concurrent_callers hung at
+ * 91784 Hz).  Above it the timers credit the rate exactly, at the tick's
+ * resolution. */
 static int rate_ok(unsigned int hz)
 {
 	unsigned int tick = perf_engine_tick_hz();
-	return (hz + tick - 1) / tick + 1 <= (cap + tick - 1) / tick;
+	return hz <= PERF_ENGINE_HZ_MAX &&
+	       (hz + tick - 1) / tick + 1 <= (cap + tick - 1) / tick;
 }
 
 int perf_engine_keep(unsigned int hz)
@@ -371,6 +377,8 @@ enum profil_engine perf_engine_kind(void)
 unsigned int perf_engine_real_hz(unsigned int hz)
 {
 	unsigned int most = chosen ? cap : perf_engine_tick_hz();
+	if (chosen && most > PERF_ENGINE_HZ_MAX)
+		most = PERF_ENGINE_HZ_MAX;
 	return hz < most ? hz : most;
 }
 

@@ -20,14 +20,20 @@
 
 #include "engine/engine.h"
 
+/* The highest rate the events sample at (perf_engine.c, rate_ok()):
+ * above it, or above the kernel's perf_event_max_sample_rate, the run
+ * uses timers and perf_error is ERANGE.  Issue 13 asked for the events'
+ * resolution up to 10 kHz. */
+#define PERF_ENGINE_HZ_MAX 10000u
+
 /* At timers_start(): whether threads get events (1) or timers (0) for
  * this run, from PROFIL_ENGINE, the rate, the tick and a probe on the
  * calling thread.  The outcome is kept for the statistics. */
 HIDDEN int perf_engine_choose(unsigned int hz);
 HIDDEN int perf_engine_on(void);        /* chosen for the current run */
 HIDDEN void perf_engine_off(void);      /* the run ended (timers_stop()) */
-/* At a rate change: whether the run's events may go on at hz (below the
- * kernel's cap, read again); if not, the engine is given up for the run
+/* At a rate change: whether the run's events may go on at hz (at most
+ * PERF_ENGINE_HZ_MAX and below the kernel's cap, read again); if not, the engine is given up for the run
  * (perf_error ERANGE) and the caller moves every thread to a timer. */
 HIDDEN int perf_engine_keep(unsigned int hz);
 
