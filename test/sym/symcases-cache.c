@@ -11,6 +11,7 @@
 #include <gelf.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void sh(const char *cmd)
@@ -108,5 +109,76 @@ void sym_debug_cache(void)
 	expect_names(&r, root, cache);
 
 	snprintf(cmd, sizeof cmd, "rm -rf %s /tmp/symtest-cache-%d", root, (int)getpid());
+	sh(cmd);
+}
+
+/* Whether this process has libdebuginfod mapped. */
+static int debuginfod_mapped(void)
+{
+	char line[1024];
+	int found = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	CHECK(f != NULL);
+	while (f && fgets(line, sizeof line, f))
+		found |= strstr(line, "/libdebuginfod") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* In a child of its own (libdwfl decides once per process, under
+ * pthread_once, whether it has the library): symbolize an address of a
+ * stripped file whose debuginfo is nowhere, with DEBUGINFOD_URLS set to
+ * urls (NULL: unset); whether libdebuginfod was then mapped. */
+static int loads_debuginfod(const struct run *r, const char *urls, const char *root,
+                            const char *cachep)
+{
+	fflush(NULL);
+	pid_t kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		char stripped[512];
+		snprintf(stripped, sizeof stripped, "%s/symprog.stripped", SYM_BIN);
+		if (urls)
+			setenv("DEBUGINFOD_URLS", urls, 1);
+		else
+			unsetenv("DEBUGINFOD_URLS");
+		setenv("DEBUGINFOD_CACHE_PATH", cachep, 1);
+		setenv("DEBUGINFOD_TIMEOUT", "2", 1);
+		const char *dirs[] = {root, NULL};
+		struct sym_options opt = {.debug_dirs = dirs, .no_default_debug_dir = 1};
+		struct profile *p = run_profile(r, "/symprog", stripped);
+		uint64_t loc = add_loc(p, r->plain);
+		symbolize(p, &opt);
+		int named = p->locations[loc - 1].nlines > 0; /* .dynsym or file+0x */
+		prof_free(p);
+		_exit(!named ? 2 : debuginfod_mapped() ? 1 : 0);
+	}
+	int status;
+	CHECK(waitpid(kid, &status, 0) == kid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) < 2);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+}
+
+/* libdwfl's search for debuginfo ends with debuginfod, whose library
+ * (with libcurl's thirty dependencies) is loaded only when
+ * DEBUGINFOD_URLS names a server (cli/symbol/nodebuginfod.c); when it
+ * does, the library is used as before. */
+void sym_debuginfod_only_with_servers(void)
+{
+	struct run r;
+	char root[256], cmd[1024], cachep[256];
+	run_prog("symprog", &r);
+	snprintf(root, sizeof root, "/tmp/symtest-empty-%d", (int)getpid());
+	snprintf(cachep, sizeof cachep, "/tmp/symtest-dcache-%d", (int)getpid());
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s && mkdir -p %s", root, cachep, root);
+	sh(cmd);
+	CHECK(!loads_debuginfod(&r, NULL, root, cachep));
+	CHECK(!loads_debuginfod(&r, "", root, cachep));
+	CHECK(!loads_debuginfod(&r, " \t", root, cachep));
+	/* a server that refuses at once: loaded, asked, nothing found */
+	if (access("/usr/lib/x86_64-linux-gnu/libdebuginfod.so.1", F_OK) == 0)
+		CHECK(loads_debuginfod(&r, "http://127.0.0.1:9", root, cachep));
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s", root, cachep);
 	sh(cmd);
 }

@@ -135,5 +135,6 @@ const struct symcase symcases[] = {
 	{"sym_plt_stubs", sym_plt_stubs},
 	{"sym_fde_start_names", sym_fde_start_names},
 	{"sym_debug_cache", sym_debug_cache},
+	{"sym_debuginfod_only_with_servers", sym_debuginfod_only_with_servers},
 	{NULL, NULL},
 };

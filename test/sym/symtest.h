@@ -68,5 +68,6 @@ void sym_symtab_matches_libdwfl(void);
 void sym_plt_stubs(void);
 void sym_fde_start_names(void);
 void sym_debug_cache(void);
+void sym_debuginfod_only_with_servers(void);
 
 #endif
