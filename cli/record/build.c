@@ -8,17 +8,27 @@
  * generation, not unloaded since.  A library dlopen'ed since the agent's
  * last scan has a later load event (the agent finds loads by polling,
  * agent/modules.c), so failing that, the first later load covering the
- * pc is taken.  A pc in no module keeps mapping 0 and is reported by
+ * pc is taken.  A pc in no module is named by the process's
+ * /tmp/perf-PID.map when a JIT wrote one (perfmap.c), as a mapping of its
+ * own per function; failing that it keeps mapping 0 and is reported by
  * address.  A stack the agent could not finish ends in a marker
  * (src/base/ring.h), which becomes a frame named [truncated] (the depth limit)
  * or [unknown] (the unwind failed): never a silently short stack.
  */
 #include "record_int.h"
+#include "perfmap.h"
 #include "../model/profile.h"
 #include "../../src/base/ring.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A process's JIT names, read when its first pc in no module is met. */
+struct jit {
+	int tried;
+	struct perfmap *map;
+};
 
 /* The mapping id of each load event of im, 0 for unload events. */
 static uint64_t *add_mappings(struct profile *p, const struct image *im)
@@ -81,9 +91,46 @@ static uint64_t marker_location(struct profile *p, uint64_t marker)
 	return id;
 }
 
+/* A pc in no module of im: the location of the JIT function the process's
+ * perf map names, in a mapping of that function's range ("perf-PID.map"
+ * is its module), named at once; 0 if the map names nothing there. */
+static uint64_t jit_location(struct profile *p, const struct image *im, struct jit *j,
+                             uint64_t pc)
+{
+	if (!j->tried) {
+		char why[128];
+		j->tried = 1;
+		j->map = perfmap_load(im->pid, im->start_ns, why, sizeof why);
+		if (!j->map && why[0])
+			fprintf(stderr, "profil record: ignoring /tmp/perf-%u.map: %s; the code it "
+			        "names is reported by address\n", (unsigned)im->pid, why);
+	}
+	struct perfmap_entry *e = perfmap_find(j->map, pc);
+	if (!e)
+		return 0;
+	if (!e->mapping_id) {
+		struct prof_mapping m;
+		memset(&m, 0, sizeof m);
+		m.start = e->start;
+		m.limit = e->end;
+		m.path = j->map->path;
+		m.build_id = (char *)"";
+		m.pid = im->pid;
+		e->mapping_id = prof_add_mapping(p, &m);
+		p->mappings[e->mapping_id - 1].has_functions = 1;
+	}
+	uint64_t id = prof_intern_location(p, e->mapping_id, pc);
+	if (p->locations[id - 1].nlines == 0) {
+		struct prof_line line = {prof_intern_function(p, e->name, e->name, "", 0), 0};
+		prof_set_lines(p, id, &line, 1);
+	}
+	return id;
+}
+
 static void add_samples(struct profile *p, const struct image *im, const uint64_t *ids,
                         int64_t period_ns)
 {
+	struct jit jit = {0, NULL};
 	size_t pos = 0;
 	const struct agg_entry *e;
 	uint64_t *locs = NULL;
@@ -103,13 +150,17 @@ static void add_samples(struct profile *p, const struct image *im, const uint64_
 				continue;
 			}
 			uint64_t pc = e->words[2 + k] - (k > 0);
-			locs[k] = prof_intern_location(p, mapping_of(im, ids, pc, gen), pc);
+			uint64_t mid = mapping_of(im, ids, pc, gen);
+			locs[k] = mid ? 0 : jit_location(p, im, &jit, pc);
+			if (!locs[k])
+				locs[k] = prof_intern_location(p, mid, pc);
 		}
 		prof_add_sample(p, locs, n, (int64_t)e->count, im->pid, tid,
 		                image_thread_name(im, tid), im->comm);
 	}
 	(void)period_ns;
 	free(locs);
+	perfmap_free(jit.map);
 }
 
 void record_build(struct profile *p, const struct images *set, int64_t period_ns)

@@ -1,0 +1,182 @@
+/*
+ * perfmap.c - names for code made at run time, from /tmp/perf-PID.map.
+ *
+ * Why: a JIT's code lives in anonymous memory that no module covers, so
+ * its samples could only be named by address, one "function" per pc.
+ * JITs name that code in a text file, by a convention perf set: V8 (node
+ * --perf-basic-prof), the JVM (-XX:+DumpPerfMapAtExit, or jcmd PID
+ * Compiler.perfmap), CPython 3.12 (-X perf), LuaJIT and .NET write
+ * /tmp/perf-PID.map, one function per line: "START SIZE NAME", START and
+ * SIZE in hexadecimal (with or without 0x).  A pc in no module of its
+ * process is looked up there once the command has ended (record_build()),
+ * when every such file is complete: the JVM writes its file at exit.
+ *
+ * Trust: anyone can create a file of that name in /tmp, for any pid.  As
+ * perf does, only a regular file (not a symbolic link) owned by us or by
+ * root is read, and only one modified since the process started (a file
+ * an earlier process with the same pid left behind is older).  Names are
+ * the JIT's own text: control characters become '?', so that a report
+ * printed on a terminal cannot be made to send it escape sequences.
+ *
+ * Overlaps: a JIT reuses the addresses of code it freed, and writes the
+ * new code's line later in the file: the later line wins.
+ */
+#include "perfmap.h"
+#include "../model/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PERFMAP_DIR "/tmp"
+#define MAX_LINES (1u << 22) /* 4 M functions: far above any JIT's */
+
+/* Whether the file at fd may be trusted for a process started at
+ * start_ns (CLOCK_REALTIME); if not, why in why. */
+static int trusted(int fd, int64_t start_ns, char *why, size_t whylen)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "not a regular file");
+		return 0;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(why, whylen, "owned by uid %u, neither you nor root", (unsigned)st.st_uid);
+		return 0;
+	}
+	int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	if (start_ns > 0 && mtime < start_ns - 1000000000) { /* a second's slack */
+		snprintf(why, whylen, "older than the process (left by an earlier one?)");
+		return 0;
+	}
+	return 1;
+}
+
+static char *clean_name(const char *s)
+{
+	size_t n = strcspn(s, "\r\n");
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	char *name = prof_xcalloc(n + 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		name[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	return name;
+}
+
+/* One line into e; 0 if it is not "START SIZE NAME" with SIZE > 0. */
+static int parse_line(const char *line, struct perfmap_entry *e)
+{
+	char *end;
+	errno = 0;
+	uint64_t start = strtoull(line, &end, 16);
+	if (end == line || (*end != ' ' && *end != '\t') || errno)
+		return 0;
+	const char *p = end;
+	uint64_t size = strtoull(p, &end, 16);
+	if (end == p || (*end != ' ' && *end != '\t') || errno || size == 0 ||
+	    start + size < start)
+		return 0;
+	p = end + strspn(end, " \t");
+	if (*p == '\0' || *p == '\n')
+		return 0;
+	e->start = start;
+	e->end = start + size;
+	e->name = clean_name(p);
+	e->mapping_id = 0;
+	return 1;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct perfmap_entry *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void read_entries(struct perfmap *pm, FILE *f)
+{
+	char *line = NULL;
+	size_t cap = 0, room = 0;
+	while (pm->n < MAX_LINES && getline(&line, &cap, f) > 0) {
+		struct perfmap_entry e;
+		if (!parse_line(line, &e))
+			continue;
+		if (pm->n == room) {
+			room = room ? 2 * room : 256;
+			pm->v = prof_xrealloc(pm->v, room, sizeof *pm->v);
+		}
+		e.order = pm->n;
+		pm->v[pm->n++] = e;
+	}
+	free(line);
+	qsort(pm->v, pm->n, sizeof *pm->v, by_start);
+	/* reach[i]: the furthest end among entries 0..i, so that a search
+	 * going down from an address can stop where nothing reaches it */
+	pm->reach = prof_xcalloc(pm->n ? pm->n : 1, sizeof *pm->reach);
+	for (size_t i = 0; i < pm->n; i++)
+		pm->reach[i] = i && pm->reach[i - 1] > pm->v[i].end ? pm->reach[i - 1] : pm->v[i].end;
+}
+
+struct perfmap *perfmap_load(uint32_t pid, int64_t start_ns, char *why, size_t whylen)
+{
+	char path[64];
+	snprintf(path, sizeof path, PERFMAP_DIR "/perf-%" PRIu32 ".map", pid);
+	why[0] = '\0';
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			snprintf(why, whylen, "a symbolic link");
+		else if (errno != ENOENT)
+			snprintf(why, whylen, "%s", strerror(errno));
+		return NULL;
+	}
+	FILE *f = trusted(fd, start_ns, why, whylen) ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
+	struct perfmap *pm = prof_xcalloc(1, sizeof *pm);
+	pm->path = prof_xstrdup(path);
+	read_entries(pm, f);
+	fclose(f);
+	return pm;
+}
+
+struct perfmap_entry *perfmap_find(struct perfmap *pm, uint64_t pc)
+{
+	if (!pm || !pm->n)
+		return NULL;
+	size_t lo = 0, hi = pm->n; /* first entry starting above pc */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pm->v[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	struct perfmap_entry *best = NULL;
+	for (size_t i = lo; i-- > 0 && pm->reach[i] > pc;)
+		if (pc < pm->v[i].end && (!best || pm->v[i].order > best->order))
+			best = &pm->v[i];
+	return best;
+}
+
+void perfmap_free(struct perfmap *pm)
+{
+	if (!pm)
+		return;
+	for (size_t i = 0; i < pm->n; i++)
+		free(pm->v[i].name);
+	free(pm->v);
+	free(pm->reach);
+	free(pm->path);
+	free(pm);
+}
