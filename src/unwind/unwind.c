@@ -145,10 +145,14 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
 static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 {
 	uintptr_t look = f->exact ? f->pc : f->pc - 1, cfa, ra, bp = f->bp;
+	/* A pc in no module: code made at run time (a JIT's), or a library
+	 * loaded since the table was published.  JITs keep the frame-pointer
+	 * convention (V8 on every frame, HotSpot with -XX:+PreserveFramePointer),
+	 * so it is followed, as at a pc of a module that has no CFI there.
+	 * Where rbp is no frame pointer, the bounds on every read and the rule
+	 * that the CFA grow end the walk, failed, a frame or two later. */
 	const struct uw_module *m = find_module(t, look);
-	if (!m)
-		return -1;
-	const struct uw_row *r = find_row(m, look);
+	const struct uw_row *r = m ? find_row(m, look) : 0;
 	if (r && r->cfa == UW_CFA_END)
 		return 1;
 	if (r && r->cfa == UW_CFA_SIGNAL)

@@ -112,6 +112,13 @@ row /main_hot +rec-jit$/ 2 >= 30
 !stdout /stale_name/
 !stderr /ignoring/
 
+# Its stacks are whole: the generated code keeps a frame pointer and has
+# no CFI, and the unwinder follows the frame pointer at a pc in no module
+# (src/unwind/unwind.c); it ended every such stack [unknown] before
+$ profil record -o j.pprof $REC/rec-jit 30 >out && profil report --format folded j.pprof; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map
+stdout /^_start;.*;main;jit_spin [0-9]+$/
+!stdout /\[unknown\];jit_spin [0-9]{2,}$/
+
 # A map that is a symbolic link, or older than the process (an earlier
 # process with the same pid left it), is not trusted: one line says so,
 # and the code is reported by address

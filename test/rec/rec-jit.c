@@ -2,7 +2,8 @@
  * rec-jit.c - makes machine code at run time, as a JIT does, and names it
  * in /tmp/perf-PID.map the way V8 (--perf-basic-prof), the JVM
  * (-XX:+DumpPerfMapAtExit) and CPython 3.12 (-X perf) do.  About half its
- * CPU time runs in that code (jit_spin), half in main_hot: after each
+ * CPU time runs in that code (jit_spin, called from main, with a frame
+ * pointer and no CFI), half in main_hot: after each
  * unit of main_hot the generated loop runs until its CPU time has caught
  * up, measured on the thread's CPU clock, so the shares are even whatever
  * the two loops' speeds.
@@ -16,7 +17,7 @@
  *                            earlier process with this pid had left it
  *
  * Prints "pid N" first, so that a test can remove the files afterwards.
- * x86-64 only (the generated code is six bytes of it).
+ * x86-64 only (the generated code is eleven bytes of it).
  */
 #include "rec.h"
 
@@ -44,10 +45,12 @@ __attribute__((noinline)) static void main_hot(unsigned long units)
 	REC_BURN(units, 0x51);
 }
 
-/* dec %rdi; jnz .-3; ret */
+/* push %rbp; mov %rsp,%rbp; 1: dec %rdi; jnz 1b; pop %rbp; ret: with a
+ * frame pointer, as V8 makes every frame */
 static spin_fn *make_code(size_t *len)
 {
-	static const unsigned char code[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3};
+	static const unsigned char code[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xff,
+	                                     0xcf, 0x75, 0xfb, 0x5d, 0xc3};
 	long page = sysconf(_SC_PAGESIZE);
 	unsigned char *mem = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
 	                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
