@@ -260,6 +260,11 @@ static void disassembly(const struct html_in *in, const struct prof_function *fn
 		      "file.</p>\n", f);
 		return;
 	}
+	if (prof_mapping_is_jit_map(&p->mappings[s->mapping_id - 1])) {
+		fputs("<p class=\"missing\">No disassembly either: a JIT made this code at run "
+		      "time, and no file holds it.</p>\n", f);
+		return;
+	}
 	if (!have_objdump()) {
 		fputs("<p class=\"missing\">No disassembly either: objdump is not installed "
 		      "(Debian: binutils).</p>\n", f);

@@ -18,6 +18,15 @@ const char *prof_module_name(const struct profile *p, uint64_t mapping_id)
 	return slash ? slash + 1 : *path ? path : "[unknown]";
 }
 
+int prof_mapping_is_jit_map(const struct prof_mapping *m)
+{
+	const char *base = strrchr(m->path, '/');
+	base = base ? base + 1 : m->path;
+	size_t n = strlen(base);
+	return strncmp(base, "perf-", 5) == 0 && n > 9 && strcmp(base + n - 4, ".map") == 0 &&
+	       strspn(base + 5, "0123456789") == n - 9;
+}
+
 uint64_t prof_module_offset(const struct profile *p, const struct prof_location *l)
 {
 	if (l->mapping_id == 0 || l->mapping_id > p->nmappings)

@@ -112,6 +112,11 @@ int annotate_disassembly(const struct profile *p, const struct prof_function *fn
                          const int64_t *count, size_t n, FILE *f)
 {
 	uint64_t bias, lo = UINT64_MAX, hi = 0;
+	if (prof_mapping_is_jit_map(m)) {
+		fprintf(stderr, "profil report: %s is code a JIT made at run time (named by %s): "
+		        "no file holds it to disassemble\n", fn->name, m->path);
+		return -1;
+	}
 	if (elf_bias(m, &bias) != 0) {
 		fprintf(stderr, "profil report: cannot read %s to disassemble %s\n", m->path, fn->name);
 		return -1;

@@ -119,6 +119,14 @@ $ profil record -o j.pprof $REC/rec-jit 30 >out && profil report --format folded
 stdout /^_start;.*;main;jit_spin [0-9]+$/
 !stdout /\[unknown\];jit_spin [0-9]{2,}$/
 
+# No file holds a JIT's code: --annotate says so in one line and fails,
+# the HTML report says so where the disassembly would be (objdump was run
+# on the text map before, and its error was all one saw)
+$ profil record -o j.pprof $REC/rec-jit 20 >out; profil report --annotate jit_spin j.pprof; echo "status $?"; profil report --format html -o j.html j.pprof 2>&1 && grep -c "a JIT made this code" j.html; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map
+stdout /^status 1$/
+stderr /^profil report: jit_spin is code a JIT made at run time \(named by \/tmp\/perf-[0-9]+\.map\): no file holds it to disassemble$/
+stdout /^[1-9][0-9]*$/
+
 # A map that is a symbolic link, or older than the process (an earlier
 # process with the same pid left it), is not trusted: one line says so,
 # and the code is reported by address
