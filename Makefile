@@ -306,7 +306,8 @@ sanitize:
 # agent, which is never sanitized, so TSan would only watch the
 # single-threaded command, which ASan and valgrind already check.
 tsan:
-	TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 PROFIL_TEST_TOOL=tsan \
+	TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:suppressions=$(abspath tools/tsan.supp) \
+	    PROFIL_TEST_TOOL=tsan \
 	    $(MAKE) BUILD=$(BUILD)-tsan OPT="-O1 -g" SAN="-fsanitize=thread" tsan-run
 tsan-run: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	$(TEST_BIN) $(if $(TESTS),$(TESTS),$$(sed -n 's/^TEST(\(.*\))$$/\1/p' $(BUILD)/test/list.h | grep -v '^cli_'))
