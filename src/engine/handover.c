@@ -28,6 +28,11 @@
  */
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <ucontext.h>
+#endif
 #include "engine/engine.h"
 #include "engine/restart.h"
 
@@ -171,6 +176,16 @@ NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 		atomic_fetch_add_explicit(&profil_pstats.foreign, 1, memory_order_relaxed);
 		return;
 	}
+#if defined(__SANITIZE_ADDRESS__)
+	/* The kernel wrote *info and *uc on the stack below the interrupted
+	 * frame, where ASan's shadow can still describe frames of earlier
+	 * calls: once, in a fork child's new thread, it took the read of
+	 * info->si_value for a stack overflow into a dead frame and died in
+	 * its own CHECK describing it (make sanitize, safety_fork).  They are
+	 * valid memory: say so before anything reads them. */
+	__asan_unpoison_memory_region(info, sizeof *info);
+	__asan_unpoison_memory_region(uc, sizeof(ucontext_t));
+#endif
 	/* Every delivery of this signal, a sample or not: our SA_RESTART may
 	 * have swallowed the EINTR a program signal asked for (restart.h). */
 	restart_give_back_eintr(uc, sig);
