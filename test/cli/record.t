@@ -63,6 +63,12 @@ stdout /, 2 processes, /
 $ profil record -o x.pprof $REC/rec-prog exec 30 2>e && profil report x.pprof >o && a=$(sed -n 's/.* CPU s, \(.*\), [0-9]* lost.*/\1/p' e) && b=$(sed -n 's/.* Hz, \(.*\), [0-9]* lost$/\1/p' o) && echo "[$a] [$b]"
 stdout /^\[([0-9]+ process(es)?, [0-9]+ threads?)\] \[\1\]$/
 
+# The recording ends with the command, not with a descendant it left
+# running (a daemon would hold it for ever): record returns at once
+$ timeout 3 profil record -o bg.pprof sh -c 'sleep 6 >/dev/null 2>&1 </dev/null & exit 3'; echo "status $?"
+stdout /^status 3$/
+stderr /profil record: [0-9]+ samples/
+
 # Killed by SIGKILL midway: what was sampled is kept; status 128+9
 $ (profil record -o k.pprof $REC/rec-prog spin 30; echo "record status $?" >&2) | { read word pid; kill -KILL "$pid"; }; profil report k.pprof
 stderr /record status 137/
