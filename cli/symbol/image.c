@@ -25,6 +25,8 @@ struct sym_image {
 	struct sym_symtab *symtab;  /* symtab.c's, built on first use */
 	struct sym_plt *plt;        /* plt.c's, built on first use */
 	struct sym_fdes *fdes;      /* fde.c's, built on first use */
+	struct sym_cus *cus;        /* cuindex.c's, loaded on first use */
+	int cus_tried;
 	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
 	struct sym_image *next;
 };
@@ -90,6 +92,7 @@ void sym_cache_free(struct sym_cache *c)
 		sym_symtab_free(im->symtab);
 		sym_plt_free(im->plt);
 		sym_fdes_free(im->fdes);
+		sym_cus_free(im->cus);
 		if (im->dwfl)
 			dwfl_end(im->dwfl);
 		free(im->path);
@@ -292,6 +295,21 @@ struct sym_plt **sym_image_plt(struct sym_image *im)
 struct sym_fdes **sym_image_fdes(struct sym_image *im)
 {
 	return &im->fdes;
+}
+
+struct sym_cus *sym_image_cus(struct sym_image *im, Dwarf *dbg)
+{
+	if (!im->cus_tried) {
+		const unsigned char *bits;
+		GElf_Addr vaddr;
+		char id[256] = "";
+		int n = dwfl_module_build_id(im->mod, &bits, &vaddr);
+		if (n > 0 && (size_t)n * 2 < sizeof id)
+			sym_hex(bits, (size_t)n, id);
+		im->cus = sym_cus_load(dbg, id);
+		im->cus_tried = 1;
+	}
+	return im->cus;
 }
 
 struct sym_scopes **sym_image_scopes(struct sym_image *im)

@@ -185,6 +185,20 @@ static size_t dwarf_chain(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc,
 	return n;
 }
 
+/* The CU holding vaddr by the image's kept ranges (cuindex.c), into
+ * *mem, with the DWARF bias: 1; 0 when no CU holds it (libdwfl, whose
+ * lookups go through the same ranges, would find none either); -1 when
+ * there are no kept ranges, and the caller asks libdwfl. */
+static int cu_of(struct sym_image *im, uint64_t vaddr, Dwarf_Die *mem, Dwarf_Addr *bias)
+{
+	Dwarf *dbg = dwfl_module_getdwarf(sym_image_module(im), bias);
+	struct sym_cus *cus = dbg ? sym_image_cus(im, dbg) : NULL;
+	uint64_t off;
+	if (!cus)
+		return -1;
+	return sym_cus_find(cus, vaddr - *bias, &off) == 0 && dwarf_offdie(dbg, off, mem) ? 1 : 0;
+}
+
 size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max)
 {
 	Dwfl_Module *mod = sym_image_module(im);
@@ -197,11 +211,22 @@ size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *
 		return 1;
 	}
 	struct symname sym = {im, vaddr, 0, NULL};
-	Dwfl_Line *dl = dwfl_module_getsrc(mod, vaddr);
 	int lineno = 0;
-	const char *src = dl ? dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	const char *src = NULL;
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	Dwarf_Die cu_mem, *cu = NULL;
+	int kept = cu_of(im, vaddr, &cu_mem, &bias);
+	if (kept == 1) { /* found by cuindex.c: the line from its CU */
+		cu = &cu_mem;
+		Dwarf_Line *l = dwarf_getsrc_die(cu, vaddr - bias);
+		src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		if (!src || dwarf_lineno(l, &lineno) != 0)
+			src = NULL, lineno = 0;
+	} else if (kept < 0) {
+		Dwfl_Line *dl = dwfl_module_getsrc(mod, vaddr);
+		src = dl ? dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL) : NULL;
+		cu = dwfl_module_addrdie(mod, vaddr, &bias);
+	}
 	size_t n = cu ? dwarf_chain(im, cu, vaddr - bias, &sym, src, lineno, out, max) : 0;
 	const char *symname = n > 0 || max == 0 ? NULL : symname_get(&sym);
 	if (n > 0 || !symname || max == 0)

@@ -103,6 +103,18 @@ struct sym_plt **sym_image_plt(struct sym_image *im);
 const char *sym_plt_name(struct sym_plt **t, struct Dwfl_Module *mod, uint64_t vaddr);
 void sym_plt_free(struct sym_plt *t);
 
+/* cuindex.c: the CU of an address by libdw's aranges, kept across
+ * recordings by build-id in zcache.c's directory.  sym_image_cus() loads
+ * them on first use (NULL: none, use libdwfl's lookups); sym_cus_find()
+ * gives the CU DIE's offset of a DWARF address, -1 if no CU has it. */
+struct sym_cus;
+struct sym_cus *sym_image_cus(struct sym_image *im, Dwarf *dbg);
+struct sym_cus *sym_cus_load(Dwarf *dbg, const char *build_id);
+int sym_cus_find(const struct sym_cus *c, uint64_t addr, uint64_t *die_off);
+void sym_cus_free(struct sym_cus *c);
+const char *sym_zcache_dir(void);  /* NULL: no cache */
+int sym_zcache_make_dir(void);
+
 /* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
 struct sym_scopes;
 struct sym_scopes **sym_image_scopes(struct sym_image *im);

@@ -130,6 +130,16 @@ static int make_dirs(const char *dir)
 	return mkdir(p, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+const char *sym_zcache_dir(void)
+{
+	return cache_dir;
+}
+
+int sym_zcache_make_dir(void)
+{
+	return cache_dir ? make_dirs(cache_dir) : -1;
+}
+
 /* Writes in's decompressed copy to path, through a temporary name. */
 static int build(Elf *in, const char *path)
 {

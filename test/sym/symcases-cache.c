@@ -182,3 +182,86 @@ void sym_debuginfod_only_with_servers(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s %s", root, cachep);
 	sh(cmd);
 }
+
+/* Every location's chain as text: names, files and lines. */
+static void chains(const struct profile *p, char *out, size_t cap)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < p->nlocations; i++)
+		for (size_t k = 0; k < p->locations[i].nlines; k++) {
+			const struct prof_line *l = &p->locations[i].lines[k];
+			const struct prof_function *f = &p->functions[l->function_id - 1];
+			int n = snprintf(out + used, cap - used, "%zu.%zu %s %s:%lld\n", i, k, f->name,
+			                 f->filename, (long long)l->line);
+			CHECK(n > 0 && (size_t)n < cap - used);
+			used += (size_t)n;
+		}
+}
+
+/* symprog's and libsymlib's probes, symbolized with cache (or none). */
+static void symbolize_probes(const struct run *r, const char *cache, char *out, size_t cap)
+{
+	struct sym_options opt = {.no_default_debug_dir = 1, .debug_cache = cache};
+	struct profile *p = run_profile(r, NULL, NULL);
+	add_loc(p, r->plain);
+	add_loc(p, r->inlined);
+	add_loc(p, r->lib);
+	symbolize(p, &opt);
+	chains(p, out, cap);
+	prof_free(p);
+}
+
+static long file_size(const char *path, ino_t *ino)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	if (ino)
+		*ino = st.st_ino;
+	return (long)st.st_size;
+}
+
+/* The CU ranges kept by build-id (cli/symbol/cuindex.c): the first
+ * recording writes them, later ones read them instead of libdw's aranges,
+ * the names and lines are the same with and without them, and a damaged
+ * file is rebuilt, never trusted. */
+void sym_cu_ranges_cache(void)
+{
+	struct run r;
+	char cache[256], path[512], id[128], cmd[1024];
+	static char want[16384], got[16384];
+	run_prog("symprog", &r);
+	CHECK(r.lib != 0);
+	char prog[512];
+	snprintf(prog, sizeof prog, "%s/symprog", SYM_BIN);
+	file_build_id(prog, id, sizeof id);
+	CHECK(id[0]);
+	snprintf(cache, sizeof cache, "/tmp/symtest-cus-%d", (int)getpid());
+	snprintf(path, sizeof path, "%s/%s.cus", cache, id);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+	sh(cmd);
+
+	symbolize_probes(&r, NULL, want, sizeof want);   /* libdwfl's own lookups */
+	CHECK(strstr(want, "inner") && strstr(want, "symprog.c:"));
+	symbolize_probes(&r, cache, got, sizeof got);    /* writes the ranges */
+	CHECK(strcmp(want, got) == 0);
+	ino_t ino, ino2;
+	long size = file_size(path, &ino);
+	CHECK(size > 16 && (size - 16) % 24 == 0);
+	symbolize_probes(&r, cache, got, sizeof got);    /* reads them */
+	CHECK(strcmp(want, got) == 0);
+	CHECK(file_size(path, &ino2) == size && ino2 == ino); /* not rewritten */
+
+	const char *damage[] = {"truncate -s 20 %s", "printf 'PRFCUS01\\002\\0\\0\\0\\0\\0\\0\\0' > %s",
+	                        "printf 'something else entirely' > %s"};
+	for (size_t i = 0; i < sizeof damage / sizeof *damage; i++) {
+		char what[600];
+		snprintf(what, sizeof what, damage[i], path);
+		sh(what);
+		symbolize_probes(&r, cache, got, sizeof got);
+		CHECK(strcmp(want, got) == 0);
+		CHECK(file_size(path, NULL) == size); /* rebuilt whole */
+	}
+	sh(cmd);
+}

@@ -136,5 +136,6 @@ const struct symcase symcases[] = {
 	{"sym_fde_start_names", sym_fde_start_names},
 	{"sym_debug_cache", sym_debug_cache},
 	{"sym_debuginfod_only_with_servers", sym_debuginfod_only_with_servers},
+	{"sym_cu_ranges_cache", sym_cu_ranges_cache},
 	{NULL, NULL},
 };

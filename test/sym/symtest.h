@@ -69,5 +69,6 @@ void sym_plt_stubs(void);
 void sym_fde_start_names(void);
 void sym_debug_cache(void);
 void sym_debuginfod_only_with_servers(void);
+void sym_cu_ranges_cache(void);
 
 #endif
