@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,8 +127,16 @@ static void read_reason(int fd, char *buf, size_t size)
 
 static pid_t start_child(const char *self, const struct test *t, int skip_fd)
 {
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* The test has a process group of its own, out of reach of a
+		 * kill of the runner's: when the runner dies (a CI stage's
+		 * timeout, a ^C), the test dies with it instead of spinning
+		 * on (a hung test once ate a core for twenty minutes so). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		char fd[16];
 		snprintf(fd, sizeof fd, "%d", skip_fd);
 		setenv("PROFIL_TEST_SKIP_FD", fd, 1);
