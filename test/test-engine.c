@@ -19,6 +19,7 @@
 #include <linux/seccomp.h>
 #include <profil.h>
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -359,5 +360,57 @@ TEST_IMPL(engine_perf_stop_with_child_holding_copies)
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	ASSERT(buf[0] + buf[1] > 0); /* it did sample */
+	return 0;
+}
+
+/* Profiling into a fresh page at hz, then the page spoilt: the first
+ * sample faults and the helper thread reaps the run (engine_reap()).
+ * The engine the run had; 0 if it was not reaped within 5 s. */
+static int run_reaped(unsigned int hz)
+{
+	unsigned short *b = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+	                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT(b != MAP_FAILED);
+	ASSERT_OK(profil_set_hz(hz));
+	ASSERT_OK(profil(b, 4096, 0, 2));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	int engine = (int)st.engine;
+	ASSERT(mmap(b, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == b);
+	double end = mono_now() + 5;
+	do
+		burn(0.01);
+	while (profil_get_stats(&st) == 0 && st.engine != PROFIL_ENGINE_OFF && mono_now() < end);
+	munmap(b, 4096); /* profiling is off */
+	return st.engine == PROFIL_ENGINE_OFF ? engine : 0;
+}
+
+/*
+ * The helper thread (sweeper.c) has a descriptor table of its own on the
+ * timer engine, and a reap ends a run while the helper goes on.  When the
+ * next run chose perf events and was reaped in turn, the helper closed
+ * the events in its own table: the program's stayed open and enabled,
+ * and with the signal given back to its default action the next of them
+ * killed the process (seen in CI as safety_concurrent_callers dying on
+ * perf events).  A helper with a table of its own is replaced by one
+ * sharing the program's when a run chooses events.
+ */
+TEST_IMPL(engine_perf_after_reap_closes_every_event)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	setenv("PROFIL_ENGINE", "perf", 1);
+	if (!perf_allowed() || !perf_rate_ok(1000, tick_hz()))
+		return 0;
+	struct spinners sp;
+	spinners_start(&sp, 2);
+	/* 20 kHz is above the events' ceiling: timers, and the helper starts
+	 * with a table of its own */
+	ASSERT_EQ(run_reaped(20000), PROFIL_ENGINE_THREAD_TIMERS);
+	ASSERT_EQ(run_reaped(1000), PROFIL_ENGINE_PERF_EVENTS);
+	int cloexec, left = count_perf_fds(&cloexec);
+	burn(0.3); /* an event left enabled would signal, and kill, by now */
+	spinners_stop(&sp);
+	printf("perf descriptors after the reaped run on events: %d\n", left);
+	ASSERT_EQ(left, 0);
 	return 0;
 }

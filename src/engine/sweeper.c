@@ -318,6 +318,17 @@ static void *sweep(void *unused)
 
 int sweeper_start(void)
 {
+	/* A helper with a table of its own cannot serve a run on perf events,
+	 * whose descriptors it opens and closes and which live in the
+	 * program's table: one still running from a run on timers (a reap
+	 * ends a run and keeps its helper: engine_reap()) is replaced.  It
+	 * once closed a reaped run's events in its own table, leaving the
+	 * program's enabled after the signal's default action came back. */
+	pthread_mutex_lock(&mu);
+	int replace = running && own_table_allowed && perf_engine_on();
+	pthread_mutex_unlock(&mu);
+	if (replace)
+		sweeper_stop();
 	pthread_mutex_lock(&mu);
 	int rc = 0;
 	if (!running) {
