@@ -9,15 +9,15 @@
  * last scan has a later load event (the agent finds loads by polling,
  * agent/modules.c), so failing that, the first later load covering the
  * pc is taken.  A pc in no module is named by the process's
- * /tmp/perf-PID.map when a JIT wrote one (perfmap.c), as a mapping of its
+ * /tmp/perf-PID.map when a JIT wrote one (cli/symbol/perfmap.c), as a mapping of its
  * own per function; failing that it keeps mapping 0 and is reported by
  * address.  A stack the agent could not finish ends in a marker
  * (src/base/ring.h), which becomes a frame named [truncated] (the depth limit)
  * or [unknown] (the unwind failed): never a silently short stack.
  */
 #include "record_int.h"
-#include "perfmap.h"
 #include "../model/profile.h"
+#include "../symbol/symbolize.h"
 #include "../../src/base/ring.h"
 
 #include <stdio.h>
@@ -27,7 +27,7 @@
 /* A process's JIT names, read when its first pc in no module is met. */
 struct jit {
 	int tried;
-	struct perfmap *map;
+	struct sym_perfmap *map;
 };
 
 /* The mapping id of each load event of im, 0 for unload events. */
@@ -100,12 +100,12 @@ static uint64_t jit_location(struct profile *p, const struct image *im, struct j
 	if (!j->tried) {
 		char why[128];
 		j->tried = 1;
-		j->map = perfmap_load(im->pid, im->start_ns, why, sizeof why);
+		j->map = sym_perfmap_load(im->pid, im->start_ns, why, sizeof why);
 		if (!j->map && why[0])
 			fprintf(stderr, "profil record: ignoring /tmp/perf-%u.map: %s; the code it "
 			        "names is reported by address\n", (unsigned)im->pid, why);
 	}
-	struct perfmap_entry *e = perfmap_find(j->map, pc);
+	struct sym_perfmap_entry *e = sym_perfmap_find(j->map, pc);
 	if (!e)
 		return 0;
 	if (!e->mapping_id) {
@@ -113,7 +113,7 @@ static uint64_t jit_location(struct profile *p, const struct image *im, struct j
 		memset(&m, 0, sizeof m);
 		m.start = e->start;
 		m.limit = e->end;
-		m.path = j->map->path;
+		m.path = (char *)sym_perfmap_path(j->map);
 		m.build_id = (char *)"";
 		m.pid = im->pid;
 		e->mapping_id = prof_add_mapping(p, &m);
@@ -160,7 +160,7 @@ static void add_samples(struct profile *p, const struct image *im, const uint64_
 	}
 	(void)period_ns;
 	free(locs);
-	perfmap_free(jit.map);
+	sym_perfmap_free(jit.map);
 }
 
 void record_build(struct profile *p, const struct images *set, int64_t period_ns)

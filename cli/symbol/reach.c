@@ -113,6 +113,15 @@ int sym_reach_covering(const struct sym_reach *r, uint64_t addr, const struct sy
 	return k;
 }
 
+const struct sym_span *sym_reach_latest(const struct sym_reach *r, uint64_t addr)
+{
+	const struct sym_span *best = NULL;
+	for (size_t j = sym_reach_count(r, addr); j-- > 0 && r->maxend[j] > addr;)
+		if (addr < r->v[j].end && (!best || r->v[j].idx > best->idx))
+			best = &r->v[j];
+	return best;
+}
+
 void sym_reach_free(struct sym_reach *r)
 {
 	free(r->v);

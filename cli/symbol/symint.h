@@ -84,6 +84,8 @@ size_t sym_reach_count(const struct sym_reach *r, uint64_t addr);
 uint64_t sym_reach_upto(const struct sym_reach *r, uint64_t addr);
 int sym_reach_covering(const struct sym_reach *r, uint64_t addr, const struct sym_span **out,
                        int max);
+/* Of the intervals covering addr, the one added last (largest idx); NULL. */
+const struct sym_span *sym_reach_latest(const struct sym_reach *r, uint64_t addr);
 void sym_reach_free(struct sym_reach *r);
 
 /* symtab.c: the symbol table's name for vaddr, as dwfl_module_addrinfo

@@ -28,13 +28,12 @@
  */
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
+#include "engine/engine.h"
+#include "engine/restart.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#include <ucontext.h>
 #endif
-#include "engine/engine.h"
-#include "engine/restart.h"
 
 #include <errno.h>
 #include <string.h>

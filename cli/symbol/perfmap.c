@@ -19,10 +19,10 @@
  * printed on a terminal cannot be made to send it escape sequences.
  *
  * Overlaps: a JIT reuses the addresses of code it freed, and writes the
- * new code's line later in the file: the later line wins.
+ * new code's line later in the file: the later line wins (reach.c's
+ * intervals, each with its line's index).
  */
-#include "perfmap.h"
-#include "../model/profile.h"
+#include "symint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +35,13 @@
 
 #define PERFMAP_DIR "/tmp"
 #define MAX_LINES (1u << 22) /* 4 M functions: far above any JIT's */
+
+struct sym_perfmap {
+	char *path;
+	struct sym_perfmap_entry *v; /* in the file's order */
+	size_t n;
+	struct sym_reach spans;      /* idx: the entry's index in v */
+};
 
 /* Whether the file at fd may be trusted for a process started at
  * start_ns (CLOCK_REALTIME); if not, why in why. */
@@ -71,7 +78,7 @@ static char *clean_name(const char *s)
 }
 
 /* One line into e; 0 if it is not "START SIZE NAME" with SIZE > 0. */
-static int parse_line(const char *line, struct perfmap_entry *e)
+static int parse_line(const char *line, struct sym_perfmap_entry *e)
 {
 	char *end;
 	errno = 0;
@@ -93,39 +100,28 @@ static int parse_line(const char *line, struct perfmap_entry *e)
 	return 1;
 }
 
-static int by_start(const void *a, const void *b)
-{
-	const struct perfmap_entry *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static void read_entries(struct perfmap *pm, FILE *f)
+static void read_entries(struct sym_perfmap *pm, FILE *f)
 {
 	char *line = NULL;
 	size_t cap = 0, room = 0;
 	while (pm->n < MAX_LINES && getline(&line, &cap, f) > 0) {
-		struct perfmap_entry e;
+		struct sym_perfmap_entry e;
 		if (!parse_line(line, &e))
 			continue;
 		if (pm->n == room) {
 			room = room ? 2 * room : 256;
 			pm->v = prof_xrealloc(pm->v, room, sizeof *pm->v);
 		}
-		e.order = pm->n;
+		if (sym_reach_add(&pm->spans, e.start, e.end, (int)pm->n) != 0)
+			prof_oom();
 		pm->v[pm->n++] = e;
 	}
 	free(line);
-	qsort(pm->v, pm->n, sizeof *pm->v, by_start);
-	/* reach[i]: the furthest end among entries 0..i, so that a search
-	 * going down from an address can stop where nothing reaches it */
-	pm->reach = prof_xcalloc(pm->n ? pm->n : 1, sizeof *pm->reach);
-	for (size_t i = 0; i < pm->n; i++)
-		pm->reach[i] = i && pm->reach[i - 1] > pm->v[i].end ? pm->reach[i - 1] : pm->v[i].end;
+	if (sym_reach_finish(&pm->spans) != 0)
+		prof_oom();
 }
 
-struct perfmap *perfmap_load(uint32_t pid, int64_t start_ns, char *why, size_t whylen)
+struct sym_perfmap *sym_perfmap_load(uint32_t pid, int64_t start_ns, char *why, size_t whylen)
 {
 	char path[64];
 	snprintf(path, sizeof path, PERFMAP_DIR "/perf-%" PRIu32 ".map", pid);
@@ -143,40 +139,32 @@ struct perfmap *perfmap_load(uint32_t pid, int64_t start_ns, char *why, size_t w
 		close(fd);
 		return NULL;
 	}
-	struct perfmap *pm = prof_xcalloc(1, sizeof *pm);
+	struct sym_perfmap *pm = prof_xcalloc(1, sizeof *pm);
 	pm->path = prof_xstrdup(path);
 	read_entries(pm, f);
 	fclose(f);
 	return pm;
 }
 
-struct perfmap_entry *perfmap_find(struct perfmap *pm, uint64_t pc)
+const char *sym_perfmap_path(const struct sym_perfmap *pm)
 {
-	if (!pm || !pm->n)
-		return NULL;
-	size_t lo = 0, hi = pm->n; /* first entry starting above pc */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pm->v[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	struct perfmap_entry *best = NULL;
-	for (size_t i = lo; i-- > 0 && pm->reach[i] > pc;)
-		if (pc < pm->v[i].end && (!best || pm->v[i].order > best->order))
-			best = &pm->v[i];
-	return best;
+	return pm->path;
 }
 
-void perfmap_free(struct perfmap *pm)
+struct sym_perfmap_entry *sym_perfmap_find(struct sym_perfmap *pm, uint64_t pc)
+{
+	const struct sym_span *s = pm ? sym_reach_latest(&pm->spans, pc) : NULL;
+	return s ? &pm->v[s->idx] : NULL;
+}
+
+void sym_perfmap_free(struct sym_perfmap *pm)
 {
 	if (!pm)
 		return;
 	for (size_t i = 0; i < pm->n; i++)
 		free(pm->v[i].name);
 	free(pm->v);
-	free(pm->reach);
+	sym_reach_free(&pm->spans);
 	free(pm->path);
 	free(pm);
 }
