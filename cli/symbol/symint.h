@@ -6,10 +6,13 @@
  *   scopes.c  the DIEs holding an address (dwarf_getscopes, cheaper)
  *   kids.c    DIE lists walked as libdw does, indexed by address
  *   symtab.c  the symbol table's answer per address, asked once per stretch
- *   reach.c   intervals by start, for symtab.c
+ *   reach.c   intervals by start, for symtab.c and perfmap.c
  *   plt.c     the PLT's stubs named after the functions they jump to
  *   fde.c     the start of the function (FDE) holding an address
  *   zcache.c  separate debuginfo kept decompressed, by build-id
+ *   cuindex.c CU address ranges kept across recordings, by build-id
+ *   perfmap.c a JIT's /tmp/perf-PID.map (for the record's build.c)
+ *   nodebuginfod.c  libdebuginfod loaded only when a server is named
  *   symbolize.c  the driver over a profile
  */
 #ifndef PROFIL_CLI_SYMINT_H
