@@ -268,10 +268,15 @@ static int alone(pid_t self, char main_state)
 	return only;
 }
 
+/* The helper's kernel thread id, stored first thing by sweep(): once
+ * pthread_join() has returned it is this run's (sweeper_pause()). */
+static _Atomic pid_t sweeper_tid;
+
 static void *sweep(void *unused)
 {
 	(void)unused;
 	pid_t self = (pid_t)syscall(SYS_gettid);
+	atomic_store(&sweeper_tid, self);
 	timers_exclude(self);
 	/* Failing a table of its own, the shared one: as before. */
 	int own_table = own_fd_table() == 0;
@@ -363,13 +368,37 @@ void sweeper_stop(void)
 	timers_exclude(0);
 }
 
+/* pthread_join() returns when the kernel clears the thread's id word
+ * (its memory released, in exit_mm()), but the thread stays in the
+ * thread group until it is reaped later in its exit: a call that needs
+ * the process single-threaded, unshare(CLONE_NEWUSER), made in between
+ * was refused with EINVAL (7 runs in 100 of creds_unshare_user_namespace).
+ * The id is unhashed in the same step that takes the thread out of the
+ * group, so once tgkill() says ESRCH the process has one thread less.
+ * Bounded (20,000 naps of 50 us, a second or so), then the call is made
+ * as it is. */
+static void wait_thread_reaped(pid_t tid)
+{
+	pid_t pid = getpid();
+	struct timespec nap = {0, 50 * 1000};
+	for (int i = 0; i < 20000; i++) {
+		if (syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
 int sweeper_pause(void)
 {
 	pthread_mutex_lock(&mu);
 	int was = running;
 	pthread_mutex_unlock(&mu);
-	if (was)
+	if (was) {
 		sweeper_stop();
+		int e = errno;
+		wait_thread_reaped(atomic_load(&sweeper_tid));
+		errno = e;
+	}
 	return was;
 }
 
