@@ -26,7 +26,7 @@ static void test_dir(char *buf, size_t size)
 }
 
 struct uwresult {
-	long hot, full, main, thread, truncated, unknown;
+	long hot, full, main, thread, truncated, unknown, cut;
 };
 
 /* Runs uwprog MODE under the agent with a depth limit `runs` times in
@@ -45,7 +45,7 @@ static struct uwresult uwprog_runs(const char *mode, int depth, int runs, long *
 	         runs, depth, tmp, dir, dir, mode, tmp, tmp);
 	FILE *p = popen(cmd, "r");
 	ASSERT(p != NULL);
-	struct uwresult r = {0, 0, 0, 0, 0, 0};
+	struct uwresult r = {0, 0, 0, 0, 0, 0, 0};
 	long c = 0;
 	char key[32];
 	long v;
@@ -53,7 +53,8 @@ static struct uwresult uwprog_runs(const char *mode, int depth, int runs, long *
 		long *f = !strcmp(key, "hot") ? &r.hot : !strcmp(key, "full") ? &r.full :
 		          !strcmp(key, "main") ? &r.main : !strcmp(key, "thread") ? &r.thread :
 		          !strcmp(key, "truncated") ? &r.truncated :
-		          !strcmp(key, "unknown") ? &r.unknown : !strcmp(key, "cached") ? &c : NULL;
+		          !strcmp(key, "unknown") ? &r.unknown : !strcmp(key, "cut") ? &r.cut :
+		          !strcmp(key, "cached") ? &c : NULL;
 		if (f)
 			*f += v;
 	}
@@ -197,6 +198,31 @@ TEST_IMPL(unwind_cache_across_recordings)
 	ASSERT_EQ(fscanf(p, "%ld", &after), 1);
 	ASSERT_EQ(pclose(p), 0);
 	ASSERT_EQ(after, bytes); /* every cut table was rebuilt in full */
+	return 0;
+}
+
+/* The rows of a cached table are mapped from its file (unwind_cache.c).
+ * Every file cut to nothing under a running process's mappings: the stack
+ * walks fault on their first row, which costs each sample its callers and
+ * nothing else (sample.c's recovery): the process lives, the samples go
+ * on, each stack [uw_hot, unknown]. */
+TEST_IMPL(unwind_cache_cut_while_mapped)
+{
+	if (skip_tools())
+		return 0;
+	char keep[] = "/tmp/profil-uwcut.XXXXXX", env[PATH_MAX], cmd[PATH_MAX];
+	ASSERT(mkdtemp(keep) != NULL);
+	snprintf(env, sizeof env, "PROFIL_UNWIND_CACHE=%s", keep);
+	ASSERT_EQ(putenv(env), 0);
+	struct uwresult r = uwprog_runs("recurse", 128, 1, NULL); /* fills the cache */
+	assert_complete(&r);
+	r = uwprog_runs("cutcache", 128, 1, NULL); /* pclose: exit status 0 */
+	snprintf(cmd, sizeof cmd, "rm -rf %s", keep);
+	ASSERT_EQ(system(cmd), 0);
+	printf("tables cut: %ld\n", r.cut);
+	ASSERT(r.cut >= 3); /* uwprog, libuwchain, libc, ld.so */
+	assert_complete(&r);
+	ASSERT(r.unknown >= r.hot * 99 / 100);
 	return 0;
 }
 

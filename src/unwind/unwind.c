@@ -17,7 +17,9 @@
  * by the thread itself), else UW_STACK_GUESS above the frame (a signal
  * handler on a sigaltstack, a thread we never saw start).  A word that is
  * in bounds but unmapped still faults; sample.c arms fault recovery around
- * the walk, and a fault costs only that sample's callers.
+ * the walk, and a fault costs only that sample's callers.  The same holds
+ * for a module's rows mapped from the cache (unwind_cache.c): a file cut
+ * short under the mapping raises SIGBUS here, and only that stack ends.
  *
  * The walk ends at a frame whose return address is undefined in its CFI
  * (_start, the thread start routine's caller) or zero: complete.  At a pc

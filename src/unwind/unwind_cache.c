@@ -15,9 +15,9 @@
  *
  * A file is trusted no further than the handler needs: its sizes must add
  * up and every index entry must name a row, so a damaged file can give
- * wrong stacks but never a read outside the table.  It is read into
- * memory of our own, not mapped: a file shortened under a mapping would
- * raise SIGBUS in the signal handler that reads the rows.  Files are
+ * wrong stacks but never a read outside the table.  The index is read
+ * into memory of our own and checked there; the rows are mapped, shared
+ * between processes (uw_cache_load() says why that is safe).  Files are
  * named by CACHE_MAGIC, which changes whenever the rows unwind_cfi.c
  * makes for the same object would change, so a cache kept across
  * versions never hands one version's rows to another.  Objects without
@@ -120,46 +120,51 @@ static int cache_path(const struct dl_phdr_info *info, uintptr_t hdr, char *path
 	return w > 0 && (size_t)w < size ? 0 : -1;
 }
 
-/* Whether a mapped file's contents are safe for the handler. */
-static int valid(const struct cache_hdr *h, size_t len, uint64_t hdr_off)
+/* Whether a file of len bytes with header h is laid out as a table for
+ * the object whose .eh_frame_hdr lies hdr_off past its load bias. */
+static int valid_header(const struct cache_hdr *h, size_t len, uint64_t hdr_off)
 {
-	if (len < sizeof *h || h->magic != CACHE_MAGIC || h->row_size != sizeof(struct uw_row) ||
-	    h->hdr_off != hdr_off || h->hi_off <= h->lo_off || h->hi_off - h->lo_off > UINT32_MAX ||
-	    h->nidx != ((h->hi_off - h->lo_off) >> UW_INDEX_SHIFT) + 2 || h->nrows > len ||
-	    len != sizeof *h + h->nrows * sizeof(struct uw_row) + h->nidx * 4)
-		return 0;
-	const uint32_t *index = (const uint32_t *)((const char *)(h + 1) +
-	                                           h->nrows * sizeof(struct uw_row));
-	for (uint64_t i = 0; i < h->nidx; i++)
-		if ((h->nrows ? index[i] >= h->nrows : index[i] != 0) ||
-		    (i && index[i] < index[i - 1]))
+	return h->magic == CACHE_MAGIC && h->row_size == sizeof(struct uw_row) &&
+	       h->hdr_off == hdr_off && h->hi_off > h->lo_off &&
+	       h->hi_off - h->lo_off <= UINT32_MAX &&
+	       h->nidx == ((h->hi_off - h->lo_off) >> UW_INDEX_SHIFT) + 2 && h->nrows <= len &&
+	       len == sizeof *h + h->nrows * sizeof(struct uw_row) + h->nidx * 4;
+}
+
+/* Every index entry names a row, in order: the handler's searches stay
+ * inside the rows whatever the file held. */
+static int valid_index(const uint32_t *index, uint64_t nidx, uint64_t nrows)
+{
+	for (uint64_t i = 0; i < nidx; i++)
+		if ((nrows ? index[i] >= nrows : index[i] != 0) || (i && index[i] < index[i - 1]))
 			return 0;
 	return 1;
 }
 
-/* The whole file at fd, read into fresh anonymous memory of its size. */
-static void *read_whole(int fd, size_t *len)
+static int read_at(int fd, void *buf, size_t n, off_t at)
 {
-	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(struct cache_hdr))
-		return NULL;
-	size_t n = (size_t)st.st_size, got = 0;
-	void *buf = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
-		return NULL;
+	size_t got = 0;
 	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)got);
-		if (r <= 0) {
-			munmap(buf, n);
-			return NULL;
-		}
+		ssize_t r = pread(fd, (char *)buf + got, n - got, at + (off_t)got);
+		if (r <= 0)
+			return -1;
 		got += (size_t)r;
 	}
-	mprotect(buf, n, PROT_READ);
-	*len = n;
-	return buf;
+	return 0;
 }
 
+/*
+ * The header and the index are read into memory of our own and checked;
+ * the rows are mapped from the file, read-only, and shared with every
+ * other process that maps them (copying them cost each process of a
+ * shell script ~0.8 ms for libc, ld.so and the program: /bin/true took
+ * 1.7 ms under the agent against 0.5 ms alone).  Nothing outside the
+ * signal handler touches the rows: a file cut short under the mapping
+ * can only raise SIGBUS in a stack walk, which sample.c recovers
+ * (walk_stack(): that sample's stack ends unknown, sampling goes on).
+ * The files themselves are only ever replaced whole (uw_cache_store's
+ * rename), never rewritten in place.
+ */
 struct uw_module *uw_cache_load(const struct dl_phdr_info *info, uintptr_t hdr)
 {
 	char path[4200];
@@ -168,25 +173,34 @@ struct uw_module *uw_cache_load(const struct dl_phdr_info *info, uintptr_t hdr)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	size_t len = 0;
-	void *map = read_whole(fd, &len);
-	close(fd);
-	if (!map)
-		return NULL;
-	const struct cache_hdr *h = map;
 	struct uw_module *m = NULL;
-	if (valid(h, len, hdr - info->dlpi_addr) && (m = calloc(1, sizeof *m)) != NULL) {
-		m->lo = info->dlpi_addr + h->lo_off;
-		m->hi = info->dlpi_addr + h->hi_off;
-		m->nrows = h->nrows;
-		m->rows = (const struct uw_row *)(h + 1);
-		m->index = (const uint32_t *)(m->rows + h->nrows);
-		m->map = map;
-		m->maplen = len;
-		return m;
+	struct cache_hdr h;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof h || read_at(fd, &h, sizeof h, 0) != 0 ||
+	    !valid_header(&h, (size_t)st.st_size, hdr - info->dlpi_addr) ||
+	    (m = calloc(1, sizeof *m + h.nidx * 4)) == NULL)
+		goto out;
+	uint32_t *index = (uint32_t *)(m + 1);
+	size_t rows_end = sizeof h + h.nrows * sizeof(struct uw_row);
+	void *map = h.nrows ? mmap(NULL, rows_end, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	if (map == MAP_FAILED || read_at(fd, index, h.nidx * 4, (off_t)rows_end) != 0 ||
+	    !valid_index(index, h.nidx, h.nrows)) {
+		if (map && map != MAP_FAILED)
+			munmap(map, rows_end);
+		free(m);
+		m = NULL;
+		goto out;
 	}
-	munmap(map, len);
-	return NULL;
+	m->lo = info->dlpi_addr + h.lo_off;
+	m->hi = info->dlpi_addr + h.hi_off;
+	m->nrows = h.nrows;
+	m->rows = map ? (const struct uw_row *)((const char *)map + sizeof h) : NULL;
+	m->index = index;
+	m->map = map;
+	m->maplen = map ? rows_end : 0;
+out:
+	close(fd);
+	return m;
 }
 
 void uw_cache_store(const struct dl_phdr_info *info, uintptr_t hdr, const struct uw_module *m)

@@ -17,6 +17,10 @@
  *                    with the page holding uw_fault_outer's return address
  *                    made PROT_NONE meanwhile: every walk faults there,
  *                    the fault costs that sample its callers only
+ *   uwprog cutcache  every table in $PROFIL_UNWIND_CACHE cut to nothing
+ *                    (the rows the agent mapped from them are gone), then
+ *                    main -> uw_recurse x 51 -> uw_hot: each walk faults
+ *                    on its first row, the samples go on
  *   uwprog dlstorm LIB   main -> uw_recurse x 21 -> uw_hot while a second
  *                    thread dlopen()s and dlclose()s LIB without pause
  *                    (each dlclose rebuilds and retires the tables)
@@ -270,6 +274,8 @@ static int full_chain(const char *mode, const uint64_t *pcs, uint32_t n, struct 
 	}
 	if (!strcmp(mode, "recurse"))
 		return run_of(pcs, n, k, "uw_recurse") == 51 && run_of(pcs, n, k + 51, "main") == 1;
+	if (!strcmp(mode, "cutcache"))
+		return n == 2 && pcs[1] == RING_PC_UNKNOWN;
 	if (!strcmp(mode, "fault"))
 		return n == 4 && pcs[3] == RING_PC_UNKNOWN && run_of(pcs, n, 1, "uw_fault_mid") == 1 &&
 		       run_of(pcs, n, 2, "uw_fault_outer") == 1;
@@ -291,11 +297,31 @@ static void judge(const char *mode, const struct ring_record *r, struct tally *t
 	t->hot++;
 	t->truncated += r->pcs[n - 1] == RING_PC_TRUNCATED;
 	t->unknown += r->pcs[n - 1] == RING_PC_UNKNOWN;
-	int want_marker = !strcmp(mode, "truncate") || !strcmp(mode, "fault");
+	int want_marker = !strcmp(mode, "truncate") || !strcmp(mode, "fault") ||
+	                  !strcmp(mode, "cutcache");
 	if (marker == want_marker && full_chain(mode, r->pcs, n, t))
 		t->full++;
 	else
 		show(t, "not the full chain", r->pcs, n);
+}
+
+/* truncate(2) to 0 bytes every cached table in $PROFIL_UNWIND_CACHE. */
+static void cut_cache(void)
+{
+	const char *dir = getenv("PROFIL_UNWIND_CACHE");
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *e;
+	int cut = 0;
+	char path[4096];
+	while (d && (e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "uw", 2) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		cut += truncate(path, 0) == 0;
+	}
+	if (d)
+		closedir(d);
+	printf("cut %d\n", cut);
 }
 
 /* Our ring file: $PROFIL_RECORD_DIR/<pid>.<n>.ring. */
@@ -361,6 +387,9 @@ int main(int argc, char **argv)
 		recurse_for(50);
 	} else if (!strcmp(mode, "truncate")) {
 		recurse_for(200);
+	} else if (!strcmp(mode, "cutcache")) {
+		cut_cache();
+		recurse_for(50);
 	} else if (!strcmp(mode, "dlstorm") && argc > 2) {
 		pthread_t th;
 		if (pthread_create(&th, NULL, storm, argv[2]) != 0)
