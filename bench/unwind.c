@@ -55,7 +55,7 @@ static __attribute__((noinline)) struct result time_walk(void)
 	ucontext_t uc;
 	uint64_t pcs[RING_MAX_PCS];
 	volatile uint32_t n = 0;
-	enum uw_end end = UW_END_FAILED;
+	volatile enum uw_end end = UW_END_FAILED; /* getcontext returns twice */
 	getcontext(&uc);
 	const struct uw_table *t = atomic_load(&unwind_published);
 	double best = 1e30;

@@ -278,8 +278,6 @@ static void *sweep(void *unused)
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	atomic_store(&sweeper_tid, self);
 	timers_exclude(self);
-	/* Failing a table of its own, the shared one: as before. */
-	int own_table = own_fd_table() == 0;
 	/* The main thread's own stat, not the process's: the same state and
 	 * thread count, without the kernel summing every thread's counters
 	 * (do_task_stat() for the whole group: 7% of the idle cost with
@@ -288,7 +286,7 @@ static void *sweep(void *unused)
 	 * lookup cost a fifth of the idle sweeps with 1,000 threads. */
 	char leader_stat[64];
 	snprintf(leader_stat, sizeof leader_stat, "/proc/self/task/%d/stat", (int)getpid());
-	int leader_fd = own_table ? open(leader_stat, O_RDONLY | O_CLOEXEC) : -1;
+	int leader_fd = -1, set_up = 0;
 	long ms = SWEEP_MS;
 	int seen = atomic_load(&wake);
 	while (!atomic_load(&quit)) {
@@ -296,6 +294,16 @@ static void *sweep(void *unused)
 		seen = atomic_load(&wake);
 		if (atomic_load(&quit))
 			break;
+		/* Set up at the first sweep, not at birth: most forked children
+		 * exec or exit within a millisecond, and the table of our own
+		 * (close_range) and the open cost them 0.1-0.2 ms each.  Until
+		 * then this thread opens nothing.  Failing a table of its own,
+		 * the shared one: as before. */
+		if (!set_up) {
+			set_up = 1;
+			if (own_fd_table() == 0)
+				leader_fd = open(leader_stat, O_RDONLY | O_CLOEXEC);
+		}
 		ms = SWEEP_MS;
 		unsigned int nthreads;
 		char main_state = leader_fd >= 0 ? state_at(leader_fd, &nthreads)

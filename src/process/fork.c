@@ -4,9 +4,10 @@
  * child's thread and every thread it creates.
  *
  * POSIX timers are not inherited by fork, so the child starts with none:
- * it forgets the parent's registry, gives its one thread a timer, and
- * restarts the sweeper (whose condition variable it must not destroy: the
- * parent's sweeper may be one of its waiters, see sweeper_forget()).  When
+ * it forgets the parent's registry, gives its one thread a timer, and,
+ * after the agent's hook, restarts the sweeper (whose condition variable
+ * it must not destroy: the parent's sweeper may be one of its waiters,
+ * see sweeper_forget()).  When
  * a thread other than the main one forked, the child's one thread is a
  * pthread whose return ends the process: the sweeper then leaves so that
  * glibc's exit(0) happens (sweeper.c, issue 9).  The
@@ -52,14 +53,23 @@ static void child(void)
 	threads_forked_child();
 	sweeper_forget();
 	timers_forget_all();
-	if (timers_signal()) {
+	int on = timers_signal() != 0;
+	if (on)
 		timers_add_self();
-		sweeper_start();
-	}
 	engine_unlock();
 	void (*hook)(void) = atomic_load(&fork_child_hook);
 	if (hook)
 		hook();
+	/* The helper thread last, and only if profiling goes on: the agent's
+	 * hook ends it in a child it does not follow (--no-children), and a
+	 * helper started for nothing cost each such fork a thread created
+	 * and joined. */
+	if (on) {
+		engine_lock();
+		if (timers_signal())
+			sweeper_start();
+		engine_unlock();
+	}
 }
 
 /* Set once by the profil agent (agent/): called in a forked child after
