@@ -36,9 +36,18 @@ static int same_module(const struct prof_mapping *m, const char *want)
 static const char *target(const struct profile *p, const char *module)
 {
 	if (module) {
-		for (size_t i = 0; i < p->nmappings; i++)
-			if (same_module(&p->mappings[i], module))
-				return p->mappings[i].path;
+		for (size_t i = 0; i < p->nmappings; i++) {
+			if (!same_module(&p->mappings[i], module))
+				continue;
+			/* gprof reads the histogram with the binary it covers; a
+			 * JIT's code has none (the map is text naming it) */
+			if (prof_mapping_is_jit_map(&p->mappings[i])) {
+				fprintf(stderr, "profil report: %s names code a JIT made at run time: no "
+				        "binary holds it for gprof to read a gmon.out with\n", module);
+				return NULL;
+			}
+			return p->mappings[i].path;
+		}
 		fprintf(stderr, "profil report: no module '%s' in the profile\n", module);
 		return NULL;
 	}

@@ -21,3 +21,10 @@ row / lib_hot$/ 1 >= 99
 $ profil record -o t.pprof $REC/rec-prog threads 30 2>/dev/null && profil report --format csv --top 2 t.pprof | grep main_hot | cut -d, -f5 > ours && profil report --format gmon t.pprof && gprof -p -b $REC/rec-prog gmon.out | awk '/main_hot$/ { print $3 }' > theirs && awk 'NR == FNR { a = $1; next } { d = a - $1; if (d < 0) d = -d; print (d < 0.011 ? "agree" : "differ " a " " $1) }' ours theirs
 needs gprof
 stdout /^agree$/
+
+# A JIT's code (named by /tmp/perf-PID.map) has no binary for gprof:
+# refused in one line, nothing written (a 63-byte gmon.out before)
+$ profil record -o j.pprof $REC/rec-jit 20 >out; m=$(profil report --by module j.pprof | grep -o 'perf-[0-9]*\.map' | head -1); profil report --format gmon --module $m -o j.out j.pprof; echo "status $?"; test -e j.out || echo "no file"; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map
+stdout /^status 1$/
+stdout /^no file$/
+stderr /^profil report: perf-[0-9]+\.map names code a JIT made at run time: no binary holds it for gprof to read a gmon.out with$/
