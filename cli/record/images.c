@@ -176,15 +176,41 @@ static size_t read_header(void *image)
 	return 1;
 }
 
-static void note_thread(struct image *im, uint32_t tid)
+/* The entry of tid, a new empty one if it has none; *added says which. */
+static struct thread_name *thread_entry(struct image *im, uint32_t tid, int *added)
 {
+	*added = 0;
 	for (size_t i = 0; i < im->nthreads; i++)
 		if (im->threads[i].tid == tid)
-			return;
+			return &im->threads[i];
 	im->threads = prof_xrealloc(im->threads, im->nthreads + 1, sizeof *im->threads);
 	struct thread_name *t = &im->threads[im->nthreads++];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
+	*added = 1;
+	return t;
+}
+
+/* A thread's name as its process wrote it at the thread's end (ring.h
+ * RING_THREAD): its last, so it wins over what /proc said at its first
+ * sample.  Bytes from another process: cut at 15, control bytes shown
+ * as '?'. */
+static void name_thread(struct image *im, const struct ring_thread *r)
+{
+	int added;
+	struct thread_name *t = thread_entry(im, r->tid, &added);
+	size_t n = 0;
+	for (; n + 1 < sizeof r->name && n + 1 < sizeof t->name && r->name[n]; n++)
+		t->name[n] = (unsigned char)r->name[n] < 0x20 || r->name[n] == 0x7f ? '?' : r->name[n];
+	t->name[n] = '\0';
+}
+
+static void note_thread(struct image *im, uint32_t tid)
+{
+	int added;
+	struct thread_name *t = thread_entry(im, tid, &added);
+	if (!added)
+		return;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%u/task/%u/comm", im->pid, tid);
 	FILE *f = fopen(path, "re");
@@ -221,6 +247,12 @@ static size_t take_record(struct image *im, unsigned char *data, uint64_t off, u
 		agg_add(&im->samples, key, (uint32_t)(2 + npcs), weight);
 		im->weight += weight;
 		note_thread(im, r->tid);
+	} else if (RING_HDR_TYPE(hdr) == RING_THREAD) {
+		if (bytes != sizeof(struct ring_thread)) {
+			drop(im, "thread record malformed");
+			return 0;
+		}
+		name_thread(im, (const struct ring_thread *)(data + off));
 	} else if (RING_HDR_TYPE(hdr) != RING_SKIP) {
 		drop(im, "unknown record type");
 		return 0;

@@ -21,7 +21,8 @@
  * record.  A writer that finds no room drops the sample and adds its
  * weight to `lost`: the profiled program never waits for the reader.
  *
- *   hdr     bits 31..24 type (RING_SAMPLE, RING_SKIP), 23..0 size in
+ *   hdr     bits 31..24 type (RING_SAMPLE, RING_SKIP, RING_THREAD: a
+ *           thread's name, struct ring_thread below), 23..0 size in
  *           8-byte words, header included (so never 0 once committed)
  *   tid     thread that was sampled
  *   weight  timer expiries this sample stands for (1 + overrun)
@@ -61,7 +62,8 @@
 
 enum ring_type {
 	RING_SAMPLE = 1,
-	RING_SKIP = 2
+	RING_SKIP = 2,
+	RING_THREAD = 3
 };
 
 #define RING_HDR(type, words) (((uint32_t)(type) << 24) | ((uint32_t)(words) & 0xffffffu))
@@ -74,6 +76,16 @@ struct ring_record {
 	uint32_t weight;
 	uint32_t modgen;
 	uint64_t pcs[];
+};
+
+/* A thread's name (its comm: at most 15 bytes, NUL-padded), written
+ * outside signal context when a thread made through pthread_create ends
+ * (src/process/threads.c), so that a thread gone before the reader
+ * looked at /proc, or renamed since, is shown by its last name. */
+struct ring_thread {
+	uint32_t hdr;            /* RING_HDR(RING_THREAD, 3) */
+	uint32_t tid;
+	char name[16];
 };
 
 /* Most pcs one record may carry (the stack depth limit's ceiling). */

@@ -344,6 +344,41 @@ void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long he
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
+/* Writes a thread's name record into the ring table t, under the same
+ * fault recovery as record(): the ring is memory the program could unmap. */
+static __attribute__((noinline)) void record_name(struct ptable *t, pid_t tid,
+                                                  const char *name)
+{
+	if (__builtin_setjmp(sample_recover)) {
+		sample_writing = 0;
+		if (!sample_abandon)
+			withdraw(t);
+		return;
+	}
+	sample_writing = 1;
+	uint64_t at;
+	struct ring_thread *r;
+	if (!sample_abandon &&
+	    (r = (struct ring_thread *)ring_reserve(t, sizeof *r, &at)) != 0) {
+		r->tid = (uint32_t)tid;
+		for (unsigned i = 0; i < sizeof r->name; i++) /* no memcpy: see CONTRACT */
+			r->name[i] = i + 1 < sizeof r->name ? name[i] : '\0';
+		__atomic_store_n(&r->hdr, RING_HDR(RING_THREAD, sizeof *r / 8), __ATOMIC_RELEASE);
+	}
+	sample_writing = 0;
+}
+
+/* A thread's name at its exit (threads.c), for the reader: ring tables
+ * only.  Same in-flight handshake as sample_credit(). */
+void sample_thread_name(pid_t tid, const char name[16])
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	if (t && t->mode == PTABLE_RING)
+		record_name(t, tid, name);
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
 void sample_handler(int sig, siginfo_t *info, void *uc)
 {
 	(void)sig;

@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <threads.h>
@@ -45,6 +46,9 @@ struct start {
  * or, if none was, to the start routine's first instruction.  The sampling
  * signal is blocked first so the tally cannot change under us, and stays
  * blocked: a signal still queued from the deleted timer would count twice.
+ * Its name goes to the ring last (`profil record` reads names from /proc
+ * at a thread's first sample, too late for a short thread, too early for
+ * one renamed later).
  */
 static void thread_end(void *start_fn)
 {
@@ -67,6 +71,10 @@ static void thread_end(void *start_fn)
 		sample_self.deferred = 0;
 		if (owed || me.deferred)
 			sample_credit(gettid(), pc, owed, me.deferred);
+		/* its last name, for a ring's reader (ring.h RING_THREAD) */
+		char name[16] = {0};
+		if (prctl(PR_GET_NAME, name) == 0)
+			sample_thread_name(gettid(), name);
 	}
 	engine_unlock();
 }

@@ -145,6 +145,14 @@ $ profil record -o j.pprof $REC/rec-jit 20 stale >out && profil report j.pprof; 
 stderr /^profil record: ignoring \/tmp\/perf-[0-9]+\.map: older than the process/
 !stdout /jit_spin/
 
+# A thread is shown by its last name: the agent writes it into the ring
+# when the thread ends (ring.h RING_THREAD).  The name /proc gave at its
+# first sample was "early", and a thread gone before the first read had
+# none ("?")
+$ profil record -o n.pprof $REC/rec-prog rename 30 && profil report --by thread n.pprof
+row /late-name \[[0-9]+\] +rec-prog/ 1 >= 15
+!stdout /early/
+
 # Standard streams and the exit status pass through untouched
 $ echo hello | profil record -o p.pprof $REC/rec-prog echo
 exit 7

@@ -18,6 +18,8 @@
  *             after 10 s
  *   exec      a child execs this program as "execd", which runs exec_hot
  *   execd     exec_hot (what the exec mode runs)
+ *   rename    a second thread named "early" runs lib_hot, then renames
+ *             itself "late-name" and ends; main joins it, then main_hot
  *   inline    outer_hot, whose loop is the always-inline inner_hot
  *   spin      main_hot for UNITS, prints "ready", then spins for ever
  *   exit      main_hot, then _exit(3) without flushing or atexit
@@ -217,6 +219,24 @@ static int raw_signals(void)
 	return 0;
 }
 
+static void *renamed(void *arg)
+{
+	pthread_setname_np(pthread_self(), "early");
+	lib_hot(units);
+	pthread_setname_np(pthread_self(), "late-name");
+	return arg;
+}
+
+static int rename_thread(void)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, renamed, NULL) != 0)
+		return 2;
+	pthread_join(th, NULL);
+	main_hot(units);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "threads";
@@ -240,6 +260,8 @@ int main(int argc, char **argv)
 		return exec_hot(units), 0;
 	if (!strcmp(mode, "inline"))
 		return outer_hot(units), 0;
+	if (!strcmp(mode, "rename"))
+		return rename_thread();
 	if (!strcmp(mode, "spin")) {
 		main_hot(units);
 		printf("ready %d\n", (int)getpid());
