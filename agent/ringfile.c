@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 /* Reads a small /proc/self file into buf (NUL-terminated, maybe cut). */
 static size_t read_self(const char *name, char *buf, size_t size)
@@ -65,10 +66,17 @@ static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_si
 	rf->start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	size_t n = read_self("cmdline", rf->cmdline, sizeof rf->cmdline);
 	(void)n;
-	read_self("comm", rf->comm, sizeof rf->comm);
-	char *nl = strchr(rf->comm, '\n');
-	if (nl)
-		*nl = '\0';
+	/* The calling thread's name is the process's here (the main thread at
+	 * load, a forked child's only thread): no /proc file to open. */
+	char comm[16] = {0};
+	if (prctl(PR_GET_NAME, comm) == 0) {
+		snprintf(rf->comm, sizeof rf->comm, "%s", comm);
+	} else {
+		read_self("comm", rf->comm, sizeof rf->comm);
+		char *nl = strchr(rf->comm, '\n');
+		if (nl)
+			*nl = '\0';
+	}
 	/* The magic last: a reader that sees it sees a complete header. */
 	uint64_t magic;
 	memcpy(&magic, RING_MAGIC, sizeof magic);

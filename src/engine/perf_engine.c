@@ -151,16 +151,25 @@ static unsigned int max_sample_rate(void)
  */
 int engine_seccomp_filtered(void)
 {
-	char line[128];
-	int mode = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-	if (!f)
+	/* Read whole and searched, not stdio's line-by-line sscanf: this
+	 * runs in every process and forked child at start. */
+	char buf[16384]; /* a long Groups: line comes before it */
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	fclose(f);
-	return mode == 2;
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	const char *at = strstr(buf, "\nSeccomp:");
+	if (!at)
+		return 0;
+	at += strlen("\nSeccomp:");
+	while (*at == ' ' || *at == '\t')
+		at++;
+	return *at == '2';
 }
 
 /* Highest descriptor number we may hold, exclusive. */
