@@ -125,12 +125,16 @@ static int start(void)
 static void in_child(void)
 {
 	if (only_root) {
+		modules_detach();
+		atomic_store(&current, NULL);
 		engine_publish(NULL);
 		return;
 	}
 	struct ring_file *rf = ringfile_create(dir, DATA_SIZE, MODLOG_SIZE);
 	if (!rf) {
 		say("cannot create a ring file for a child");
+		modules_detach();
+		atomic_store(&current, NULL);
 		engine_publish(NULL);
 		return;
 	}

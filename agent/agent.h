@@ -39,7 +39,10 @@ HIDDEN void modules_init(struct ring_file *rf);
 HIDDEN void modules_rescan(void);
 /* Rescans when dl_iterate_phdr's counters moved (called every sweep). */
 HIDDEN void modules_poll(void);
-/* After fork in the child: log into rf from scratch. */
+/* After fork in the child: log into rf, starting from a copy of the
+ * parent's log (no dl_iterate_phdr in a forked child: modules.c). */
 HIDDEN void modules_reset(struct ring_file *rf);
+/* After fork in a child that is not profiled: log nothing more. */
+HIDDEN void modules_detach(void);
 
 #endif

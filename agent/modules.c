@@ -34,6 +34,10 @@ struct seg {
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* Held around every dl_iterate_phdr of ours (rescans, polls, the unwind
+ * tables' refresh) and by a fork's prepare handler: see Forks below.
+ * Lock order: mu, then iter_mu. */
+static pthread_mutex_t iter_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ring_file *log_rf; /* mu */
 static struct seg *segs;         /* mu: segments logged as loaded */
 static size_t nsegs, capsegs;    /* mu */
@@ -122,6 +126,7 @@ static void rescan_locked(void)
 {
 	if (!log_rf)
 		return;
+	pthread_mutex_lock(&iter_mu);
 	for (size_t i = 0; i < nsegs; i++)
 		segs[i].seen = 0;
 	dl_iterate_phdr(visit, NULL);
@@ -132,12 +137,55 @@ static void rescan_locked(void)
 		segs[i] = segs[--nsegs];
 	}
 	unwind_refresh(); /* the stack walk's tables follow the same loads */
+	pthread_mutex_unlock(&iter_mu);
+}
+
+/*
+ * Forks.  glibc (2.36) does not reset the lock dl_iterate_phdr takes in
+ * a forked child: a child forked while another thread was inside
+ * dl_iterate_phdr finds it held for ever, and its first call never
+ * returns.  Our helper thread calls it every sweep (modules_poll()) and
+ * at each rescan, and the child's fork hook rescanned: a child forked at
+ * that moment hung in our hook (CPython's test_fork_at_exit, once in CI).
+ * So every call of ours holds iter_mu, which the prepare handler takes,
+ * and the child's hook copies the parent's log instead of calling it.
+ * iter_mu also covers each rescan whole, so the log and segs[] the child
+ * inherits agree.  A thread of the program's own inside dl_iterate_phdr
+ * at a fork still leaves the child's lock held (glibc's hazard: such a
+ * child's dlopen hangs too); the prepare handler waits for iter_mu at
+ * most FORK_WAIT_S, so a helper stuck that way in such a child slows its
+ * forks but never stops them.
+ */
+#define FORK_WAIT_S 1
+static int fork_took_iter;
+
+static void fork_prepare(void)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += FORK_WAIT_S;
+	fork_took_iter = pthread_mutex_timedlock(&iter_mu, &until) == 0;
+}
+
+static void fork_parent(void)
+{
+	if (fork_took_iter)
+		pthread_mutex_unlock(&iter_mu);
+}
+
+/* One thread, ours: locks held by threads that no longer exist, or by
+ * this one before the fork, start afresh. */
+static void fork_child(void)
+{
+	pthread_mutex_init(&mu, NULL);
+	pthread_mutex_init(&iter_mu, NULL);
 }
 
 void modules_init(struct ring_file *rf)
 {
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
 	exe_path[n > 0 ? n : 0] = '\0';
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	pthread_mutex_lock(&mu);
 	log_rf = rf;
 	rescan_locked();
@@ -151,15 +199,38 @@ void modules_rescan(void)
 	pthread_mutex_unlock(&mu);
 }
 
-/* In a forked child (one thread, so mu is free or was held by a thread
- * that no longer exists: start it afresh). */
+/* The parent's log into the child's ring: the same modules are mapped
+ * (segs[] stays as inherited).  0, or -1 when it does not fit. */
+static int copy_log(const struct ring_file *from, struct ring_file *to)
+{
+	uint64_t len = atomic_load_explicit(&from->modlog_len, memory_order_acquire);
+	if (len > from->modlog_size || len > to->modlog_size)
+		return -1;
+	memcpy((char *)to + to->modlog_offset, (const char *)from + from->modlog_offset, len);
+	atomic_store_explicit(&to->modlog_len, len, memory_order_release);
+	atomic_store_explicit(&to->modgen, atomic_load(&from->modgen), memory_order_release);
+	return 0;
+}
+
+/* In a forked child (one thread): no dl_iterate_phdr here (Forks above). */
 void modules_reset(struct ring_file *rf)
 {
-	pthread_mutex_init(&mu, NULL);
+	fork_child();
 	unwind_after_fork();
-	nsegs = 0;
+	const struct ring_file *parent = log_rf;
 	log_rf = rf;
+	if (parent && copy_log(parent, rf) == 0)
+		return;
+	nsegs = 0;
 	rescan_locked();
+}
+
+/* In a forked child that is not profiled: its loads are not the parent's
+ * to log (a dlclose there wrote into the parent's log). */
+void modules_detach(void)
+{
+	fork_child();
+	log_rf = NULL;
 }
 
 /*
@@ -201,7 +272,9 @@ static int counters(struct dl_phdr_info *info, size_t size, void *out)
 void modules_poll(void)
 {
 	unsigned long long c[2] = {0, 0};
+	pthread_mutex_lock(&iter_mu);
 	dl_iterate_phdr(counters, c);
+	pthread_mutex_unlock(&iter_mu);
 	if (c[0] == seen_adds && c[1] == seen_subs && c[0] != 0)
 		return;
 	seen_adds = c[0], seen_subs = c[1];

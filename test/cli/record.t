@@ -46,6 +46,16 @@ $ profil record -o f.pprof $REC/rec-prog fork 30 && profil report f.pprof
 row /child_hot/ 2 >= 30
 row /main_hot/ 2 >= 30
 
+# A child forked while another thread is inside dl_iterate_phdr: glibc
+# leaves that lock held in the child, and our fork hook logged the child's
+# modules with dl_iterate_phdr, so every such child hung in it (killed
+# after 10 s).  The hook copies the parent's module log instead, and the
+# children's samples are still named
+$ profil record -o i.pprof $REC/rec-prog forkiter 30 && profil report --by process i.pprof && profil report i.pprof
+!stderr /still running/
+stderr /4 processes/
+row /child_hot +rec-prog$/ 2 >= 15
+
 # --no-children: the forked child is not profiled
 $ profil record --no-children -o f.pprof $REC/rec-prog fork 30 && profil report f.pprof
 !stdout /child_hot/

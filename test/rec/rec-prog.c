@@ -16,6 +16,11 @@
  *             thread returns from its start routine, which ends the
  *             process (issue 9); exits 1 if the child is still running
  *             after 10 s
+ *   forkiter  a second thread sits in dl_iterate_phdr (a callback that
+ *             sleeps) while main forks 3 children that each run child_hot;
+ *             exits 1 if a child is still running after 10 s (glibc does
+ *             not reset that lock in a child: one that calls
+ *             dl_iterate_phdr never returns)
  *   exec      a child execs this program as "execd", which runs exec_hot
  *   execd     exec_hot (what the exec mode runs)
  *   rename    a second thread named "early" runs lib_hot, then renames
@@ -31,6 +36,8 @@
 #include "../rawsig.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <sched.h>
 #include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -139,6 +146,57 @@ static int forked(void)
 	int st;
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+static volatile int iterating;
+
+static int slow_visit(struct dl_phdr_info *info, size_t size, void *unused)
+{
+	(void)info, (void)size, (void)unused;
+	iterating = 1;
+	nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+	return 1;
+}
+
+static void *iterate_for_ever(void *unused)
+{
+	for (;;)
+		dl_iterate_phdr(slow_visit, unused);
+	return NULL;
+}
+
+/* Waits up to 10 s for pid: its exit status, or 1. */
+static int wait_bounded(pid_t pid)
+{
+	int st;
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	fprintf(stderr, "rec-prog: child %d still running after 10 s\n", (int)pid);
+	return 1;
+}
+
+static int fork_while_iterating(void)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, iterate_for_ever, NULL) != 0)
+		return 2;
+	int rc = 0;
+	for (int k = 0; k < 3; k++) {
+		while (!iterating)
+			sched_yield();
+		pid_t pid = fork(); /* most likely while the thread holds the lock */
+		if (pid == 0) {
+			child_hot(units / 3);
+			_exit(0);
+		}
+		rc |= pid < 0 ? 1 : wait_bounded(pid);
+	}
+	return rc;
 }
 
 static void *fork_in_thread(void *arg)
@@ -254,6 +312,8 @@ int main(int argc, char **argv)
 		return forked();
 	if (!strcmp(mode, "forkthread"))
 		return fork_thread();
+	if (!strcmp(mode, "forkiter"))
+		return fork_while_iterating();
 	if (!strcmp(mode, "exec"))
 		return execed(argv[0]);
 	if (!strcmp(mode, "execd"))
