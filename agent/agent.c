@@ -122,20 +122,24 @@ static int start(void)
 	return 0;
 }
 
+/* A forked child we do not profile: nothing more is logged or sampled. */
+static void leave_child(void)
+{
+	modules_detach();
+	atomic_store(&current, NULL);
+	engine_publish(NULL);
+}
+
 static void in_child(void)
 {
 	if (only_root) {
-		modules_detach();
-		atomic_store(&current, NULL);
-		engine_publish(NULL);
+		leave_child();
 		return;
 	}
 	struct ring_file *rf = ringfile_create(dir, DATA_SIZE, MODLOG_SIZE);
 	if (!rf) {
 		say("cannot create a ring file for a child");
-		modules_detach();
-		atomic_store(&current, NULL);
-		engine_publish(NULL);
+		leave_child();
 		return;
 	}
 	modules_reset(rf);

@@ -212,7 +212,9 @@ static int copy_log(const struct ring_file *from, struct ring_file *to)
 	return 0;
 }
 
-/* In a forked child (one thread): no dl_iterate_phdr here (Forks above). */
+/* In a forked child (one thread): no dl_iterate_phdr here (Forks above).
+ * The locks are made afresh here too: this runs from the engine's child
+ * handler, which glibc may call before or after our own fork_child(). */
 void modules_reset(struct ring_file *rf)
 {
 	fork_child();

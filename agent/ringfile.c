@@ -67,16 +67,11 @@ static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_si
 	size_t n = read_self("cmdline", rf->cmdline, sizeof rf->cmdline);
 	(void)n;
 	/* The calling thread's name is the process's here (the main thread at
-	 * load, a forked child's only thread): no /proc file to open. */
+	 * load, a forked child's only thread): no /proc file to open.  Left
+	 * empty if the call failed (it cannot, on Linux). */
 	char comm[16] = {0};
-	if (prctl(PR_GET_NAME, comm) == 0) {
-		snprintf(rf->comm, sizeof rf->comm, "%s", comm);
-	} else {
-		read_self("comm", rf->comm, sizeof rf->comm);
-		char *nl = strchr(rf->comm, '\n');
-		if (nl)
-			*nl = '\0';
-	}
+	(void)prctl(PR_GET_NAME, comm);
+	snprintf(rf->comm, sizeof rf->comm, "%s", comm);
 	/* The magic last: a reader that sees it sees a complete header. */
 	uint64_t magic;
 	memcpy(&magic, RING_MAGIC, sizeof magic);
