@@ -68,6 +68,16 @@ TEST_IMPL(multirange_sprofil_attribution_uint)
  * to another region with the overflow region's offset and scale, so with
  * the two functions alternating every few samples a large share ends in
  * the overflow bin.  Here only pcs outside both text segments may.
+ *
+ * The bound, in numbers: the functions alternate every 1.7 ms and the
+ * timer engine observes a pc once per kernel tick (4 ms at 250 Hz), so
+ * consecutive observations are in different regions about half the time
+ * and glibc's bug puts about half of all samples in the overflow bin.  Ours
+ * come only from the 900 cpu_thread() system calls and the loop around
+ * them, and each observation there weighs the ticks it stands for (about
+ * 4 samples at 1000 Hz): 0 to 3 observations, 0 to 12 samples of ~1000,
+ * on a machine with both CPUs busy; 16 was seen once in CI.  5% of the
+ * samples (a dozen observations) stays ten times below the bug.
  */
 TEST_IMPL(multirange_sprofil_glibc_region_switch)
 {
@@ -85,7 +95,7 @@ TEST_IMPL(multirange_sprofil_glibc_region_switch)
 	printf("overflow bin %u of %llu samples (out_of_range %llu)\n", of, st.ticks,
 	       st.out_of_range);
 	ASSERT_EQ(of, st.out_of_range);
-	ASSERT(of <= 0.01 * (double)st.ticks + 5);
+	ASSERT(of <= 0.05 * (double)st.ticks);
 	check_split(regions_sum_fn(rs, 2, (void *)sp_spin_exe),
 	            regions_sum_fn(rs, 2, (void *)lib), s);
 	regions_free(rs, 2);
