@@ -39,7 +39,10 @@
  * sigsetmask(), sighold(): glibc makes them without its exported
  * pthread_sigmask), and the masks of sigsuspend(), pselect(),
  * ppoll(), epoll_pwait() and signal handlers' sa_mask, are set as given
- * (those last only while a call sleeps or a handler runs).
+ * (those last only while a call sleeps or a handler runs).  When such a
+ * call unblocks what our last call left blocked, the view is forgotten
+ * at our next call or exec (view_current()): the program's own mask
+ * wins.
  */
 #include "process/process.h"
 #include "engine/engine.h"
@@ -62,6 +65,39 @@ enum { HIDE_SAMPLING, HIDE_SEGV, HIDE_BUS, NHIDE };
  * that bit 0 is about.  Only this thread reads or writes them. */
 static __thread unsigned int view_bits __attribute__((tls_model("initial-exec")));
 static __thread int view_sig __attribute__((tls_model("initial-exec")));
+/* The kernel's mask (signals 1-64) as our last call left it while the
+ * view hid something.  A program can change its mask without us: a raw
+ * rt_sigprocmask, or the BSD calls glibc makes without its exported
+ * pthread_sigmask.  dash clears its mask after a vfork with sigsetmask(0);
+ * the view, still "everything blocked", then went with the next exec,
+ * and every program of a pipeline after the script's first command
+ * started with SIGPROF, SIGSEGV and SIGBUS blocked.  A signal the kernel
+ * no longer blocks, that our call left blocked, means the view is stale:
+ * view_current() forgets it.  (A mask with more blocked is kept: a
+ * handler's sa_mask while it runs.) */
+static __thread unsigned long long view_kernel __attribute__((tls_model("initial-exec")));
+
+/* Signals 1-64 of set as bits, without those the kernel never blocks
+ * (SIGKILL, SIGSTOP) and the two glibc keeps for itself (32, 33, which
+ * fault_raw_sigmask() takes out as glibc does). */
+NO_TSAN static unsigned long long mask_bits(const sigset_t *set)
+{
+	unsigned long long m = 0;
+	for (int s = 1; s <= 64 && s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP && s != 32 && s != 33 && sigismember(set, s) == 1)
+			m |= 1ull << (s - 1);
+	return m;
+}
+
+/* The view, forgotten if the kernel's mask was lowered behind us. */
+NO_TSAN static unsigned int view_current(void)
+{
+	sigset_t now;
+	if (view_bits && fault_raw_sigmask(SIG_BLOCK, NULL, &now) == 0 &&
+	    (mask_bits(&now) & view_kernel) != view_kernel)
+		view_bits = 0;
+	return view_bits;
+}
 
 /* Whether set blocks at least half the real-time signals other than sig
  * (glibc's two internal ones aside): a mask for "everything". */
@@ -124,7 +160,7 @@ NO_TSAN static int program_sigmask(int how, const sigset_t *set, sigset_t *old)
 	if (!sigstate_mine())
 		return fault_raw_sigmask(how, set, old);
 	int sig = signal_sampling();
-	if (view_bits)
+	if (view_current())
 		settle_view(sig);
 	if (!sig)
 		return fault_raw_sigmask(how, set, old);
@@ -147,6 +183,10 @@ NO_TSAN static int program_sigmask(int how, const sigset_t *set, sigset_t *old)
 	int rc = fault_raw_sigmask(how, set ? &in : NULL, &prev);
 	if (rc != 0)
 		return rc;
+	if (set && next) /* what the kernel holds now */
+		view_kernel = how == SIG_SETMASK ? mask_bits(&in)
+		            : how == SIG_BLOCK   ? mask_bits(&prev) | mask_bits(&in)
+		                                 : mask_bits(&prev) & ~mask_bits(&in);
 	for (int i = 0; i < NHIDE; i++)
 		if (view & (1u << i))
 			sigaddset(&prev, hidden[i]);
@@ -174,7 +214,7 @@ API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 struct mask_view process_mask_view(void)
 {
-	struct mask_view v = {view_bits, view_sig};
+	struct mask_view v = {view_current(), view_sig, view_kernel};
 	return v;
 }
 
@@ -182,6 +222,7 @@ void process_mask_inherit(struct mask_view v)
 {
 	view_bits = v.bits;
 	view_sig = v.sig;
+	view_kernel = v.kernel;
 }
 
 void process_mask_adopt(const sigset_t *mask)
@@ -193,6 +234,7 @@ sigset_t process_mask_hidden(int sig)
 {
 	sigset_t h;
 	sigemptyset(&h);
+	view_current();
 	if (sig && view_sig == sig && (view_bits & (1u << HIDE_SAMPLING)))
 		sigaddset(&h, sig);
 	if (view_bits & (1u << HIDE_SEGV))

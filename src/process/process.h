@@ -37,6 +37,7 @@ HIDDEN sigset_t process_mask_hidden(int sig);
 struct mask_view {
 	unsigned int bits;
 	int sig;
+	unsigned long long kernel; /* the kernel mask when it was set (maskwrap.c) */
 };
 HIDDEN struct mask_view process_mask_view(void);
 HIDDEN void process_mask_inherit(struct mask_view v);

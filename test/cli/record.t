@@ -26,6 +26,16 @@ row /lib_hot/ 2 >= 30
 row /lib_hot +librec.so/ 2 <= 70
 stderr /1 process, 2 threads, 0 lost -> b.pprof/
 
+# dash clears its mask after a vfork with sigsetmask(0), which does not
+# pass through our pthread_sigmask: the view "everything blocked" of its
+# sigprocmask before was kept and given to every later exec, so the
+# programs of a pipeline after the script's first command started with
+# SIGPROF, SIGSEGV and SIGBUS blocked and were never sampled
+$ profil record -o sh.pprof sh -c '/bin/true; grep SigBlk /proc/self/status | cat; "$0" threads 30 | cat' $REC/rec-prog && profil report sh.pprof
+stdout /^SigBlk:.0+$/
+row /main_hot/ 2 >= 30
+row /lib_hot +librec.so/ 2 >= 30
+
 # The same, non-PIE: absolute addresses
 $ profil record -o t.pprof $REC/rec-prog-nopie threads 30 && profil report t.pprof
 row /main_hot +rec-prog-nopie/ 2 >= 30
