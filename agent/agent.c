@@ -29,6 +29,8 @@
 #define DATA_SIZE (8u << 20)
 #define MODLOG_SIZE (1u << 20)
 
+extern char **environ;
+
 static char dir[4096]; /* PROFIL_RECORD_DIR, set once at load */
 /* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
  * (no unwind tables are built).  Set once at load. */
@@ -125,6 +127,7 @@ static int start(void)
 /* A forked child we do not profile: nothing more is logged or sampled. */
 static void leave_child(void)
 {
+	atomic_store(&exec_env_hook, NULL); /* its execs are not followed either */
 	modules_detach();
 	atomic_store(&current, NULL);
 	engine_publish(NULL);
@@ -168,6 +171,7 @@ __attribute__((constructor)) static void agent_start(void)
 		return;
 	if (start() != 0)
 		return;
+	envfix_init(environ, only_root);
 	atomic_store(&sweeper_tick_hook, tick);
 	atomic_store(&fork_child_hook, in_child);
 }

@@ -45,4 +45,10 @@ HIDDEN void modules_reset(struct ring_file *rf);
 /* After fork in a child that is not profiled: log nothing more. */
 HIDDEN void modules_detach(void);
 
+/* envfix.c: from now on, every exec and posix_spawn passes on env's
+ * PROFIL_* variables and LD_PRELOAD naming the agent, whatever
+ * environment the program gives it; root_only (--no-children): only the
+ * execs of this process itself.  Called once, at load. */
+HIDDEN void envfix_init(char **env, int root_only);
+
 #endif

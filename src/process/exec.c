@@ -179,8 +179,25 @@ static void exec_resume(struct exec_state *st)
 	errno = e;
 }
 
+char *const *(*_Atomic exec_env_hook)(char *const envp[], char **out, size_t cap);
+
+/* Pointers the environment hook may fill: on the stack, which a vfork
+ * child may use (its memory is ours, the stack frame is its own); an
+ * environment of more entries than this goes as it is. */
+#define ENV_CAP 1024
+
+/* The new program's environment: envp, or the hook's copy in out. */
+static char *const *env_for_exec(char *const envp[], char **out)
+{
+	char *const *(*hook)(char *const[], char **, size_t) = atomic_load(&exec_env_hook);
+	char *const *e = hook && envp ? hook(envp, out, ENV_CAP) : NULL;
+	return e ? e : envp;
+}
+
 #define AROUND(call) do { \
 	struct exec_state st_; \
+	char *env_[ENV_CAP]; \
+	envp = env_for_exec(envp, env_); \
 	exec_prepare(&st_); \
 	int rc_ = (call); \
 	exec_resume(&st_); \

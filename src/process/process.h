@@ -13,6 +13,14 @@
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
 
+/* exec.c: the environment an exec passes on, in every exec we interpose
+ * (vfork children included): the hook returns envp or an array it built
+ * in out[0..cap-1] (cap counts pointers; the strings it adds are its
+ * own), or NULL if envp must go as it is.  Async-signal-safe, no
+ * allocation (a vfork child shares our memory).  Set once (agent/). */
+extern char *const *(*_Atomic exec_env_hook)(char *const envp[], char **out,
+                                             size_t cap) HIDDEN;
+
 /*
  * One symbol in each object of this part, which gmon_keep.c (every form
  * publishes through it) refers to, so that a link with libprofil.a takes

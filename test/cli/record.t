@@ -36,6 +36,28 @@ stdout /^SigBlk:.0+$/
 row /main_hot/ 2 >= 30
 row /lib_hot +librec.so/ 2 >= 30
 
+# A child given an environment of its own (env -i, Python's subprocess
+# with env={...}, os.posix_spawn) is followed all the same: the agent
+# passes on LD_PRELOAD and the PROFIL_* variables (agent/envfix.c).  Such
+# children ran unprofiled, and record said only "0 samples"
+$ profil record -o e.pprof env -i $REC/rec-prog threads 30 && profil report e.pprof
+row /main_hot +rec-prog$/ 2 >= 30
+row /lib_hot +librec.so/ 2 >= 30
+stderr /1 process, 2 threads, 0 lost/
+
+$ profil record -o e2.pprof python3 -c "import os; p = os.posix_spawn('$REC/rec-prog', ['rec-prog', 'threads', '30'], {'X': '1'}); os.waitpid(p, 0)" && profil report --by process e2.pprof
+stdout /rec-prog \[[0-9]+\]$/
+stderr /2 processes/
+
+# With --no-children the recorded process keeps the agent through its own
+# exec (same pid), and its children get nothing
+$ profil record --no-children -o e3.pprof env -i $REC/rec-prog threads 30 && profil report e3.pprof
+row /main_hot +rec-prog$/ 2 >= 30
+
+$ profil record --no-children -o e4.pprof python3 -c "import os; p = os.posix_spawn('$REC/rec-prog', ['rec-prog', 'threads', '30'], {}); os.waitpid(p, 0)" && profil report --by process e4.pprof
+!stdout /rec-prog/
+stderr /1 process,/
+
 # The same, non-PIE: absolute addresses
 $ profil record -o t.pprof $REC/rec-prog-nopie threads 30 && profil report t.pprof
 row /main_hot +rec-prog-nopie/ 2 >= 30

@@ -1,0 +1,193 @@
+/*
+ * envfix.c - children are followed even when the program hands them an
+ * environment of its own.
+ *
+ * An exec'd program is profiled because it inherits LD_PRELOAD (naming
+ * this agent) and the PROFIL_* variables `profil record` set.  Programs
+ * often start others with an environment they built: `env -i`, Python's
+ * subprocess with env={...}, make's and CI scripts' cleaned environments.
+ * Those programs ran unprofiled, and `profil record` said only "0
+ * samples".  So, unless children are not wanted (--no-children), every
+ * exec we interpose (exec.c's hook) and posix_spawn()/posix_spawnp() pass
+ * on the PROFIL_* variables this process started with, and LD_PRELOAD
+ * with the agent first (the program's own preloads kept after it).  An
+ * environment that has them already goes as it is.  With --no-children
+ * only the recorded process's own execs (same pid, still the recorded
+ * process) are so treated; a forked child drops the hook (agent.c).
+ *
+ * The hook runs in vfork children too, whose memory is the parent's: it
+ * allocates nothing and writes only into the caller's buffer (pointers
+ * from its start, the one string it makes from its end).  What it reads
+ * (saved[], agent_path) is written once at load, before the hook is set.
+ * Not covered: system() and popen(), which glibc runs with the program's
+ * own environ through an internal call (a program that removed LD_PRELOAD
+ * from its environ loses its children there), and raw execve system calls.
+ */
+#include "agent.h"
+#include "../src/process/process.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define SAVED_MAX 32
+#define SAVED_BYTES 8192
+
+/* Written once in envfix_init(), read-only afterwards. */
+static char agent_path[4096];     /* as the loader names us: our LD_PRELOAD item */
+static char saved_text[SAVED_BYTES];
+static const char *saved[SAVED_MAX]; /* "PROFIL_...=value" at load */
+static size_t nsaved;
+/* With --no-children: the recorded process, whose own execs keep its
+ * pid and so must keep the agent; nobody else's environment is touched. */
+static pid_t only_pid;
+
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                     const posix_spawnattr_t *, char *const[], char *const[]);
+static spawn_fn *real_spawn, *real_spawnp;
+
+static size_t name_len(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	return eq ? (size_t)(eq - entry) + 1 : strlen(entry);
+}
+
+/* Whether entry's name is name's ("NAME=" compared, '=' included). */
+static int same_name(const char *entry, const char *name)
+{
+	size_t n = name_len(name);
+	return strncmp(entry, name, n) == 0;
+}
+
+/* Whether the LD_PRELOAD value list names the agent (items are separated
+ * by colons or spaces, as the loader reads them). */
+static int preloads_agent(const char *list)
+{
+	size_t n = strlen(agent_path);
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ": ");
+		if (len == n && strncmp(p, agent_path, n) == 0)
+			return 1;
+		p += len;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+static int has_entry(char *const envp[], const char *entry)
+{
+	for (size_t i = 0; envp[i]; i++)
+		if (strcmp(envp[i], entry) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether envp[i] is replaced by what we add. */
+static int replaced(const char *e, int new_preload)
+{
+	if (new_preload && same_name(e, "LD_PRELOAD="))
+		return 1;
+	for (size_t j = 0; j < nsaved; j++)
+		if (same_name(e, saved[j]))
+			return 1;
+	return 0;
+}
+
+/* exec.c's hook (process.h): envp with our variables, built in out. */
+static char *const *fix_env(char *const envp[], char **out, size_t cap)
+{
+	if (only_pid && (pid_t)syscall(SYS_getpid) != only_pid)
+		return NULL; /* a vfork child: not followed */
+	const char *preload = NULL;
+	size_t n = 0, missing = 0;
+	for (; envp[n]; n++)
+		if (same_name(envp[n], "LD_PRELOAD="))
+			preload = envp[n] + strlen("LD_PRELOAD=");
+	for (size_t j = 0; j < nsaved; j++)
+		missing += !has_entry(envp, saved[j]);
+	int new_preload = !preload || !preloads_agent(preload);
+	if (!missing && !new_preload)
+		return NULL;
+	size_t old_len = preload && *preload ? strlen(preload) + 1 : 0;
+	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + strlen(agent_path) + old_len + 1 : 0;
+	if ((n + nsaved + 2) * sizeof(char *) + bytes > cap * sizeof(char *))
+		return NULL; /* too large for the buffer: as it is */
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!replaced(envp[i], new_preload))
+			out[k++] = envp[i];
+	for (size_t j = 0; j < nsaved; j++)
+		out[k++] = (char *)saved[j];
+	if (new_preload) {
+		char *s = (char *)out + cap * sizeof(char *) - bytes;
+		strcpy(s, "LD_PRELOAD=");
+		strcat(s, agent_path);
+		if (old_len) {
+			strcat(s, ":");
+			strcat(s, preload);
+		}
+		out[k++] = s;
+	}
+	out[k] = NULL;
+	return out;
+}
+
+/* Our posix_spawn and posix_spawnp: the same environment, then libc's. */
+#define SPAWN_CAP 1024
+
+__attribute__((visibility("default"))) int
+posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	char *buf[SPAWN_CAP];
+	if (!real_spawn)
+		return ENOSYS;
+	char *const *e = atomic_load(&exec_env_hook) && envp && !only_pid
+	                         ? fix_env(envp, buf, SPAWN_CAP) : NULL;
+	return real_spawn(pid, path, fa, attr, argv, e ? e : envp);
+}
+
+__attribute__((visibility("default"))) int
+posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	char *buf[SPAWN_CAP];
+	if (!real_spawnp)
+		return ENOSYS;
+	char *const *e = atomic_load(&exec_env_hook) && envp && !only_pid
+	                         ? fix_env(envp, buf, SPAWN_CAP) : NULL;
+	return real_spawnp(pid, file, fa, attr, argv, e ? e : envp);
+}
+
+/* At load, in the constructor: libc's spawn functions, before anything
+ * could call ours (they are needed whether or not we follow children). */
+__attribute__((constructor(101))) static void envfix_resolve(void)
+{
+	real_spawn = (spawn_fn *)dlsym(RTLD_NEXT, "posix_spawn");
+	real_spawnp = (spawn_fn *)dlsym(RTLD_NEXT, "posix_spawnp");
+}
+
+void envfix_init(char **env, int root_only)
+{
+	Dl_info info;
+	if (!real_spawn || !real_spawnp || !dladdr((void *)fix_env, &info) || !info.dli_fname ||
+	    strlen(info.dli_fname) >= sizeof agent_path)
+		return;
+	strcpy(agent_path, info.dli_fname);
+	only_pid = root_only ? getpid() : 0;
+	size_t used = 0;
+	for (size_t i = 0; env && env[i] && nsaved < SAVED_MAX; i++) {
+		size_t len = strlen(env[i]) + 1;
+		if (strncmp(env[i], "PROFIL_", 7) != 0 || used + len > sizeof saved_text)
+			continue;
+		memcpy(saved_text + used, env[i], len);
+		saved[nsaved++] = saved_text + used;
+		used += len;
+	}
+	atomic_store(&exec_env_hook, fix_env);
+}
