@@ -115,13 +115,20 @@ static int start(void)
 	const char *rows = getenv("PROFIL_UNWIND_CACHE");
 	if (stack_depth > 1 && unwind_start(rows && *rows ? rows : dir) != 0)
 		say("cannot build unwind tables for every module");
+	int64_t cpu = account_cpu_now();
 	if (publish(rf) != 0) {
 		say("cannot start profiling");
 		return -1;
 	}
 	describe(rf);
 	atomic_store(&current, rf);
+	account_startup(cpu, 1, hz_current());
 	return 0;
+}
+
+int agent_running(void)
+{
+	return atomic_load(&current) != NULL;
 }
 
 /* A forked child we do not profile: nothing more is logged or sampled. */
@@ -147,10 +154,13 @@ static void in_child(void)
 	}
 	modules_reset(rf);
 	atomic_store(&current, rf);
-	if (publish(rf) != 0)
+	int64_t cpu = account_cpu_now();
+	if (publish(rf) != 0) {
 		say("cannot profile a child");
-	else
-		describe(rf);
+		return;
+	}
+	describe(rf);
+	account_startup(cpu, 0, hz_current());
 }
 
 __attribute__((constructor)) static void agent_start(void)

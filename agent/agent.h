@@ -10,6 +10,9 @@
  *   PROFIL_RECORD_ROOT    pid of the recorded command
  *   PROFIL_RECORD_NOCHILD "1": only the root process is profiled
  *   PROFIL_HZ             sampling rate (the engine reads it)
+ *   PROFIL_EXEC_CPU       "pid:ns", written by the agent into each exec's
+ *                         environment: the CPU time the image before the
+ *                         exec had (account.c, envfix.c)
  *   PROFIL_STACK_DEPTH    frames per sample, leaf included (default 128,
  *                         at most RING_MAX_DEPTH; 1: no stacks, and no
  *                         unwind tables are built: src/unwind/unwind.h)
@@ -22,6 +25,7 @@
 #define PROFIL_AGENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
@@ -44,6 +48,18 @@ HIDDEN void modules_poll(void);
 HIDDEN void modules_reset(struct ring_file *rf);
 /* After fork in a child that is not profiled: log nothing more. */
 HIDDEN void modules_detach(void);
+
+/* account.c: CPU time no sample shows.  account_cpu_now(): this
+ * thread's CPU clock, ns (-1 on failure); read just before the timers
+ * start.  account_startup(): credits what ran before that (minus what the
+ * image before an exec of this process sampled, when after_exec) at the
+ * start-up marker.  account_exec_value(): "pid:ns" for PROFIL_EXEC_CPU,
+ * async-signal-safe.  The exiting thread is settled by a destructor. */
+HIDDEN int64_t account_cpu_now(void);
+HIDDEN void account_startup(int64_t cpu_at_start, int after_exec, unsigned int hz);
+HIDDEN int account_exec_value(char *buf, size_t size);
+/* agent.c: whether this process is being recorded now. */
+HIDDEN int agent_running(void);
 
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever

@@ -34,6 +34,9 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+/* Written for each exec (account.c): "pid:ns", the CPU time this image
+ * had sampled when it exec'd.  Never saved, never inherited stale. */
+#define EXEC_CPU "PROFIL_EXEC_CPU="
 #define SAVED_MAX 32
 #define SAVED_BYTES 8192
 
@@ -90,6 +93,8 @@ static int has_entry(char *const envp[], const char *entry)
 /* Whether envp[i] is replaced by what we add. */
 static int replaced(const char *e, int new_preload)
 {
+	if (same_name(e, EXEC_CPU))
+		return 1;
 	if (new_preload && same_name(e, "LD_PRELOAD="))
 		return 1;
 	for (size_t j = 0; j < nsaved; j++)
@@ -98,8 +103,9 @@ static int replaced(const char *e, int new_preload)
 	return 0;
 }
 
-/* exec.c's hook (process.h): envp with our variables, built in out. */
-static char *const *fix_env(char *const envp[], char **out, size_t cap)
+/* envp with our variables, built in out; with_cpu: and PROFIL_EXEC_CPU
+ * (an exec of this process; not a spawned child). */
+static char *const *build_env(char *const envp[], char **out, size_t cap, int with_cpu)
 {
 	if (only_pid && (pid_t)syscall(SYS_getpid) != only_pid)
 		return NULL; /* a vfork child: not followed */
@@ -111,11 +117,16 @@ static char *const *fix_env(char *const envp[], char **out, size_t cap)
 	for (size_t j = 0; j < nsaved; j++)
 		missing += !has_entry(envp, saved[j]);
 	int new_preload = !preload || !preloads_agent(preload);
-	if (!missing && !new_preload)
+	if (!missing && !new_preload && !with_cpu)
 		return NULL;
 	size_t old_len = preload && *preload ? strlen(preload) + 1 : 0;
 	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + strlen(agent_path) + old_len + 1 : 0;
-	if ((n + nsaved + 2) * sizeof(char *) + bytes > cap * sizeof(char *))
+	char cpu[64];
+	size_t cpu_bytes = 0;
+	if (with_cpu && account_exec_value(cpu, sizeof cpu) == 0)
+		cpu_bytes = strlen(EXEC_CPU) + strlen(cpu) + 1;
+	bytes = (bytes + cpu_bytes + 7) & ~(size_t)7;
+	if ((n + nsaved + 3) * sizeof(char *) + bytes > cap * sizeof(char *))
 		return NULL; /* too large for the buffer: as it is */
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
@@ -123,8 +134,8 @@ static char *const *fix_env(char *const envp[], char **out, size_t cap)
 			out[k++] = envp[i];
 	for (size_t j = 0; j < nsaved; j++)
 		out[k++] = (char *)saved[j];
+	char *s = (char *)out + cap * sizeof(char *) - bytes;
 	if (new_preload) {
-		char *s = (char *)out + cap * sizeof(char *) - bytes;
 		strcpy(s, "LD_PRELOAD=");
 		strcat(s, agent_path);
 		if (old_len) {
@@ -132,9 +143,21 @@ static char *const *fix_env(char *const envp[], char **out, size_t cap)
 			strcat(s, preload);
 		}
 		out[k++] = s;
+		s += strlen(s) + 1;
+	}
+	if (cpu_bytes) {
+		strcpy(s, EXEC_CPU);
+		strcat(s, cpu);
+		out[k++] = s;
 	}
 	out[k] = NULL;
 	return out;
+}
+
+/* exec.c's hook (process.h). */
+static char *const *fix_env(char *const envp[], char **out, size_t cap)
+{
+	return build_env(envp, out, cap, 1);
 }
 
 /* Our posix_spawn and posix_spawnp: the same environment, then libc's. */
@@ -148,7 +171,7 @@ posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 	if (!real_spawn)
 		return ENOSYS;
 	char *const *e = atomic_load(&exec_env_hook) && envp && !only_pid
-	                         ? fix_env(envp, buf, SPAWN_CAP) : NULL;
+	                         ? build_env(envp, buf, SPAWN_CAP, 0) : NULL;
 	return real_spawn(pid, path, fa, attr, argv, e ? e : envp);
 }
 
@@ -160,7 +183,7 @@ posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 	if (!real_spawnp)
 		return ENOSYS;
 	char *const *e = atomic_load(&exec_env_hook) && envp && !only_pid
-	                         ? fix_env(envp, buf, SPAWN_CAP) : NULL;
+	                         ? build_env(envp, buf, SPAWN_CAP, 0) : NULL;
 	return real_spawnp(pid, file, fa, attr, argv, e ? e : envp);
 }
 
@@ -183,7 +206,8 @@ void envfix_init(char **env, int root_only)
 	size_t used = 0;
 	for (size_t i = 0; env && env[i] && nsaved < SAVED_MAX; i++) {
 		size_t len = strlen(env[i]) + 1;
-		if (strncmp(env[i], "PROFIL_", 7) != 0 || used + len > sizeof saved_text)
+		if (strncmp(env[i], "PROFIL_", 7) != 0 || same_name(env[i], EXEC_CPU) ||
+		    used + len > sizeof saved_text)
 			continue;
 		memcpy(saved_text + used, env[i], len);
 		saved[nsaved++] = saved_text + used;

@@ -94,7 +94,12 @@ struct ring_thread {
 /* Stack end markers in pcs[] (see Records above). */
 #define RING_PC_TRUNCATED UINT64_C(0xffffffffffffffff)
 #define RING_PC_UNKNOWN UINT64_C(0xfffffffffffffffe)
-#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_UNKNOWN)
+/* Alone in pcs[]: CPU time this process image spent before its sampling
+ * began (exec, the dynamic loader, constructors before the agent's, the
+ * agent's own start; in a forked child, the fork hook), measured on the
+ * thread's CPU clock and written once by the agent (agent.c). */
+#define RING_PC_STARTUP UINT64_C(0xfffffffffffffffd)
+#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_STARTUP)
 /* Most frames a stack may hold: a marker must still fit. */
 #define RING_MAX_DEPTH (RING_MAX_PCS - 1u)
 

@@ -248,7 +248,7 @@ static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const vo
 	uint32_t words = head + 1;
 	if (ut)
 		words = head + walk_stack(ut, uc, r->pcs, max);
-	else if (want) /* no registers (weight credited at a thread's exit) */
+	else if (want && !RING_PC_IS_MARKER(pc)) /* no registers (weight credited at a thread's exit) */
 		r->pcs[words++ - head] = RING_PC_UNKNOWN;
 	/* The rest of the reservation: given back when no writer reserved
 	 * after us (the usual case), else a SKIP record, committed before
@@ -340,6 +340,20 @@ void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long he
 		ADD(ticks, owed);
 		ADD(reconciled, owed);
 		record(t, tid, pc, 0, owed + held);
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
+/* CPU time spent before sampling began (agent.c), as weight w at the
+ * marker RING_PC_STARTUP: ring tables only (no histogram has a bin for
+ * it).  Same in-flight handshake as sample_credit(). */
+void sample_credit_startup(pid_t tid, unsigned long w)
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	if (t && t->mode == PTABLE_RING) {
+		ADD(ticks, w);
+		record(t, tid, (uintptr_t)RING_PC_STARTUP, 0, w);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }

@@ -146,8 +146,18 @@ static void exec_prepare(struct exec_state *st)
 	if (!st->sig)
 		return;
 	st->hz = timers_hz();
+	/* The expiries this thread passed but was never sent (the kernel
+	 * sends them at its tick) are credited now, as at a thread's exit,
+	 * or the CPU time since the last tick before an exec would be lost:
+	 * most of a short-lived process's (a shell's fork child between fork
+	 * and exec).  That blocks the signal; drain_pending() takes what is
+	 * queued, then the mask is the program's again. */
+	sigset_t before;
+	fault_real_sigmask(SIG_BLOCK, NULL, &before);
+	threads_settle_locked((uintptr_t)exec_real.execve);
 	timers_stop();
 	drain_pending(st->sig);
+	fault_real_sigmask(SIG_SETMASK, &before, NULL);
 	/* The new program gets the mask the program set: what a "block
 	 * everything" mask was set without is blocked again (maskwrap.c). */
 	st->hidden = process_mask_hidden(st->sig);
@@ -197,8 +207,8 @@ static char *const *env_for_exec(char *const envp[], char **out)
 #define AROUND(call) do { \
 	struct exec_state st_; \
 	char *env_[ENV_CAP]; \
-	envp = env_for_exec(envp, env_); \
 	exec_prepare(&st_); \
+	envp = env_for_exec(envp, env_); \
 	int rc_ = (call); \
 	exec_resume(&st_); \
 	return rc_; \

@@ -13,6 +13,16 @@
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
 
+/* threads.c: what a thread's exit does (its timer deleted, the expiries
+ * it passed but was never sent credited to its last sampled pc, else
+ * fallback_pc; its name to a ring), for a thread that ends otherwise:
+ * the one calling exit() (agent/).  -1 if the engine lock is busy or
+ * this thread's (called from a handler that interrupted it). */
+HIDDEN int threads_settle_self(uintptr_t fallback_pc);
+/* The same with the engine lock held (exec.c, before an exec); leaves
+ * the sampling signal blocked on this thread. */
+HIDDEN void threads_settle_locked(uintptr_t fallback_pc);
+
 /* exec.c: the environment an exec passes on, in every exec we interpose
  * (vfork children included): the hook returns envp or an array it built
  * in out[0..cap-1] (cap counts pointers; the strings it adds are its

@@ -50,9 +50,8 @@ struct start {
  * at a thread's first sample, too late for a short thread, too early for
  * one renamed later).
  */
-static void thread_end(void *start_fn)
+void threads_settle_locked(uintptr_t fallback_pc)
 {
-	engine_lock();
 	int sig = timers_signal();
 	if (sig) {
 		sigset_t set;
@@ -61,7 +60,7 @@ static void thread_end(void *start_fn)
 		fault_real_sigmask(SIG_BLOCK, &set, NULL);
 		struct sample_self me = sample_self;
 		unsigned long credited = 0, owed;
-		uintptr_t pc = (uintptr_t)start_fn;
+		uintptr_t pc = fallback_pc;
 		if (me.epoch == atomic_load(&sample_epoch) && me.credited)
 			credited = me.credited, pc = me.pc;
 		if (timers_reconcile_self(credited, &owed) != 0)
@@ -76,7 +75,22 @@ static void thread_end(void *start_fn)
 		if (prctl(PR_GET_NAME, name) == 0)
 			sample_thread_name(gettid(), name);
 	}
+}
+
+static void thread_end(void *start_fn)
+{
+	engine_lock();
+	threads_settle_locked((uintptr_t)start_fn);
 	engine_unlock();
+}
+
+int threads_settle_self(uintptr_t fallback_pc)
+{
+	if (engine_lock_bounded() != 0)
+		return -1;
+	threads_settle_locked(fallback_pc);
+	engine_unlock();
+	return 0;
 }
 
 /* This thread was made through our pthread_create: counted by the

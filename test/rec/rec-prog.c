@@ -23,6 +23,10 @@
  *             dl_iterate_phdr never returns)
  *   exec      a child execs this program as "execd", which runs exec_hot
  *   execd     exec_hot (what the exec mode runs)
+ *   burnexec  a child runs child_hot, then execs this program as "execd 0"
+ *             (which does nothing): the CPU time the child had sampled
+ *             before its exec must not count again as the new image's
+ *             start-up (agent/account.c)
  *   rename    a second thread named "early" runs lib_hot, then renames
  *             itself "late-name" and ends; main joins it, then main_hot
  *   inline    outer_hot, whose loop is the always-inline inner_hot
@@ -248,6 +252,19 @@ static int execed(const char *self)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+static int burn_then_exec(const char *self)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		child_hot(units);
+		execl(self, self, "execd", "0", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 static int echo(void)
 {
 	char buf[4096];
@@ -316,6 +333,8 @@ int main(int argc, char **argv)
 		return fork_while_iterating();
 	if (!strcmp(mode, "exec"))
 		return execed(argv[0]);
+	if (!strcmp(mode, "burnexec"))
+		return burn_then_exec(argv[0]);
 	if (!strcmp(mode, "execd"))
 		return exec_hot(units), 0;
 	if (!strcmp(mode, "inline"))
