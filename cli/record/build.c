@@ -84,7 +84,9 @@ static uint64_t mapping_of(const struct image *im, const uint64_t *ids, uint64_t
  * the marker itself as its address. */
 static uint64_t marker_location(struct profile *p, uint64_t marker)
 {
-	const char *name = marker == RING_PC_TRUNCATED ? "[truncated]" : "[unknown]";
+	const char *name = marker == RING_PC_TRUNCATED ? "[truncated]"
+	                 : marker == RING_PC_STARTUP   ? "[start-up]"
+	                                               : "[unknown]";
 	uint64_t id = prof_intern_location(p, 0, marker);
 	struct prof_line line = {prof_intern_function(p, name, name, "", 0), 0};
 	prof_set_lines(p, id, &line, 1);
