@@ -4,7 +4,8 @@
  * farthest of them reaches, and which of them cover it, each by a binary
  * search (symtab.c's index of a symbol table).  Sorting is a radix sort,
  * stable, in linear time: libLLVM's table alone has 258,000 symbols, and
- * qsort() over their bounds cost rustc's recording a third of a second.
+ * qsort() over their bounds cost rustc's recording a third of a second
+ * (the radix sort of the spans themselves still 0.27 s: sort_by_keys()).
  */
 #include "symint.h"
 
@@ -61,10 +62,68 @@ static int sort_spans(struct sym_span *v, size_t n)
 	return 0;
 }
 
+/*
+ * The same order, sorting 8-byte keys instead of 24-byte spans: key =
+ * (start - lowest start) << POS_BITS | position of the span, radix-sorted
+ * on the start bits only (LSD radix is stable, and positions are already
+ * ascending), then the spans gathered in key order.  The scatter passes
+ * are cache misses either way; a third of the bytes makes them about
+ * twice as fast on rustc's 1.9 million spans.  Needs fewer than 2^24
+ * spans and starts within 2^40 of each other; else sort_spans().
+ */
+#define POS_BITS 24
+
+static int sort_by_keys(struct sym_span *v, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		lo = v[i].start < lo ? v[i].start : lo;
+		hi = v[i].start > hi ? v[i].start : hi;
+	}
+	if (n >= (size_t)1 << POS_BITS || hi - lo >= (uint64_t)1 << (64 - POS_BITS))
+		return sort_spans(v, n);
+	uint64_t *key = malloc(n * sizeof *key), *tmp = malloc(n * sizeof *tmp);
+	size_t *count = malloc(RADIX * sizeof *count);
+	struct sym_span *out = malloc(n * sizeof *out);
+	int rc = -1;
+	if (!key || !tmp || !count || !out)
+		goto done;
+	for (size_t i = 0; i < n; i++)
+		key[i] = (v[i].start - lo) << POS_BITS | i;
+	for (unsigned shift = POS_BITS; shift < 64; shift += RADIX_BITS) {
+		if ((hi - lo) >> (shift - POS_BITS) == 0)
+			break; /* no start has a bit this high */
+		memset(count, 0, RADIX * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(key[i] >> shift) & (RADIX - 1)]++;
+		size_t pos = 0;
+		for (size_t d = 0; d < RADIX; d++) {
+			size_t c = count[d];
+			count[d] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(key[i] >> shift) & (RADIX - 1)]++] = key[i];
+		uint64_t *t = key;
+		key = tmp;
+		tmp = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = v[key[i] & (((uint64_t)1 << POS_BITS) - 1)];
+	memcpy(v, out, n * sizeof *v);
+	rc = 0;
+done:
+	free(key);
+	free(tmp);
+	free(count);
+	free(out);
+	return rc;
+}
+
 /* By start, then by the order of addition: callers add in table order. */
 int sym_reach_finish(struct sym_reach *r)
 {
-	if (sort_spans(r->v, r->n) != 0)
+	if (r->n > 1 && sort_by_keys(r->v, r->n) != 0)
 		return -1;
 	free(r->maxend);
 	r->maxend = malloc((r->n ? r->n : 1) * sizeof *r->maxend);

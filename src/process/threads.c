@@ -36,8 +36,6 @@ struct start {
 	sigset_t mask;
 };
 
-#ifndef PROFIL_NO_HOOK
-
 /*
  * At the thread's exit (return, pthread_exit, cancellation): its timer is
  * deleted, and the expiries of its grid it passed but was never sent (the
@@ -77,13 +75,6 @@ void threads_settle_locked(uintptr_t fallback_pc)
 	}
 }
 
-static void thread_end(void *start_fn)
-{
-	engine_lock();
-	threads_settle_locked((uintptr_t)start_fn);
-	engine_unlock();
-}
-
 int threads_settle_self(uintptr_t fallback_pc)
 {
 	if (engine_lock_bounded() != 0)
@@ -91,6 +82,15 @@ int threads_settle_self(uintptr_t fallback_pc)
 	threads_settle_locked(fallback_pc);
 	engine_unlock();
 	return 0;
+}
+
+#ifndef PROFIL_NO_HOOK
+
+static void thread_end(void *start_fn)
+{
+	engine_lock();
+	threads_settle_locked((uintptr_t)start_fn);
+	engine_unlock();
 }
 
 /* This thread was made through our pthread_create: counted by the
