@@ -24,13 +24,16 @@
  *   Exit: the agent's destructor, which runs after the program's own (the
  *   agent was initialised first), settles the exiting thread as a
  *   pthread's exit does (threads.c): the grid points it passed but was
- *   never sent, at its last sampled pc.  Not on _exit() or a signal's
- *   death (no destructor runs), nor for other threads still running.
+ *   never sent, at its last sampled pc (`[unsampled]` if none was); _exit()
+ *   and _Exit() are interposed to do the same.  Not on a signal's death, nor for other
+ *   threads still running.
  */
 #include "agent.h"
 #include "../src/engine/engine.h"
 #include "../src/process/process.h"
+#include "../src/base/ring.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,12 +98,46 @@ void account_startup(int64_t cpu_at_start, int after_exec, unsigned int hz)
 		sample_credit_startup((pid_t)syscall(SYS_gettid), (unsigned long)w);
 }
 
-/* exit(): our destructor, after the program's.  The fallback pc, for a
- * thread never sampled, is exit() itself: that is where it is. */
+/* exit(): our destructor, after the program's.  A thread no sample
+ * reached is credited at the [unsampled] marker: at exit() itself it
+ * would read as exit()'s own cost, which it is not. */
 __attribute__((destructor)) static void account_exit(void)
 {
 	if (agent_running())
-		threads_settle_self((uintptr_t)exit);
+		threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
+}
+
+/* _exit() and _Exit(), which run no destructor (Python's os._exit, a
+ * forked child's end, a shell's subshell): the same, then libc's.  Not
+ * in a vfork child (its memory is ours: sigstate_mine()).  glibc's exit()
+ * ends through an internal call, not these. */
+typedef void exit_fn(int);
+static exit_fn *real_exit, *real_Exit;
+
+__attribute__((constructor(101))) static void account_resolve(void)
+{
+	real_exit = (exit_fn *)dlsym(RTLD_NEXT, "_exit");
+	real_Exit = (exit_fn *)dlsym(RTLD_NEXT, "_Exit");
+}
+
+static __attribute__((noreturn)) void leave(exit_fn *real, int status)
+{
+	if (real && agent_running() && sigstate_mine())
+		threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+	leave(real_exit, status);
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+	leave(real_Exit ? real_Exit : real_exit, status);
 }
 
 /* The exec hook's value for PROFIL_EXEC_CPU (envfix.c), as "pid:ns". */

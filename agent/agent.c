@@ -154,13 +154,14 @@ static void in_child(void)
 	}
 	modules_reset(rf);
 	atomic_store(&current, rf);
-	int64_t cpu = account_cpu_now();
 	if (publish(rf) != 0) {
 		say("cannot profile a child");
 		return;
 	}
 	describe(rf);
-	account_startup(cpu, 0, hz_current());
+	/* the child's timer ran from before this hook (fork.c): its
+	 * start-up ends there, not here */
+	account_startup(fork_child_timer_cpu, 0, hz_current());
 }
 
 __attribute__((constructor)) static void agent_start(void)

@@ -610,6 +610,10 @@ TEST_IMPL(masked_view_forgotten_when_cleared_behind)
 	ASSERT_OK(profil(counter, sizeof counter, 0, 2));
 	struct profil_stats st;
 	ASSERT_OK(profil_get_stats(&st));
+	/* under TSan a fork child of a threaded process cannot exec: the
+	 * mask read back and the kernel's are checked, the exec is not */
+	const char *tool = getenv("PROFIL_TEST_TOOL");
+	int can_exec = !tool || strcmp(tool, "tsan") != 0;
 	int (*clear[2])(void) = {clear_with_sigsetmask, clear_with_syscall};
 	const char *name[2] = {"sigsetmask(0)", "raw rt_sigprocmask"};
 	for (int i = 0; i < 2; i++) {
@@ -619,8 +623,9 @@ TEST_IMPL(masked_view_forgotten_when_cleared_behind)
 		ASSERT_OK(clear[i]());
 		ASSERT_OK(pthread_sigmask(SIG_BLOCK, NULL, &seen));
 		ASSERT_EQ(syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &kernel, 8), 0);
-		char sigblk[64];
-		exec_sigblk(sigblk, sizeof sigblk);
+		char sigblk[64] = "0 (not run)";
+		if (can_exec)
+			exec_sigblk(sigblk, sizeof sigblk);
 		printf("%s: read back %s, kernel %s, exec'd program's SigBlk %s\n", name[i],
 		       sigismember(&seen, st.signal) || sigismember(&seen, SIGSEGV) ? "BLOCKED" : "clear",
 		       sigismember(&kernel, SIGSEGV) || sigismember(&kernel, SIGBUS) ? "BLOCKED" : "clear",

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <threads.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 SPIN_FN(spin_short, 50)
 
@@ -154,5 +155,77 @@ TEST_IMPL(threads_thrd_create_covered)
 	 * estimate (which a loaded machine makes wrong) */
 	ASSERT(buf[0] > (c11_cpu - 0.25) * profil_hz());
 	ASSERT(buf[0] <= (c11_cpu + 0.01) * profil_hz());
+	return 0;
+}
+
+/*
+ * Each forked child's timer draws its own phase.  The phase generator's
+ * state was the parent's in every child, so all the children of one run
+ * drew the same phase: a run of short children was counted all high or
+ * all low (100 children of 1.7 ms at 1000 Hz under profil record: one
+ * sample each in one run, two in the next; 0.65 to 1.25 of their CPU).
+ * At 10 Hz the first expiry of a child lies anywhere in its first 100 ms
+ * of CPU; each child here reports the CPU time at which its first signal
+ * came (the tick delays it by up to 4 ms).  Twenty independent draws
+ * spread over far more than 40 ms (the chance they do not: about 1e-6);
+ * twenty equal ones lie within a tick or two.
+ */
+SPIN_FN(spin_phase, 52)
+
+static double first_signal_cpu(void)
+{
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	unsigned long long before = st.signals;
+	double c0 = cpu_thread();
+	unsigned long chunk = iters_for(0.0002);
+	while (cpu_thread() - c0 < 0.5) {
+		spin_phase(chunk);
+		ASSERT_OK(profil_get_stats(&st));
+		if (st.signals > before)
+			return cpu_thread() - c0;
+	}
+	return -1;
+}
+
+TEST_IMPL(threads_forked_children_draw_their_own_phase)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	unsigned short buf[2] = {0};
+	ASSERT_OK(profil_set_hz(10));
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	struct profil_stats st;
+	ASSERT_OK(profil_get_stats(&st));
+	if (st.engine != PROFIL_ENGINE_THREAD_TIMERS) {
+		/* events count from where each thread starts: no phase to draw */
+		ASSERT_OK(profil(no_buf, 0, 0, 0));
+		snprintf(test_skip_reason, sizeof test_skip_reason, "the timers' grid only");
+		printf("skipped: engine %s has no grid\n", profil_engine_name(st.engine));
+		return 0; /* a reason set: the runner reports a skip */
+	}
+	double lo = 1, hi = 0;
+	for (int i = 0; i < 20; i++) {
+		int fd[2];
+		ASSERT_OK(pipe(fd));
+		pid_t pid = fork();
+		ASSERT(pid >= 0);
+		if (pid == 0) {
+			double at = first_signal_cpu();
+			(void)!write(fd[1], &at, sizeof at);
+			_exit(0);
+		}
+		double at = -1;
+		ASSERT_EQ(read(fd[0], &at, sizeof at), (ssize_t)sizeof at);
+		ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+		close(fd[0]);
+		close(fd[1]);
+		ASSERT(at >= 0); /* a signal within 0.5 CPU s at 10 Hz */
+		lo = at < lo ? at : lo;
+		hi = at > hi ? at : hi;
+	}
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	printf("first signal of 20 forked children at 10 Hz: %.1f to %.1f ms of their CPU\n",
+	       lo * 1e3, hi * 1e3);
+	ASSERT(hi - lo > 0.040);
 	return 0;
 }

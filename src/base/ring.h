@@ -99,7 +99,11 @@ struct ring_thread {
  * agent's own start; in a forked child, the fork hook), measured on the
  * thread's CPU clock and written once by the agent (agent.c). */
 #define RING_PC_STARTUP UINT64_C(0xfffffffffffffffd)
-#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_STARTUP)
+/* Alone in pcs[]: expiries a thread passed but was never sent, credited
+ * when it exits or execs, for a thread no sample ever reached (one that
+ * was is credited at its last sampled pc): agent/account.c, exec.c. */
+#define RING_PC_UNSAMPLED UINT64_C(0xfffffffffffffffc)
+#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_UNSAMPLED)
 /* Most frames a stack may hold: a marker must still fit. */
 #define RING_MAX_DEPTH (RING_MAX_PCS - 1u)
 

@@ -7,7 +7,8 @@
 
 #include <unistd.h>
 
-static uint64_t rng; /* engine lock: xorshift64* state, 0 until seeded */
+static uint64_t rng;     /* engine lock: xorshift64* state, 0 until seeded */
+static pid_t rng_pid;    /* the process that seeded it */
 
 /* The CPU clock of thread tid, as glibc's pthread_getcpuclockid builds it:
  * ~tid << 3 | CPUCLOCK_PERTHREAD (4) | CPUCLOCK_SCHED (2). */
@@ -23,10 +24,16 @@ int64_t cpugrid_period(unsigned int hz)
 }
 
 /* Uniform in [1, per], seeded once per process: a phase need not be
- * unpredictable, only independent of where threads start and stop. */
+ * unpredictable, only independent of where threads start and stop.  A
+ * forked child seeds again: with its parent's state every child drew the
+ * same phase, so a run of short children were all counted high or all
+ * low (100 children of 1.7 ms at 1000 Hz: 1 sample each in one run, 2 in
+ * the next). */
 uint64_t cpugrid_phase(int64_t per)
 {
-	if (!rng) {
+	pid_t me = getpid();
+	if (!rng || rng_pid != me) {
+		rng_pid = me;
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		rng = ((uint64_t)ts_ns(&ts) ^ ((uint64_t)getpid() << 32)) | 1;

@@ -40,6 +40,7 @@
 #include "engine/engine.h"
 #include "process/process.h"
 #include "process/exec_impl.h"
+#include "base/ring.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -154,7 +155,11 @@ static void exec_prepare(struct exec_state *st)
 	 * queued, then the mask is the program's again. */
 	sigset_t before;
 	fault_real_sigmask(SIG_BLOCK, NULL, &before);
-	threads_settle_locked((uintptr_t)exec_real.execve);
+	/* never sampled: at execve (a histogram needs a program counter),
+	 * or, in a ring (profil record), at the [unsampled] marker */
+	struct ptable *t = atomic_load(&profil_published);
+	threads_settle_locked(t && t->mode == PTABLE_RING ? (uintptr_t)RING_PC_UNSAMPLED
+	                                                  : (uintptr_t)exec_real.execve);
 	timers_stop();
 	drain_pending(st->sig);
 	fault_real_sigmask(SIG_SETMASK, &before, NULL);

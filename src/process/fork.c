@@ -54,8 +54,13 @@ static void child(void)
 	sweeper_forget();
 	timers_forget_all();
 	int on = timers_signal() != 0;
-	if (on)
+	fork_child_timer_cpu = -1;
+	if (on) {
+		struct timespec ts;
+		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+			fork_child_timer_cpu = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 		timers_add_self();
+	}
 	engine_unlock();
 	void (*hook)(void) = atomic_load(&fork_child_hook);
 	if (hook)
@@ -76,6 +81,7 @@ static void child(void)
  * the engine is consistent again, to give the child a sample ring of its
  * own.  Atomic: written once, before any fork it matters for. */
 void (*_Atomic fork_child_hook)(void);
+int64_t fork_child_timer_cpu = -1;
 
 __attribute__((constructor)) static void fork_hooks(void)
 {

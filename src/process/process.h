@@ -12,6 +12,10 @@
 
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
+/* fork.c: in a forked child, its thread's CPU clock (ns) when its timer
+ * was made, before the hook runs; -1 when none was (agent/account.c:
+ * what ran before it is the child's start-up). */
+extern int64_t fork_child_timer_cpu HIDDEN;
 
 /* threads.c: what a thread's exit does (its timer deleted, the expiries
  * it passed but was never sent credited to its last sampled pc, else

@@ -23,6 +23,11 @@
  *             dl_iterate_phdr never returns)
  *   exec      a child execs this program as "execd", which runs exec_hot
  *   execd     exec_hot (what the exec mode runs)
+ *   shortexit 100 x UNITS / 30 children, one at a time, each running
+ *             short_hot (a quarter unit, about 1.5 ms) and ending with
+ *             _exit(0): each is shorter than the kernel's tick, so most
+ *             of its samples are the expiries settled at _exit
+ *             (agent/account.c)
  *   burnexec  a child runs child_hot, then execs this program as "execd 0"
  *             (which does nothing): the CPU time the child had sampled
  *             before its exec must not count again as the new image's
@@ -252,6 +257,27 @@ static int execed(const char *self)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+__attribute__((noinline)) static void short_hot(void)
+{
+	volatile unsigned long acc = 6;
+	for (unsigned long i = 0; i < REC_UNIT / 4; i++)
+		acc += i ^ (acc >> 3);
+}
+
+static int short_exits(void)
+{
+	for (unsigned long i = 0; i < 100 * units / 30; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			short_hot();
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+			return 1;
+	}
+	return 0;
+}
+
 static int burn_then_exec(const char *self)
 {
 	pid_t pid = fork();
@@ -333,6 +359,8 @@ int main(int argc, char **argv)
 		return fork_while_iterating();
 	if (!strcmp(mode, "exec"))
 		return execed(argv[0]);
+	if (!strcmp(mode, "shortexit"))
+		return short_exits();
 	if (!strcmp(mode, "burnexec"))
 		return burn_then_exec(argv[0]);
 	if (!strcmp(mode, "execd"))
