@@ -180,6 +180,7 @@ __attribute__((constructor)) static void agent_start(void)
 	}
 	if (only_root && root && atol(root) != (long)getpid())
 		return;
+	signal_avoid_prof = 1; /* SIGPROF is the program's (engine.h) */
 	if (start() != 0)
 		return;
 	envfix_init(environ, only_root);

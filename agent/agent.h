@@ -19,7 +19,9 @@
  *
  * The public profil() family is hidden in the agent's copy of the engine:
  * a program that calls profil() itself gets glibc's, which runs beside us
- * on SIGPROF (ours then moves to a real-time signal).
+ * on SIGPROF: the agent samples on a free real-time signal from the start
+ * (signal_avoid_prof, engine.h), since glibc installs that handler where
+ * no interposer sees it.
  */
 #ifndef PROFIL_AGENT_H
 #define PROFIL_AGENT_H

@@ -127,6 +127,13 @@ HIDDEN pid_t timers_owner(void);       /* process the timers belong to;
 
 /* signals.c, handover.c (engine lock held, not in signal context) */
 HIDDEN int signal_choose(void);        /* signal number, or -1 errno */
+/* Set once by the profil agent before it starts: signal_choose() takes a
+ * free real-time signal before SIGPROF (unless PROFIL_SIGNAL names it).
+ * A program profiling itself takes SIGPROF, and glibc's gmon (-pg) does
+ * it with its internal sigaction, which sigwrap.c cannot see: until the
+ * sweeper noticed (up to 100 ms), our expiries reached gprof's handler,
+ * each counted as 10 ms (+0.25 s on one run of 0.46 s). */
+extern int signal_avoid_prof HIDDEN;
 HIDDEN int signal_free_rt(int not);    /* a free real-time signal, or -1 */
 HIDDEN int signal_install(int sig);    /* records the program's disposition */
 HIDDEN void signal_restore(void);      /* discards pending, gives it back */

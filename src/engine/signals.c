@@ -180,7 +180,11 @@ int signal_choose(void)
 			            "names neither SIGPROF nor a real-time signal; choosing one");
 	}
 	unsigned long long consumed = consumed_signals();
-	if (is_free(SIGPROF, consumed) && !prof_timer_armed())
+	int prof_free = is_free(SIGPROF, consumed) && !prof_timer_armed();
+	if (prof_free && !signal_avoid_prof)
 		return SIGPROF;
-	return free_rt(0, consumed);
+	int rt = free_rt(0, consumed);
+	return rt < 0 && prof_free ? SIGPROF : rt;
 }
+
+int signal_avoid_prof;

@@ -40,6 +40,12 @@
  *   echo      copies stdin to stdout, writes "to stderr" on stderr, exits 7
  *   rawsig    main_hot, then takes every signal by raw system calls as Go's
  *             runtime does (x86-64), then main_hot again; prints "done"
+ *   ownprof   profiles itself as glibc's gmon (-pg) does: a SIGPROF
+ *             handler set by a raw system call (glibc's internal
+ *             sigaction, which no interposer sees) and ITIMER_PROF at
+ *             100 Hz, then main_hot; prints "foreign N", the SIGPROFs
+ *             its handler got that its own timer did not send (x86-64;
+ *             elsewhere "foreign 0")
  */
 #include "rec.h"
 #include "../rawsig.h"
@@ -54,6 +60,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 static unsigned long units = 30;
@@ -320,6 +327,33 @@ static int raw_signals(void)
 	return 0;
 }
 
+static volatile sig_atomic_t own_ticks, foreign_ticks;
+
+static void own_prof_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	if (si->si_code == SI_KERNEL)
+		own_ticks++;
+	else
+		foreign_ticks++;
+}
+
+static int own_profiler(void)
+{
+#if RAWSIG_OK
+	if (rawsig_set(SIGPROF, own_prof_handler) != 0)
+		return 1;
+	struct itimerval it = {{0, 10000}, {0, 10000}};
+	if (setitimer(ITIMER_PROF, &it, NULL) != 0)
+		return 1;
+	main_hot(units);
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_PROF, &off, NULL);
+#endif
+	printf("foreign %d\n", (int)foreign_ticks);
+	return 0;
+}
+
 static void *renamed(void *arg)
 {
 	pthread_setname_np(pthread_self(), "early");
@@ -385,6 +419,8 @@ int main(int argc, char **argv)
 		return echo();
 	if (!strcmp(mode, "rawsig"))
 		return raw_signals();
+	if (!strcmp(mode, "ownprof"))
+		return own_profiler();
 	fprintf(stderr, "rec-prog: unknown mode %s\n", mode);
 	return 2;
 }
