@@ -54,6 +54,14 @@ static void child(void)
 	sweeper_forget();
 	timers_forget_all();
 	int on = timers_signal() != 0;
+	/* A ring table is the parent's file, mapped shared: a sample taken
+	 * here before the agent's hook gives the child a ring of its own
+	 * went into the parent's (a stray thread of the parent's process, or
+	 * under --no-children a child's sample recorded at all).  Withdrawn;
+	 * the hook publishes the child's.  A histogram is the child's copy. */
+	struct ptable *t = atomic_load(&profil_published);
+	if (t && t->mode == PTABLE_RING && atomic_load(&fork_child_hook))
+		atomic_store(&profil_published, (struct ptable *)0);
 	fork_child_timer_cpu = -1;
 	if (on) {
 		struct timespec ts;
