@@ -12,7 +12,9 @@
  * /bin/true recorded 0.14 CPU s of samples for 0.80 s the kernel measured
  * (0.17).
  *
- *   Start: the thread's CPU clock just before the timers start, minus
+ *   Start: the thread's CPU clock just before the timers start (in a
+ *   forked child, when fork.c made its timer, before the agent's hook),
+ *   minus
  *   what the image before an exec already sampled (the exec hook passes
  *   its CPU time on in PROFIL_EXEC_CPU="pid:ns", envfix.c; another pid's
  *   value is ignored: a child spawned without our exec was not sampled
@@ -24,9 +26,10 @@
  *   Exit: the agent's destructor, which runs after the program's own (the
  *   agent was initialised first), settles the exiting thread as a
  *   pthread's exit does (threads.c): the grid points it passed but was
- *   never sent, at its last sampled pc (`[unsampled]` if none was); _exit()
- *   and _Exit() are interposed to do the same.  Not on a signal's death, nor for other
- *   threads still running.
+ *   never sent, at its last sampled pc (`[unsampled]` if none was);
+ *   _exit() and _Exit() are interposed to do the same.  Not on a
+ *   signal's death, nor for other threads still running.  exec.c settles
+ *   an exec'ing thread the same way (the library's own rule).
  */
 #include "agent.h"
 #include "../src/engine/engine.h"
