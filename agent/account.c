@@ -19,7 +19,10 @@
  *   its CPU time on in PROFIL_EXEC_CPU="pid:ns", envfix.c; another pid's
  *   value is ignored: a child spawned without our exec was not sampled
  *   before its exec), credited as weight at RING_PC_STARTUP, shown
- *   `[start-up]`.  The weight is the expected count, gap x rate, rounded
+ *   `[start-up]`; the part from the agent's constructor on is credited
+ *   apart, at RING_PC_AGENT (`[profil agent start]`: reading a large
+ *   program's unwind tables is ours, not the program's cost).  The weight
+ *   is the expected count, gap x rate, rounded
  *   up with probability equal to its fraction so that many short
  *   processes sum to the right total.
  *
@@ -84,12 +87,9 @@ static uint64_t draw_billion(void)
 	return x % 1000000000ull;
 }
 
-void account_startup(int64_t cpu_at_start, int after_exec, unsigned int hz)
+/* Weight gap x hz at marker, rounded at random by its fraction. */
+static void credit(uintptr_t marker, uint64_t gap, unsigned int hz)
 {
-	int64_t before = after_exec ? sampled_before_exec() : 0;
-	if (cpu_at_start <= before || hz == 0)
-		return;
-	uint64_t gap = (uint64_t)(cpu_at_start - before);
 	/* gap < 2^63 ns and hz <= 1e6: gap / 1e9 * hz cannot overflow, and
 	 * the remainder's product stays below 1e9 * 1e6 */
 	uint64_t w = gap / 1000000000ull * hz;
@@ -98,7 +98,22 @@ void account_startup(int64_t cpu_at_start, int after_exec, unsigned int hz)
 	if (draw_billion() < rest % 1000000000ull)
 		w++;
 	if (w)
-		sample_credit_startup((pid_t)syscall(SYS_gettid), (unsigned long)w);
+		sample_credit_startup((pid_t)syscall(SYS_gettid), marker, (unsigned long)w);
+}
+
+void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
+                     unsigned int hz)
+{
+	int64_t before = after_exec ? sampled_before_exec() : 0;
+	if (cpu_at_start <= before || hz == 0)
+		return;
+	/* the agent's own part, when known: from its constructor's entry */
+	if (cpu_at_agent < before || cpu_at_agent > cpu_at_start)
+		cpu_at_agent = cpu_at_start;
+	if (cpu_at_agent > before)
+		credit((uintptr_t)RING_PC_STARTUP, (uint64_t)(cpu_at_agent - before), hz);
+	if (cpu_at_start > cpu_at_agent)
+		credit((uintptr_t)RING_PC_AGENT, (uint64_t)(cpu_at_start - cpu_at_agent), hz);
 }
 
 /* exit(): our destructor, after the program's.  A thread no sample

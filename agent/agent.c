@@ -73,6 +73,7 @@ static void describe(struct ring_file *rf)
 }
 
 static struct ring_file *_Atomic current; /* the ring being written */
+static int64_t agent_entry_cpu = -1; /* thread CPU ns at our constructor */
 
 /* Signals the engine dropped on threads whose thread pointer is not
  * libc's (Go without cgo sets its own): reported as lost samples. */
@@ -122,7 +123,7 @@ static int start(void)
 	}
 	describe(rf);
 	atomic_store(&current, rf);
-	account_startup(cpu, 1, hz_current());
+	account_startup(agent_entry_cpu, cpu, 1, hz_current());
 	return 0;
 }
 
@@ -161,11 +162,12 @@ static void in_child(void)
 	describe(rf);
 	/* the child's timer ran from before this hook (fork.c): its
 	 * start-up ends there, not here */
-	account_startup(fork_child_timer_cpu, 0, hz_current());
+	account_startup(fork_child_timer_cpu, fork_child_timer_cpu, 0, hz_current());
 }
 
 __attribute__((constructor)) static void agent_start(void)
 {
+	agent_entry_cpu = account_cpu_now();
 	const char *d = getenv("PROFIL_RECORD_DIR");
 	if (!d || !*d || strlen(d) >= sizeof dir)
 		return;

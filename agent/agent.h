@@ -55,10 +55,12 @@ HIDDEN void modules_detach(void);
  * thread's CPU clock, ns (-1 on failure); read just before the timers
  * start.  account_startup(): credits what ran before that (minus what the
  * image before an exec of this process sampled, when after_exec) at the
- * start-up marker.  account_exec_value(): "pid:ns" for PROFIL_EXEC_CPU,
+ * start-up marker, and what ran from cpu_at_agent (the agent's
+ * constructor) on at the agent's own.  account_exec_value(): "pid:ns" for PROFIL_EXEC_CPU,
  * async-signal-safe.  The exiting thread is settled by a destructor. */
 HIDDEN int64_t account_cpu_now(void);
-HIDDEN void account_startup(int64_t cpu_at_start, int after_exec, unsigned int hz);
+HIDDEN void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
+                            unsigned int hz);
 HIDDEN int account_exec_value(char *buf, size_t size);
 /* agent.c: whether this process is being recorded now. */
 HIDDEN int agent_running(void);

@@ -87,6 +87,7 @@ static uint64_t marker_location(struct profile *p, uint64_t marker)
 	const char *name = marker == RING_PC_TRUNCATED ? "[truncated]"
 	                 : marker == RING_PC_STARTUP   ? "[start-up]"
 	                 : marker == RING_PC_UNSAMPLED ? "[unsampled]"
+	                 : marker == RING_PC_AGENT     ? "[profil agent start]"
 	                                               : "[unknown]";
 	uint64_t id = prof_intern_location(p, 0, marker);
 	struct prof_line line = {prof_intern_function(p, name, name, "", 0), 0};

@@ -103,7 +103,11 @@ struct ring_thread {
  * when it exits or execs, for a thread no sample ever reached (one that
  * was is credited at its last sampled pc): agent/account.c, exec.c. */
 #define RING_PC_UNSAMPLED UINT64_C(0xfffffffffffffffc)
-#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_UNSAMPLED)
+/* Alone in pcs[]: the part of an image's start-up that was the agent's
+ * own (its constructor, up to the timers' start), so that its cost is
+ * not read as the program's. */
+#define RING_PC_AGENT UINT64_C(0xfffffffffffffffb)
+#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_AGENT)
 /* Most frames a stack may hold: a marker must still fit. */
 #define RING_MAX_DEPTH (RING_MAX_PCS - 1u)
 

@@ -79,9 +79,10 @@ extern _Atomic unsigned int sample_epoch HIDDEN; /* bumped by timers.c */
 /* Records owed (weight never delivered: counted as new ticks) plus held
  * (ticks already counted, held back by the handler) at a thread's exit. */
 HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held);
-/* Weight w at the marker RING_PC_STARTUP (ring.h) of a ring table: CPU
- * time before sampling began (agent.c).  Outside signal context. */
-HIDDEN void sample_credit_startup(pid_t tid, unsigned long w);
+/* Weight w at a marker (ring.h: RING_PC_STARTUP, RING_PC_AGENT) of a ring
+ * table: CPU time before sampling began (agent.c).  Outside signal
+ * context. */
+HIDDEN void sample_credit_startup(pid_t tid, uintptr_t marker, unsigned long w);
 /* A ring's record of a thread's name (ring.h RING_THREAD), outside signal
  * context; nothing when the published table is not a ring. */
 HIDDEN void sample_thread_name(pid_t tid, const char name[16]);

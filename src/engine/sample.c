@@ -344,16 +344,16 @@ void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long he
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
-/* CPU time spent before sampling began (agent.c), as weight w at the
- * marker RING_PC_STARTUP: ring tables only (no histogram has a bin for
+/* CPU time spent before sampling began (agent.c), as weight w at a
+ * marker (RING_PC_STARTUP, RING_PC_AGENT): ring tables only (no histogram has a bin for
  * it).  Same in-flight handshake as sample_credit(). */
-void sample_credit_startup(pid_t tid, unsigned long w)
+void sample_credit_startup(pid_t tid, uintptr_t marker, unsigned long w)
 {
 	atomic_fetch_add(&profil_inflight, 1);
 	struct ptable *t = atomic_load(&profil_published);
 	if (t && t->mode == PTABLE_RING) {
 		ADD(ticks, w);
-		record(t, tid, (uintptr_t)RING_PC_STARTUP, 0, w);
+		record(t, tid, marker, 0, w);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }

@@ -65,6 +65,7 @@ stderr /1 process,/
 $ profil record -v -o s.pprof sh -c 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done' && profil report s.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.[5-9]|1\.)/
 stdout /\[start-up\]/
+stdout /\[profil agent start\]/
 
 # ... but what the image before an exec sampled is not counted again
 $ profil record -o be.pprof $REC/rec-prog burnexec 30 && profil report be.pprof
