@@ -45,17 +45,12 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-static int64_t thread_cpu_ns(void)
+int64_t account_cpu_now(void)
 {
 	struct timespec ts;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return -1;
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t account_cpu_now(void)
-{
-	return thread_cpu_ns();
 }
 
 /* The CPU time the image before this exec had when it exec'd, if it was
@@ -161,7 +156,7 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status)
 /* The exec hook's value for PROFIL_EXEC_CPU (envfix.c), as "pid:ns". */
 int account_exec_value(char *buf, size_t size)
 {
-	int64_t ns = thread_cpu_ns();
+	int64_t ns = account_cpu_now();
 	long pid = (long)syscall(SYS_getpid);
 	if (ns < 0 || size < 48)
 		return -1;

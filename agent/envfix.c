@@ -163,28 +163,30 @@ static char *const *fix_env(char *const envp[], char **out, size_t cap)
 /* Our posix_spawn and posix_spawnp: the same environment, then libc's. */
 #define SPAWN_CAP 1024
 
+static int spawn_with(spawn_fn *real, pid_t *pid, const char *file,
+                      const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                      char *const argv[], char *const envp[])
+{
+	char *buf[SPAWN_CAP];
+	if (!real)
+		return ENOSYS;
+	char *const *e = atomic_load(&exec_env_hook) && envp && !only_pid
+	                         ? build_env(envp, buf, SPAWN_CAP, 0) : NULL;
+	return real(pid, file, fa, attr, argv, e ? e : envp);
+}
+
 __attribute__((visibility("default"))) int
 posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	char *buf[SPAWN_CAP];
-	if (!real_spawn)
-		return ENOSYS;
-	char *const *e = atomic_load(&exec_env_hook) && envp && !only_pid
-	                         ? build_env(envp, buf, SPAWN_CAP, 0) : NULL;
-	return real_spawn(pid, path, fa, attr, argv, e ? e : envp);
+	return spawn_with(real_spawn, pid, path, fa, attr, argv, envp);
 }
 
 __attribute__((visibility("default"))) int
 posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
              const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	char *buf[SPAWN_CAP];
-	if (!real_spawnp)
-		return ENOSYS;
-	char *const *e = atomic_load(&exec_env_hook) && envp && !only_pid
-	                         ? build_env(envp, buf, SPAWN_CAP, 0) : NULL;
-	return real_spawnp(pid, file, fa, attr, argv, e ? e : envp);
+	return spawn_with(real_spawnp, pid, file, fa, attr, argv, envp);
 }
 
 /* At load, in the constructor: libc's spawn functions, before anything

@@ -29,6 +29,17 @@ int sym_reach_add(struct sym_reach *r, uint64_t start, uint64_t end, int idx)
 #define RADIX_BITS 8
 #define RADIX (1u << RADIX_BITS)
 
+/* Digit counts into each digit's first position in the sorted order. */
+static void starts_of_digits(size_t *count)
+{
+	size_t pos = 0;
+	for (size_t d = 0; d < RADIX; d++) {
+		size_t c = count[d];
+		count[d] = pos;
+		pos += c;
+	}
+}
+
 /* Sorts n spans by start, stably (equal starts keep their order), with a
  * pass per byte of the key that is not the same in every span (a module's
  * addresses share their high bytes). */
@@ -47,12 +58,7 @@ static int sort_spans(struct sym_span *v, size_t n)
 			count[(v[i].start >> shift) & (RADIX - 1)]++;
 		if (n && count[(v[0].start >> shift) & (RADIX - 1)] == n)
 			continue; /* one digit for all: nothing to move */
-		size_t pos = 0;
-		for (size_t d = 0; d < RADIX; d++) {
-			size_t c = count[d];
-			count[d] = pos;
-			pos += c;
-		}
+		starts_of_digits(count);
 		for (size_t i = 0; i < n; i++)
 			tmp[count[(v[i].start >> shift) & (RADIX - 1)]++] = v[i];
 		memcpy(v, tmp, n * sizeof *v);
@@ -96,12 +102,7 @@ static int sort_by_keys(struct sym_span *v, size_t n)
 		memset(count, 0, RADIX * sizeof *count);
 		for (size_t i = 0; i < n; i++)
 			count[(key[i] >> shift) & (RADIX - 1)]++;
-		size_t pos = 0;
-		for (size_t d = 0; d < RADIX; d++) {
-			size_t c = count[d];
-			count[d] = pos;
-			pos += c;
-		}
+		starts_of_digits(count);
 		for (size_t i = 0; i < n; i++)
 			tmp[count[(key[i] >> shift) & (RADIX - 1)]++] = key[i];
 		uint64_t *t = key;
