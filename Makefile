@@ -222,12 +222,7 @@ ENGINE_TESTS := classic_totals_1_thread classic_totals_8_threads classic_fairnes
 # samples for 1.110 s) on a loaded machine, likely a grid point counted
 # twice when an event is replaced by a timer as the kernel lowers its
 # sample-rate cap.  The timer pass and `make test` still run it.
-# And safety_concurrent_callers: killed by SIGIO about once in 10 runs
-# beside two busy loops (3 in 30 at cd21afe, 2 in 30 now; CI of 2026-11-27
-# once), on perf events only.  Not understood; one candidate: the kernel's
-# send_sigio_to_task() falls back to a plain SIGIO when the F_SETSIG
-# signal cannot be queued (a real-time signal over the queue limit).
-PERF_OPEN := classic_thread_no_hook_saw safety_concurrent_callers
+PERF_OPEN := classic_thread_no_hook_saw
 test-perf: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	@r=$$($(BUILD)/test/perfprobe); if [ "$$r" = ok ]; then \
 	    echo "test-perf: the semantic suite on perf events (PROFIL_ENGINE=perf)"; \

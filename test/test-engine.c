@@ -10,7 +10,7 @@
  */
 #include "runner.h"
 #include "safety.h"
-#include "perfprobe.h"
+#include "perfcheck.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -26,45 +26,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
-/* Whether this process may open a task-clock event; if not, the reason
- * is noted as the test's skip reason and 0 returned. */
-static int perf_allowed(void)
-{
-	if (perf_probe_event() == 0)
-		return 1;
-	snprintf(test_skip_reason, sizeof test_skip_reason, "perf events refused (%s)",
-	         strerror(errno));
-	printf("skipped: %s\n", test_skip_reason);
-	return 0;
-}
-
-/* The rate the library will still use perf events at: the kernel's cap
- * less a tick's worth of margin (perf_engine.c); the cap may have been
- * lowered by the kernel at run time ("interrupt took too long"). */
-static unsigned int perf_rate_ok(unsigned int hz, unsigned int tick)
-{
-	unsigned int cap = 100000;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
-	if (f) {
-		if (fscanf(f, "%u", &cap) != 1)
-			cap = 100000;
-		fclose(f);
-	}
-	if ((hz + tick - 1) / tick + 1 <= (cap + tick - 1) / tick)
-		return 1;
-	snprintf(test_skip_reason, sizeof test_skip_reason,
-	         "perf_event_max_sample_rate %u is too low for %u Hz", cap, hz);
-	printf("skipped: %s\n", test_skip_reason);
-	return 0;
-}
-
-static unsigned int tick_hz(void)
-{
-	struct timespec r;
-	ASSERT_OK(clock_getres(CLOCK_MONOTONIC_COARSE, &r));
-	return (unsigned int)(1000000000L / r.tv_nsec);
-}
 
 /* Profiles `seconds` of CPU on the calling thread at hz; fills *st. */
 static int run_at(unsigned int hz, double seconds, struct profil_stats *st, double *cpu)

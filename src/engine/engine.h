@@ -136,6 +136,9 @@ HIDDEN int signal_choose(void);        /* signal number, or -1 errno */
  * each counted as 10 ms (+0.25 s on one run of 0.46 s). */
 extern int signal_avoid_prof HIDDEN;
 HIDDEN int signal_free_rt(int not);    /* a free real-time signal, or -1 */
+/* backlog.c: a thread's blocked mask from /proc (bit 0: signal 1), 0 if
+ * it has gone. */
+HIDDEN unsigned long long engine_blocked_mask(pid_t tid);
 HIDDEN int signal_install(int sig);    /* records the program's disposition */
 HIDDEN void signal_restore(void);      /* discards pending, gives it back */
 /* Carries out a move the program asked for by installing a handler on

@@ -355,8 +355,14 @@ int perf_engine_resignal(int fd, int sig)
 	return fcntl(fd, F_SETSIG, sig);
 }
 
+/* Never a period the engine would refuse as a rate (rate_ok()): see
+ * timers_set_hz() for what one costs. */
 int perf_engine_set_period(int fd, int64_t per)
 {
+	if (per < 1000000000 / (int64_t)PERF_ENGINE_HZ_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
 	uint64_t p = (uint64_t)per;
 	return ioctl(fd, PERF_EVENT_IOC_PERIOD, &p);
 }

@@ -40,7 +40,10 @@ HIDDEN int timers_find(pid_t tid);       /* index, or -1 */
  * now; -1 errno (EAGAIN: over the budget; EINVAL: the thread is gone). */
 HIDDEN int timers_add(pid_t tid, int born);
 HIDDEN void timers_drop(size_t i);
-HIDDEN void timers_to_timer(size_t i);   /* event i becomes a timer */
+HIDDEN int timers_to_timer(size_t i);    /* event i becomes a timer, or -1 */
+
+/* backlog.c: threads on events that block the signal move to timers. */
+HIDDEN void timers_check_backlog(void);
 
 /* timers_scan.c: covers every listed thread not covered yet. */
 HIDDEN int timers_cover_all(void);

@@ -49,23 +49,6 @@ static int prof_timer_armed(void)
 /* Bit of sig in a /proc status mask (bit 0 is signal 1). */
 #define SIGBIT(sig) (1ull << ((sig) - 1))
 
-/* One thread's blocked mask from its /proc status file; 0 if unreadable
- * (a thread that exited meanwhile blocks nothing). */
-static unsigned long long blocked_by(const char *tid)
-{
-	char path[300], line[128];
-	snprintf(path, sizeof path, "/proc/self/task/%s/status", tid);
-	FILE *f = fopen(path, "re");
-	unsigned long long m = 0;
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "SigBlk: %llx", &m) == 1)
-			break;
-	fclose(f);
-	return m;
-}
-
 /* The calling thread's blocked mask, from the kernel without /proc: the
  * status file (stdio, a line-by-line scan) cost each process's start
  * 50-100 us, and at start the caller is usually the only thread. */
@@ -102,7 +85,7 @@ static unsigned long long consumed_signals(void)
 		if (de->d_name[0] == '.')
 			continue;
 		unsigned long long m = atol(de->d_name) == self ? blocked_here()
-		                                                : blocked_by(de->d_name);
+		                                                : engine_blocked_mask((pid_t)atoi(de->d_name));
 		if (__builtin_popcountll(rt & ~m) > 2)
 			all |= m;
 	}

@@ -246,29 +246,43 @@ int timers_resignal(int sig)
 	return 0;
 }
 
-/* Entry i's event replaced by a timer on the same grid, when the kernel
- * would throttle the event (perf_engine_keep()); if no timer can be made,
- * the event stays, throttled, which is better than nothing. */
-void timers_to_timer(size_t i)
+/* Entry i's event replaced by a timer on its grid; -1 (the event kept)
+ * if no timer can be made: the thread has gone, or the signal queue is
+ * full (EAGAIN). */
+int timers_to_timer(size_t i)
 {
 	int64_t now;
 	timer_t id;
 	if (cpugrid_clock_of(timers_reg[i].tid, &now) != 0 ||
 	    make_timer(timers_reg[i].tid, cpugrid_next(&timers_reg[i].grid, now), timers_reg[i].grid.per, &id) != 0)
-		return;
+		return -1;
 	perf_engine_close(timers_reg[i].fd);
 	timers_reg[i].fd = -1;
 	timers_reg[i].timer = id;
+	return 0;
 }
 
-/* Each thread's grid restarts at its CPU time now, at the new period; the
- * points of the old grid it passed stay owed to it. */
+/*
+ * Each thread's grid restarts at its CPU time now, at the new period; the
+ * points of the old grid it passed stay owed to it.
+ *
+ * An event is given the new period only when the engine keeps it
+ * (perf_engine_keep()).  Otherwise it becomes a timer first, at its old
+ * period until then: an event at a rate the engine refuses can cost its
+ * thread more CPU per signal than the period, and its real-time signals
+ * then queue without end until the kernel, over RLIMIT_SIGPENDING, sends
+ * a plain SIGIO instead and kills the program (safety_concurrent_callers
+ * on perf events, one run in ten: set_hz to 90 kHz gave the event a 11 us
+ * period for the moment before it was closed).  An event that cannot
+ * become a timer is closed and its entry dropped; the sweeper gives the
+ * thread a timer when the queue has room.
+ */
 int timers_set_hz(unsigned int hz)
 {
 	cur_hz = hz;
 	int events = perf_engine_keep(hz); /* else their threads get timers */
 	int64_t per = cpugrid_period(hz), now;
-	for (size_t i = 0; i < timers_nreg; i++) {
+	for (size_t i = timers_nreg; i-- > 0;) { /* a drop moves the last entry to i */
 		struct cpugrid *g = &timers_reg[i].grid;
 		if (cpugrid_clock_of(timers_reg[i].tid, &now) != 0)
 			continue; /* gone: the sweeper drops it */
@@ -277,10 +291,10 @@ int timers_set_hz(unsigned int hz)
 		struct itimerspec its = {ns_ts(per), ns_ts(g->first)};
 		if (timers_reg[i].fd < 0)
 			timer_settime(timers_reg[i].timer, TIMER_ABSTIME, &its, NULL);
-		else
+		else if (events)
 			perf_engine_set_period(timers_reg[i].fd, per);
-		if (timers_reg[i].fd >= 0 && !events)
-			timers_to_timer(i);
+		else if (timers_to_timer(i) != 0)
+			timers_drop(i);
 	}
 	return 0;
 }

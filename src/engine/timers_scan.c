@@ -252,5 +252,6 @@ int timers_rescan(unsigned int nthreads)
 			timers_to_timer(i);
 		}
 	}
+	timers_check_backlog();
 	return gone || relist_due(nthreads) ? timers_cover_all() : 0;
 }
