@@ -121,7 +121,7 @@ static size_t frame(struct htree *t, const struct profile *p, const struct prof_
 {
 	char buf[PROF_NAME_BUF];
 	struct hkey key = {str_id(&t->str, prof_frame_name(p, l, k, buf)),
-	                   str_id(&t->str, prof_module_name(p, l->mapping_id)), 0};
+	                   str_id(&t->str, prof_location_module(p, l)), 0};
 	grow(&t->frame_map, frame_hash_of, t);
 	size_t *sl = slot(&t->frame_map, mix(key), frame_eq, t, &key);
 	if (*sl)

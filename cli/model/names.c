@@ -18,6 +18,22 @@ const char *prof_module_name(const struct profile *p, uint64_t mapping_id)
 	return slash ? slash + 1 : *path ? path : "[unknown]";
 }
 
+/* A location in no mapping named by a function "[...]" is a marker (CPU
+ * time without a pc: [start-up], [unsampled], [profil agent start], or a
+ * stack's [truncated]/[unknown] end): its module is the marker, so that
+ * --by module does not add start-up time to unsymbolized code. */
+const char *prof_location_module(const struct profile *p, const struct prof_location *l)
+{
+	if (l->mapping_id == 0 && l->nlines && l->lines[0].function_id &&
+	    l->lines[0].function_id <= p->nfunctions) {
+		const char *name = p->functions[l->lines[0].function_id - 1].name;
+		size_t n = strlen(name);
+		if (n > 2 && name[0] == '[' && name[n - 1] == ']')
+			return name;
+	}
+	return prof_module_name(p, l->mapping_id);
+}
+
 int prof_mapping_is_jit_map(const struct prof_mapping *m)
 {
 	const char *base = strrchr(m->path, '/');

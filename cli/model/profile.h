@@ -135,6 +135,8 @@ _Noreturn void prof_oom(void);
  * The result is the profile's string or buf. */
 #define PROF_NAME_BUF 256
 const char *prof_module_name(const struct profile *p, uint64_t mapping_id);
+/* A location's module name: its mapping's, or a marker's own name. */
+const char *prof_location_module(const struct profile *p, const struct prof_location *l);
 /* Whether m is code a JIT made, named by its /tmp/perf-PID.map (the
  * record's build.c makes such mappings): no file holds its bytes. */
 int prof_mapping_is_jit_map(const struct prof_mapping *m);

@@ -31,7 +31,7 @@ static void functions(const struct profile *p, struct rows *a)
 		const struct prof_sample *s = &p->samples[i];
 		for (size_t j = 0; j < s->nlocs; j++) {
 			const struct prof_location *l = &p->locations[s->locs[j] - 1];
-			const char *mod = prof_module_name(p, l->mapping_id);
+			const char *mod = prof_location_module(p, l);
 			for (size_t k = 0; k < (l->nlines ? l->nlines : 1); k++) {
 				const char *name = prof_frame_name(p, l, k, buf);
 				size_t n = strlen(name) + strlen(mod) + 2;

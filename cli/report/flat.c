@@ -21,7 +21,7 @@ static size_t loc_functions(const struct profile *p, const struct prof_location 
                             struct rows *a, size_t *out)
 {
 	char buf[PROF_NAME_BUF], *key;
-	const char *mod = prof_module_name(p, l->mapping_id);
+	const char *mod = prof_location_module(p, l);
 	size_t n = l->nlines ? l->nlines : 1;
 	for (size_t k = 0; k < n; k++) {
 		const char *name = prof_frame_name(p, l, k, buf);
@@ -36,7 +36,7 @@ static size_t loc_functions(const struct profile *p, const struct prof_location 
 static size_t loc_module(const struct profile *p, const struct prof_location *l,
                          struct rows *a, size_t *out)
 {
-	const char *mod = prof_module_name(p, l->mapping_id);
+	const char *mod = prof_location_module(p, l);
 	out[0] = (size_t)(rows_row(a, mod, mod, "") - a->rows);
 	return 1;
 }

@@ -347,3 +347,8 @@ stdout /^0$/
 $ rm -rf home && mkdir home && env -u XDG_CACHE_HOME PROFIL_CACHE= HOME=$PWD/home profil record -o t.pprof $REC/rec-prog threads 5 && ls -A home | wc -l
 stdout /^0$/
 stderr /0 lost -> t.pprof/
+
+# The accounting markers are modules of their own in --by module: they
+# were listed under [unknown], which means code no module names
+$ profil record -o m.pprof sh -c 'i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done' && profil report --by module m.pprof
+row /^ *[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +[0-9.]+ +\[start-up\]$/ 1 >= 1
