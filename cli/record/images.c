@@ -8,6 +8,7 @@
  * mapping, and a violation drops that file with one warning.
  */
 #include "images.h"
+#include "record_int.h"
 #include "../model/profile.h"
 #include "../../src/base/ring.h"
 
@@ -388,20 +389,6 @@ const char *image_thread_name(const struct image *im, uint32_t tid)
 	return "";
 }
 
-/* Everything in the directory we made goes with the recording: ring
- * files (also those never completed), the agent's unwind tables shared
- * between processes (src/unwind/unwind_cache.c, "uw-*"), their temporary files. */
-static void remove_all(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			unlinkat(dirfd(d), de->d_name, 0);
-	if (d)
-		closedir(d);
-}
-
 void images_free(struct images *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
@@ -418,10 +405,8 @@ void images_free(struct images *set)
 		agg_free(&im->samples);
 	}
 	free(set->v);
-	if (set->dir) {
-		remove_all(set->dir);
-		rmdir(set->dir);
-	}
+	if (set->dir) /* rings, the agent's shared unwind tables, their temporaries */
+		record_workdir_remove(set->dir);
 	free(set->dir);
 	memset(set, 0, sizeof *set);
 }

@@ -119,15 +119,6 @@ static int find_agent(char *buf, size_t size)
 	return -1;
 }
 
-static char *make_dir(void)
-{
-	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-	char tmpl[PATH_MAX];
-	snprintf(tmpl, sizeof tmpl, "%s/profil-record.XXXXXX", base && *base ? base : "/tmp");
-	char *d = mkdtemp(tmpl);
-	return d ? prof_xstrdup(d) : NULL;
-}
-
 static int64_t now_ns(clockid_t clk)
 {
 	struct timespec ts;
@@ -262,7 +253,7 @@ int cmd_record(int argc, char **argv)
 	o.unwind_cache = record_cache_dir("unwind", unwind, sizeof unwind);
 	struct images set;
 	memset(&set, 0, sizeof set);
-	set.dir = make_dir();
+	set.dir = record_workdir_make();
 	if (!set.dir) {
 		fprintf(stderr, "profil record: cannot make a directory for samples: %s\n",
 		        strerror(errno));

@@ -2,7 +2,8 @@
  * record_int.h - the parts of `profil record` (cli/record/): spawn.c runs
  * the command with the agent preloaded, images.c reads the ring files,
  * build.c turns them into a profile, cache.c says where files that
- * outlive a recording go, record.c ties them together.
+ * outlive a recording go, workdir.c makes and cleans the rings' directory,
+ * record.c ties them together.
  */
 #ifndef PROFIL_CLI_RECORD_INT_H
 #define PROFIL_CLI_RECORD_INT_H
@@ -40,6 +41,13 @@ int spawn_exit_status(int wstatus);
 /* cache.c.  <cache root>/sub, created if missing; NULL when caching is
  * off ($PROFIL_CACHE set to "") or the directory cannot be had. */
 const char *record_cache_dir(const char *sub, char *buf, size_t size);
+
+/* workdir.c.  A new directory for the rings, locked as ours for our
+ * whole life; directories of recorders that died are removed first.
+ * NULL with errno on failure. */
+char *record_workdir_make(void);
+/* Removes dir and the files in it. */
+void record_workdir_remove(const char *dir);
 
 /* build.c */
 void record_build(struct profile *p, const struct images *set, int64_t period_ns);

@@ -352,3 +352,11 @@ stderr /0 lost -> t.pprof/
 # were listed under [unknown], which means code no module names
 $ profil record -o m.pprof sh -c 'i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done' && profil report --by module m.pprof
 row /^ *[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +[0-9.]+ +\[start-up\]$/ 1 >= 1
+
+# A recorder killed by SIGKILL cannot remove its rings' directory (in
+# /dev/shm: memory); the next recording removes it, as its lock is free,
+# and never a live recorder's.  One had been left for days
+$ profil record -o k.pprof $REC/rec-prog spin 5 > out.txt & rec=$!; while ! grep -q ready out.txt 2>/dev/null; do sleep 0.05; done; d=$(readlink /proc/$rec/fd/* | sed -n 's|/\.lock$||p'); profil record -o a.pprof true 2>/dev/null; test -d "$d" && echo "live kept"; kill -KILL $rec; wait $rec; kill -KILL $(sed -n 's/^ready //p' out.txt); test -d "$d" && echo "left"; profil record -o b.pprof true 2>/dev/null; test -d "$d" && echo "still there" || echo "removed"
+stdout /^live kept$/
+stdout /^left$/
+stdout /^removed$/

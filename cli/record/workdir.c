@@ -1,0 +1,119 @@
+/*
+ * workdir.c - the directory a recording's rings live in while the command
+ * runs, and the leftovers of recorders that died.
+ *
+ * The rings are files in a directory of their own under /dev/shm (memory,
+ * not disk), else $TMPDIR or /tmp, removed when the recording is written.
+ * A recorder killed by SIGKILL cannot remove it, and its rings hold
+ * memory until someone does (one of an earlier session's was still in
+ * /dev/shm days later).  So each recorder holds an exclusive flock(2) on
+ * ".lock" in its directory for its whole life (close-on-exec: the command
+ * does not inherit it), and a new recorder removes every directory of
+ * ours, of the same user, whose lock it can take: its owner has gone.
+ * The lock file is locked before it gets its name (".lock.new" renamed),
+ * so a directory being set up is never taken for an abandoned one; a
+ * directory without ".lock" (made by an older version) is left alone.
+ * What a command still running from a dead recorder writes next fails
+ * there and is not recorded: there is no recorder to read it.
+ */
+#include "record_int.h"
+#include "../model/profile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#define PREFIX "profil-record."
+
+static int lock_fd = -1; /* held until we exit */
+
+void record_workdir_remove(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* Whether base/name is a recorder's directory whose owner has gone. */
+static int abandoned(int basefd, const char *name)
+{
+	struct stat st;
+	if (fstatat(basefd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid())
+		return 0;
+	char lock[NAME_MAX + 8];
+	snprintf(lock, sizeof lock, "%s/.lock", name);
+	int fd = openat(basefd, lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	int gone = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return gone;
+}
+
+static void sweep_abandoned(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, PREFIX, strlen(PREFIX)) != 0 ||
+		    !abandoned(dirfd(d), de->d_name))
+			continue;
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof path, "%s/%s", base, de->d_name) < (int)sizeof path)
+			record_workdir_remove(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* dir/.lock, locked before it has its name. */
+static int take_lock(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	int fd = openat(dfd, ".lock.new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0 && (flock(fd, LOCK_EX) != 0 || renameat(dfd, ".lock.new", dfd, ".lock") != 0)) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		fd = -1;
+	}
+	int e = errno;
+	close(dfd);
+	errno = e;
+	return fd;
+}
+
+char *record_workdir_make(void)
+{
+	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	char tmpl[PATH_MAX];
+	snprintf(tmpl, sizeof tmpl, "%s/" PREFIX "XXXXXX", base);
+	if (!mkdtemp(tmpl))
+		return NULL;
+	lock_fd = take_lock(tmpl);
+	if (lock_fd < 0) {
+		int e = errno;
+		record_workdir_remove(tmpl);
+		errno = e;
+		return NULL;
+	}
+	sweep_abandoned(base);
+	return prof_xstrdup(tmpl);
+}
