@@ -272,7 +272,7 @@ int timers_to_timer(size_t i)
  * thread more CPU per signal than the period, and its real-time signals
  * then queue without end until the kernel, over RLIMIT_SIGPENDING, sends
  * a plain SIGIO instead and kills the program (safety_concurrent_callers
- * on perf events, one run in ten: set_hz to 90 kHz gave the event a 11 us
+ * on perf events, about one run in 25: set_hz to 90 kHz gave an 11 us
  * period for the moment before it was closed).  An event that cannot
  * become a timer is closed and its entry dropped; the sweeper gives the
  * thread a timer when the queue has room.
