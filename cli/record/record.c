@@ -182,9 +182,45 @@ static char *join(char **argv)
 	return s;
 }
 
+static double cpu_of(const struct rusage *ru)
+{
+	return (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+	       (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * On timers, a command whose threads ran in turns shorter than two ticks
+ * (other work, or its own threads, competing for the CPUs) may have its
+ * CPU time credited to the wrong functions: the kernel looks at a thread's
+ * timer only at ticks that find it running, and turns the scheduler ends
+ * between ticks (at system calls that update its accounting) leave their
+ * time to the next tick that does (README, "On a busy machine";
+ * bench/contention.sh: 0.33 of the samples for 0.50 of the time, at two
+ * busy loops per CPU).  Turn length: the command's CPU time over its
+ * involuntary context switches.  Not below BUSY_MIN_CPU_S: too few
+ * samples to matter.
+ */
+#define BUSY_MIN_CPU_S 0.2
+static void busy_warning(const struct images *set, const struct rusage *ru, double cpu)
+{
+	struct timespec tick;
+	if (!set->n || strcmp(set->v[0].engine, "thread-cputime-timers") != 0 ||
+	    cpu < BUSY_MIN_CPU_S || ru->ru_nivcsw <= 0 ||
+	    clock_getres(CLOCK_MONOTONIC_COARSE, &tick) != 0)
+		return;
+	double turn = cpu / (double)ru->ru_nivcsw;
+	if (turn >= 2 * ((double)tick.tv_sec + tick.tv_nsec / 1e9))
+		return;
+	fprintf(stderr, "profil record: warning: the CPUs were busy (the command was preempted "
+	        "every %.1f ms of its CPU time): on timers, time may be credited to the wrong "
+	        "functions; PROFIL_ENGINE=perf is not misled, where perf events are allowed\n",
+	        turn * 1000);
+}
+
 static void summary(const struct record_opts *o, const struct images *set,
                     const struct profile *p, const struct rusage *ru)
 {
+	double cpu = cpu_of(ru);
 	size_t procs, threads;
 	prof_count_tasks(p, &procs, &threads);
 	int64_t total = prof_total(p);
@@ -198,10 +234,9 @@ static void summary(const struct record_opts *o, const struct images *set,
 			        "(sampling: %d) by a raw system call, as Go's runtime does, leaving none "
 			        "free: it was not sampled after that\n",
 			        set->v[i].pid, set->v[i].comm, -set->v[i].signal);
+	busy_warning(set, ru, cpu);
 	if (!o->verbose || !set->n)
 		return;
-	double cpu = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
-	             (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 	fprintf(stderr, "profil record: engine %s, signal %d, %u samples per CPU second; "
 	        "CPU time measured by the kernel (waited-for processes): %.2f s, "
 	        "samples / (CPU s x rate) = %.3f\n", set->v[0].engine, set->v[0].signal,
@@ -210,8 +245,7 @@ static void summary(const struct record_opts *o, const struct images *set,
 	 * bench/: the goal is under 1% of CMD's CPU. */
 	struct rusage self;
 	getrusage(RUSAGE_SELF, &self);
-	double own = (double)self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 +
-	             (double)self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6;
+	double own = cpu_of(&self);
 	fprintf(stderr, "profil record: own CPU %.3f s (%.2f%% of the command's)\n", own,
 	        cpu > 0 ? 100 * own / cpu : 0.0);
 }

@@ -35,6 +35,8 @@
  *   rename    a second thread named "early" runs lib_hot, then renames
  *             itself "late-name" and ends; main joins it, then main_hot
  *   inline    outer_hot, whose loop is the always-inline inner_hot
+ *   clocks    clock_hot for UNITS: work in pieces of 1/100 unit, reading
+ *             the thread's CPU clock after each, as a timing loop does
  *   spin      main_hot for UNITS, prints "ready", then spins for ever
  *   exit      main_hot, then _exit(3) without flushing or atexit
  *   echo      copies stdin to stdout, writes "to stderr" on stderr, exits 7
@@ -72,6 +74,17 @@ __attribute__((noinline)) static void exec_hot(unsigned long n) { REC_BURN(n, 5)
 static inline __attribute__((always_inline)) void inner_hot(unsigned long n)
 {
 	REC_BURN(n, 6);
+}
+
+__attribute__((noinline)) static void clock_hot(unsigned long n)
+{
+	struct timespec ts;
+	for (unsigned long i = 0; i < n * 100; i++) {
+		volatile unsigned long acc = 7;
+		for (unsigned long k = 0; k < REC_UNIT / 100; k++)
+			acc += k ^ (acc >> 3);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	}
 }
 
 __attribute__((noinline)) static void outer_hot(unsigned long n)
@@ -403,6 +416,8 @@ int main(int argc, char **argv)
 		return outer_hot(units), 0;
 	if (!strcmp(mode, "rename"))
 		return rename_thread();
+	if (!strcmp(mode, "clocks"))
+		return clock_hot(units), 0;
 	if (!strcmp(mode, "spin")) {
 		main_hot(units);
 		printf("ready %d\n", (int)getpid());
