@@ -362,8 +362,8 @@ stdout /^left$/
 stdout /^removed$/
 
 # On a busy machine the timers credit time to the wrong functions
-# (README, "On a busy machine"): a command preempted more often than
-# every two ticks of its CPU time is told so.  Four busy loops per CPU
-# beside a loop that reads its CPU clock every 1/100 unit
+# (README, "On a busy machine"): a command that ran in turns shorter
+# than 3/4 of a tick is told so.  Four busy loops per CPU beside a loop
+# that reads its CPU clock every 1/100 unit: turns of 1.5-1.9 ms, tick 4
 $ n=$(( $(nproc) * 4 )); pids=; for i in $(seq $n); do sh -c 'while :; do :; done' & pids="$pids $!"; done; PROFIL_ENGINE=timer profil record -o busy.pprof $REC/rec-prog clocks 150; kill $pids
 stderr /warning: the CPUs were busy \(the command was preempted every [0-9.]+ ms of its CPU time\)/
