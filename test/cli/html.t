@@ -90,16 +90,22 @@ stdout /^process_[0-9]+=main_hot$/
 stdout /^process_[0-9]+=child_hot$/
 
 # --diff: main_hot made three times slower; text, then the page.  Its
-# share goes from 50% to 75%: 30 units (about 300 and 600 samples, fewer
-# under ASan) keep the 10-point bounds beyond 3 standard deviations of
-# the two shares' difference; with 10 units (127 samples) it failed once
-$ profil record -o a.pprof $REC/rec-prog threads 30 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 30 2>/dev/null && profil report --diff a.pprof b.pprof
+# share goes from 50% to 75% (+25 points).  On timers each observation
+# weighs about rate / tick = 4 samples, so n samples are n/4 draws: 120
+# units (about 1200 and 2400 samples, 300 and 600 draws) give the
+# difference a standard deviation of sqrt(.25/300 + .1875/600) = 3.4
+# points, and the 10-point bounds lie 4.4 of them from +25.  With 30 units
+# (2.3 deviations: the derivation had counted samples as draws) the CI of
+# 2026-11-27 saw +9.40; with 10 units it failed once
+$ profil record -o a.pprof $REC/rec-prog threads 120 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 120 2>/dev/null && profil report --diff a.pprof b.pprof
 stdout /^# diff: a\.pprof \([0-9]+ samples\) -> b\.pprof \([0-9]+ samples\)/
 row / main_hot / 1 > 10
 row / lib_hot / 1 < -10
 stdout /^ +\+[0-9.]+ +\+[0-9.]+ .* main_hot +rec-prog$/
 
-$ profil record -o a.pprof $REC/rec-prog threads 10 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 10 2>/dev/null && profil report --diff a.pprof --format html -o d.html b.pprof && $REC/../html-check d.html selftest && $REC/../html-check --shot diff-flame --size 1280,420 d.html show=flame
+# The page: only the sign of main_hot's change, at 60 units (deviation
+# 4.8 points, so +25 is 5.2 of them from 0; it was 10 units, 2.4)
+$ profil record -o a.pprof $REC/rec-prog threads 60 2>/dev/null && profil record -o b.pprof $REC/rec-prog slower 60 2>/dev/null && profil report --diff a.pprof --format html -o d.html b.pprof && $REC/../html-check d.html selftest && $REC/../html-check --shot diff-flame --size 1280,420 d.html show=flame
 needs chromium
 stdout /^selftest=done$/
 stdout /^errors=0$/
