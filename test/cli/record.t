@@ -1,12 +1,15 @@
 # record.t - `profil record` on the programs of test/rec/ ($REC), read
 # back with `profil report`.  Hot functions burn equal work, so two of
-# them share the samples about evenly; with ~300 samples the binomial
-# standard deviation of a 50% share is under 3 points, and the bounds
-# below (30..70%, or >= 90% for a lone hot function) are far outside it.
+# them share the samples about evenly.  On timers each observation weighs
+# about rate / tick = 4 samples, so n samples are n/4 binomial draws: the
+# two-function cases run 60 units (~600 samples, 150 draws, standard
+# deviation of a 50% share 4.1 points) and the bounds 30..70% lie 4.9 of
+# them away (they ran 30 units, 3.4 deviations, counted as 3 points when
+# samples were taken for draws); >= 90% for a lone hot function.
 # Columns of the flat profile: self self% cum cum% seconds function module.
 
 # A hot function in a linked library on a second thread (PIE)
-$ profil record -o t.pprof $REC/rec-prog threads 30 && profil report t.pprof
+$ profil record -o t.pprof $REC/rec-prog threads 60 && profil report t.pprof
 stdout /^# t.pprof: [0-9]+ samples/
 row /main_hot/ 2 >= 30
 row /main_hot/ 2 <= 70
@@ -18,7 +21,7 @@ stderr /1 process, 2 threads, 0 lost -> t.pprof/
 # A thread that blocks every signal (xz makes its workers so) is sampled
 # too, and reads back the mask it set (src/process/maskwrap.c): once
 # lib_hot had no sample here, and `xz -T4` 25 samples for 17 CPU s
-$ profil record -o b.pprof $REC/rec-prog blockall 30 && profil report b.pprof
+$ profil record -o b.pprof $REC/rec-prog blockall 60 && profil report b.pprof
 stdout /^mask as set$/
 row /main_hot/ 2 >= 30
 row /main_hot/ 2 <= 70
@@ -40,7 +43,7 @@ row /lib_hot +librec.so/ 2 >= 30
 # with env={...}, os.posix_spawn) is followed all the same: the agent
 # passes on LD_PRELOAD and the PROFIL_* variables (agent/envfix.c).  Such
 # children ran unprofiled, and record said only "0 samples"
-$ profil record -o e.pprof env -i $REC/rec-prog threads 30 && profil report e.pprof
+$ profil record -o e.pprof env -i $REC/rec-prog threads 60 && profil report e.pprof
 row /main_hot +rec-prog$/ 2 >= 30
 row /lib_hot +librec.so/ 2 >= 30
 stderr /1 process, 2 threads, 0 lost/
@@ -51,7 +54,7 @@ stderr /2 processes/
 
 # With --no-children the recorded process keeps the agent through its own
 # exec (same pid), and its children get nothing
-$ profil record --no-children -o e3.pprof env -i $REC/rec-prog threads 30 && profil report e3.pprof
+$ profil record --no-children -o e3.pprof env -i $REC/rec-prog threads 60 && profil report e3.pprof
 row /main_hot +rec-prog$/ 2 >= 30
 
 $ profil record --no-children -o e4.pprof python3 -c "import os; p = os.posix_spawn('$REC/rec-prog', ['rec-prog', 'threads', '30'], {}); os.waitpid(p, 0)" && profil report --by process e4.pprof
@@ -97,12 +100,12 @@ $ profil record --no-children -o nc.pprof $REC/rec-prog shortexit 90
 stderr /1 process, 1 thread, 0 lost/
 
 # The same, non-PIE: absolute addresses
-$ profil record -o t.pprof $REC/rec-prog-nopie threads 30 && profil report t.pprof
+$ profil record -o t.pprof $REC/rec-prog-nopie threads 60 && profil report t.pprof
 row /main_hot +rec-prog-nopie/ 2 >= 30
 row /lib_hot +librec.so/ 2 >= 30
 
 # A library dlopen'ed and dlclose'd before the program exits
-$ profil record -o d.pprof $REC/rec-prog dlopen 30 && profil report d.pprof
+$ profil record -o d.pprof $REC/rec-prog dlopen 60 && profil report d.pprof
 row /plug_hot +librecplug.so/ 2 >= 30
 row /plug_hot/ 2 <= 70
 row /main_hot/ 2 >= 30
@@ -112,7 +115,7 @@ $ profil record -o f.pprof $REC/rec-prog fork 30 && profil report --by process f
 stderr /2 processes/
 stdout-lines 4
 
-$ profil record -o f.pprof $REC/rec-prog fork 30 && profil report f.pprof
+$ profil record -o f.pprof $REC/rec-prog fork 60 && profil report f.pprof
 row /child_hot/ 2 >= 30
 row /main_hot/ 2 >= 30
 
@@ -170,7 +173,7 @@ stderr /warning: process [0-9]+ \(rec-prog\) took profil's signals .* by a raw s
 row /main_hot/ 2 >= 90
 
 # Stripped binary; its debuginfo is a separate file (.gnu_debuglink)
-$ profil record -o s.pprof $REC/rec-prog-stripped threads 30 && profil report s.pprof
+$ profil record -o s.pprof $REC/rec-prog-stripped threads 60 && profil report s.pprof
 row /main_hot +rec-prog-stripped/ 2 >= 30
 row /lib_hot/ 2 >= 30
 
@@ -313,14 +316,14 @@ stdout /^ +threads$/
 stdout /^ +_start$/
 stdout /second/
 
-$ profil record -o st.pprof $REC/rec-prog threads 30 && profil report --callers lib_hot st.pprof && profil report --tree --threshold 10 st.pprof
+$ profil record -o st.pprof $REC/rec-prog threads 60 && profil report --callers lib_hot st.pprof && profil report --tree --threshold 10 st.pprof
 stdout /second/
 row /main_hot/ 2 >= 30
 
 # Fork from a non-main thread (issue 9): the child's one thread returns
 # from its start routine, which must end the child (glibc's exit(0) after
 # the last thread) though the engine restarted its helper thread there
-$ profil record -o ft.pprof $REC/rec-prog forkthread 30; echo "status $?"; profil report ft.pprof
+$ profil record -o ft.pprof $REC/rec-prog forkthread 60; echo "status $?"; profil report ft.pprof
 stdout /^status 0$/
 !stderr /still running/
 stderr /2 processes/
@@ -330,7 +333,7 @@ row /main_hot/ 2 >= 30
 # profil record's cache (cli/record/cache.c): the agent's unwind tables
 # go to $PROFIL_CACHE/unwind (uwprog, libc, ld.so, the vDSO...), and
 # the next recording reads them
-$ rm -rf cache && PROFIL_CACHE=$PWD/cache profil record -o t.pprof $REC/rec-prog threads 10 && ls cache/unwind | grep -c '^uw' && PROFIL_CACHE=$PWD/cache profil record -o t2.pprof $REC/rec-prog threads 10 && profil report t2.pprof
+$ rm -rf cache && PROFIL_CACHE=$PWD/cache profil record -o t.pprof $REC/rec-prog threads 60 && ls cache/unwind | grep -c '^uw' && PROFIL_CACHE=$PWD/cache profil record -o t2.pprof $REC/rec-prog threads 60 && profil report t2.pprof
 stdout /^([3-9]|[1-9][0-9]+)$/
 row /lib_hot +librec.so/ 2 >= 30
 stderr /0 lost -> t2.pprof/
