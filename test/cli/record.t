@@ -194,7 +194,7 @@ row /recns::Worker<long>::hot\(long\)/ 2 >= 90
 # --perf-basic-prof, java -XX:+DumpPerfMapAtExit): its samples get the
 # map's name, the later of two lines for the same code, in a module of
 # that name; the program's files are removed afterwards
-$ profil record -o j.pprof $REC/rec-jit 30 >out && profil report j.pprof; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map
+$ profil record -o j.pprof $REC/rec-jit 60 >out && profil report j.pprof; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map
 row /jit_spin +perf-[0-9]+\.map$/ 2 >= 30
 row /jit_spin/ 2 <= 70
 row /main_hot +rec-jit$/ 2 >= 30
@@ -219,7 +219,7 @@ stdout /^[1-9][0-9]*$/
 # A map that is a symbolic link, or older than the process (an earlier
 # process with the same pid left it), is not trusted: one line says so,
 # and the code is reported by address
-$ profil record -o j.pprof $REC/rec-jit 20 symlink >out && profil report j.pprof; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map /tmp/rec-jit-$p.real
+$ profil record -o j.pprof $REC/rec-jit 60 symlink >out && profil report j.pprof; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map /tmp/rec-jit-$p.real
 stderr /^profil record: ignoring \/tmp\/perf-[0-9]+\.map: a symbolic link; /
 !stdout /jit_spin/
 row /^ *[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +[0-9.]+ +0x[0-9a-f]+ +\[unknown\]$/ 2 >= 30
