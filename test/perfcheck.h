@@ -10,6 +10,7 @@
 #include "perfprobe.h"
 
 #include <errno.h>
+#include <profil.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -51,6 +52,18 @@ static inline unsigned int tick_hz(void)
 	struct timespec r;
 	ASSERT_OK(clock_getres(CLOCK_MONOTONIC_COARSE, &r));
 	return (unsigned int)(1000000000L / r.tv_nsec);
+}
+
+/* Starts profiling into buf at hz and checks that perf events took it;
+ * *st gets the statistics then. */
+static inline int perf_start(unsigned short *buf, size_t size, unsigned int hz,
+                             struct profil_stats *st)
+{
+	ASSERT_OK(profil_set_hz(hz));
+	ASSERT_OK(profil(buf, size, 0, 2));
+	ASSERT_OK(profil_get_stats(st));
+	ASSERT_EQ(st->engine, PROFIL_ENGINE_PERF_EVENTS);
+	return 0;
 }
 
 #endif

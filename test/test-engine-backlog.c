@@ -78,11 +78,8 @@ TEST_IMPL(engine_perf_blocked_thread_moves_to_timer)
 	ASSERT_OK(setrlimit(RLIMIT_SIGPENDING, &rl));
 
 	static unsigned short buf[2];
-	ASSERT_OK(profil_set_hz(1000));
-	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
 	struct profil_stats st;
-	ASSERT_OK(profil_get_stats(&st));
-	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	ASSERT_OK(perf_start(buf, sizeof buf, 1000, &st));
 	ASSERT(st.signal >= SIGRTMIN);
 	pthread_t th;
 	ASSERT_EQ(pthread_create(&th, NULL, blocked_spinner, NULL), 0);

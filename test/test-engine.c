@@ -267,11 +267,8 @@ TEST_IMPL(engine_rate_above_cap)
 	if (!perf_allowed() || !perf_rate_ok(1000, tick_hz()))
 		return 0;
 	static unsigned short buf[2];
-	ASSERT_OK(profil_set_hz(1000));
-	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
 	struct profil_stats st;
-	ASSERT_OK(profil_get_stats(&st));
-	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	ASSERT_OK(perf_start(buf, sizeof buf, 1000, &st));
 	ASSERT_OK(profil_set_hz(20000));
 	int cloexec;
 	ASSERT_EQ(count_perf_fds(&cloexec), 0);
@@ -304,11 +301,8 @@ TEST_IMPL(engine_perf_stop_with_child_holding_copies)
 	if (!perf_allowed() || !perf_rate_ok(1000, tick_hz()))
 		return 0;
 	static unsigned short buf[2];
-	ASSERT_OK(profil_set_hz(1000));
-	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
 	struct profil_stats st;
-	ASSERT_OK(profil_get_stats(&st));
-	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
+	ASSERT_OK(perf_start(buf, sizeof buf, 1000, &st));
 	burn(0.1);
 	pid_t child = (pid_t)syscall(SYS_fork);
 	if (child == 0) {
