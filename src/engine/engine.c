@@ -11,6 +11,7 @@
  * holds the old table, and the caller may free the old buffers at once.
  */
 #include "engine/engine.h"
+#include "engine/perf_engine.h"
 #include "unwind/unwind.h"
 
 #include <errno.h>
@@ -132,7 +133,7 @@ static void retire(struct ptable *old)
 
 static int start_timers(void)
 {
-	int sig = signal_choose();
+	int sig = perf_engine_wants_trap(hz_current()) ? SIGTRAP : signal_choose();
 	if (sig < 0)
 		return -1;
 	if (fault_install() != 0)

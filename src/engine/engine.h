@@ -344,13 +344,40 @@ static inline pid_t timer_tag_tid(const siginfo_t *si)
  */
 extern _Atomic int perf_fd_tid[PERF_FD_MAX] HIDDEN;
 
+#ifndef TRAP_PERF
+#define TRAP_PERF 6 /* <asm-generic/siginfo.h>; glibc 2.36 lacks it */
+#endif
+
+/* A sigtrap event's sig_data (perf_trap.h), given back after si_addr in
+ * the kernel's siginfo (union _sigfault._perf._data), which glibc 2.36
+ * does not name. */
+typedef unsigned long __attribute__((may_alias)) perf_trap_word;
+static inline unsigned long perf_trap_data(const siginfo_t *si)
+{
+	return *(const perf_trap_word *)(const void *)((const char *)&si->si_addr +
+	                                               sizeof(void *));
+}
+
+/* The descriptor whose event sent si: si_fd of a fasync signal (POLL_IN;
+ * never on SIGTRAP, whose code 1 is TRAP_BRKPT), sig_data of a sigtrap
+ * one; -1 when si comes from no event. */
+static inline int perf_sig_fd(const siginfo_t *si)
+{
+	if (si->si_signo == SIGTRAP)
+		return si->si_code == TRAP_PERF && perf_trap_data(si) < PERF_FD_MAX
+		               ? (int)perf_trap_data(si)
+		               : -1;
+	if (si->si_code != POLL_IN || (unsigned int)si->si_fd >= PERF_FD_MAX)
+		return -1;
+	return si->si_fd;
+}
+
 /* For a signal from one of our events: the thread it samples (> 0), or -1
  * for a stale one of a closed event; 0 when the signal is not ours. */
 static inline int perf_sig_tid(const siginfo_t *si)
 {
-	if (si->si_code != POLL_IN || (unsigned int)si->si_fd >= PERF_FD_MAX)
-		return 0;
-	return atomic_load_explicit(&perf_fd_tid[si->si_fd], memory_order_relaxed);
+	int fd = perf_sig_fd(si);
+	return fd < 0 ? 0 : atomic_load_explicit(&perf_fd_tid[fd], memory_order_relaxed);
 }
 
 static inline int perf_sig_ours(const siginfo_t *si)

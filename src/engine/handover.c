@@ -38,6 +38,8 @@
 #include <errno.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 /* Nonzero while this thread sets one of our own dispositions (sigwrap.c
  * then passes the call straight to libc).  Not static: glibc declares
@@ -60,6 +62,12 @@ struct view {
 };
 
 static struct view cur, next;  /* sigstate lock */
+/* SIGTRAP after a run that sampled on it: a trap its events queued as
+ * task work on a thread in the kernel still arrives after they are
+ * closed (perf_trap.c), and would kill a program whose disposition is
+ * the default.  So dispatch() stays installed, with the program's view,
+ * until exec; the next run on SIGTRAP takes it over.  Sigstate lock. */
+static struct view linger;
 static _Atomic int sampling;    /* cur.sig, read without the lock */
 static _Atomic int wanted;      /* the program installed a handler on cur */
 /* The handler the kernel showed for cur.sig right after we last set it
@@ -106,7 +114,35 @@ NO_TSAN static void our_action(struct sigaction *sa, const struct sigaction *pro
 
 NO_TSAN static struct view *view_of(int sig)
 {
-	return sig <= 0 ? NULL : sig == cur.sig ? &cur : sig == next.sig ? &next : NULL;
+	return sig <= 0            ? NULL
+	       : sig == cur.sig    ? &cur
+	       : sig == next.sig   ? &next
+	       : sig == linger.sig ? &linger
+	                           : NULL;
+}
+
+/*
+ * A SIGTRAP that is not ours (an int3, a kill) where the program left
+ * the default: it must end the process with a core dump, as it would
+ * have without us, not vanish.  The default is put back for a moment
+ * and the signal raised again on this thread; a tracer may swallow it,
+ * and then our disposition returns.
+ */
+NO_TSAN static void default_trap(int sig)
+{
+	struct sigaction dfl, ours;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	if (fault_real_sigaction(sig, &dfl, &ours) != 0)
+		return;
+	fault_real_sigmask(SIG_UNBLOCK, &one, NULL);
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+	fault_real_sigmask(SIG_BLOCK, &one, NULL);
+	fault_real_sigaction(sig, &ours, NULL);
 }
 
 /* A signal that is not our sample, delivered as the kernel would have
@@ -126,6 +162,11 @@ NO_TSAN static void deliver(int sig, siginfo_t *info, void *uc)
 		v->prog.sa_flags &= ~SA_SIGINFO;
 	}
 	sigstate_unlock(&old);
+	if (v && sig == SIGTRAP && p.sa_handler == SIG_DFL && !(p.sa_flags & SA_SIGINFO)) {
+		default_trap(sig);
+		errno = e;
+		return;
+	}
 	if (!v || !has_handler(&p)) {
 		errno = e;
 		return;
@@ -200,6 +241,10 @@ int signal_install(int sig)
 	sigset_t old;
 	sigstate_lock(&old);
 	int rc = signal_sigaction_internal(sig, NULL, &was);
+	if (rc == 0 && linger.sig == sig) { /* dispatch() is still there */
+		was = linger.prog;
+		linger.sig = 0;
+	}
 	if (rc == 0) {
 		our_action(&ours, &was);
 		rc = signal_sigaction_internal(sig, &ours, NULL);
@@ -238,7 +283,9 @@ void signal_restore(void)
 	sigset_t old;
 	int e = errno;
 	sigstate_lock(&old);
-	if (cur.sig)
+	if (cur.sig == SIGTRAP)
+		linger = cur; /* see its declaration */
+	else if (cur.sig)
 		give_back(cur.sig, &cur.prog);
 	cur.sig = 0;
 	atomic_store(&sampling, 0);
@@ -326,6 +373,8 @@ void signal_settle(void)
 	if (!atomic_load(&wanted) || !cur.sig)
 		return;
 	atomic_store(&wanted, 0);
+	if (cur.sig == SIGTRAP)
+		return; /* sigtrap events cannot move: shared for good */
 	int from = cur.sig;
 	int to = signal_free_rt(from);
 	if (to < 0)

@@ -65,6 +65,7 @@
  * event (documented in profil(3)).
  */
 #include "engine/perf_engine.h"
+#include "engine/perf_trap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,6 +87,7 @@ static int chosen;       /* events for the current run */
 static int user_only;    /* the run's events exclude the kernel */
 static int last_error;   /* why the run does not use events; 0 if it does */
 static unsigned int cap; /* perf_event_max_sample_rate at the start */
+static int trap;         /* the run's events deliver by sigtrap (SIGTRAP) */
 
 enum choice { FORBID = -1, AUTO = 0, FORCE = 1 };
 
@@ -184,7 +186,9 @@ static int fd_ceiling(void)
 	return rl.rlim_cur > reserve ? (int)(rl.rlim_cur - reserve) : 0;
 }
 
-/* A disabled task-clock event on tid (0: the caller), close-on-exec. */
+/* A disabled task-clock event on tid (0: the caller), close-on-exec;
+ * with sigtrap, its sig_data is its own descriptor number, reserved
+ * before the event exists (perf_trap_reserve()). */
 static int open_event(pid_t tid, int64_t per, int excl_kernel)
 {
 	struct perf_event_attr a;
@@ -196,8 +200,25 @@ static int open_event(pid_t tid, int64_t per, int excl_kernel)
 	a.disabled = 1;
 	a.exclude_kernel = (unsigned)excl_kernel;
 	a.exclude_hv = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
+	int slot = -1;
+	if (trap) {
+		if ((slot = perf_trap_reserve(low, ceiling)) < 0)
+			return -1;
+		a.sigtrap = 1;
+		a.remove_on_exec = 1; /* the kernel requires it with sigtrap */
+		a.sig_data = (uint64_t)slot;
+	}
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (trap) {
+		if (fd < 0) {
+			int e = errno;
+			close(slot);
+			errno = e;
+			return -1;
+		}
+		return perf_trap_place(fd, slot);
+	}
 	if (fd >= 0 && fd < low) { /* leave the low numbers to the program */
 		int high = fcntl(fd, F_DUPFD_CLOEXEC, low);
 		int e = errno;
@@ -242,10 +263,10 @@ int perf_engine_keep(unsigned int hz)
 	return 0;
 }
 
-int perf_engine_choose(unsigned int hz)
+/* The checks every choice makes before its probe: 0 when events may not
+ * be tried at hz (last_error says why, if anything failed). */
+static int may_try(enum choice c, unsigned int hz)
 {
-	chosen = user_only = last_error = 0;
-	enum choice c = env_choice();
 	if (c == FORBID)
 		return 0;
 	if (c == AUTO && hz <= perf_engine_tick_hz())
@@ -261,21 +282,67 @@ int perf_engine_choose(unsigned int hz)
 		last_error = EPERM;
 		return 0;
 	}
+	return 1;
+}
+
+static int64_t period_of(unsigned int hz)
+{
 	int64_t per = 1000000000 / (int64_t)hz;
-	int fd = open_event(0, per > 0 ? per : 1, 0);
-	if (fd < 0 && errno == EACCES && c == FORCE)
-		fd = open_event(0, per > 0 ? per : 1, user_only = 1);
+	return per > 0 ? per : 1;
+}
+
+/*
+ * Sigtrap delivery needs the run's signal to be SIGTRAP, which is chosen
+ * before the run starts (engine.c): so this asks first, probing a sigtrap
+ * event on the calling thread.  Not when PROFIL_SIGNAL names a signal:
+ * then the events signal through fasync, on that one.
+ */
+int perf_engine_wants_trap(unsigned int hz)
+{
+	const char *named = getenv("PROFIL_SIGNAL");
+	if ((named && *named) || !perf_trap_usable())
+		return 0;
+	if (!may_try(env_choice(), hz))
+		return 0;
+	trap = 1;
+	int fd = open_event(0, period_of(hz), 0);
+	trap = 0;
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+int perf_engine_choose(unsigned int hz, int sig)
+{
+	chosen = user_only = last_error = trap = 0;
+	enum choice c = env_choice();
+	if (!may_try(c, hz))
+		return 0;
+	/* SIGTRAP is the run's signal only when perf_engine_wants_trap()
+	 * said so; a failure here leaves timers on it. */
+	trap = sig == SIGTRAP;
+	int fd = open_event(0, period_of(hz), 0);
+	/* sigtrap events count the kernel too: the kernel warns about
+	 * user-only ones whose trap is still pending at the next overflow */
+	if (fd < 0 && errno == EACCES && c == FORCE && !trap)
+		fd = open_event(0, period_of(hz), user_only = 1);
 	if (fd < 0) {
 		/* EACCES: perf_event_paranoid; EPERM/ENOSYS: seccomp or a
 		 * container; ENOENT/EOPNOTSUPP: no such event; EMFILE/ENFILE:
 		 * no descriptor to spare */
 		last_error = errno ? errno : EINVAL;
-		user_only = 0;
+		user_only = trap = 0;
 		return 0;
 	}
 	close(fd);
 	chosen = 1;
 	return 1;
+}
+
+int perf_engine_trap(void)
+{
+	return chosen && trap;
 }
 
 int perf_engine_on(void)
@@ -285,7 +352,7 @@ int perf_engine_on(void)
 
 void perf_engine_off(void)
 {
-	chosen = 0;
+	chosen = trap = 0;
 }
 
 int perf_engine_open(pid_t tid, int sig, int64_t per)
@@ -299,11 +366,17 @@ int perf_engine_open(pid_t tid, int sig, int64_t per)
 		return -1;
 	}
 	/* Recognised by the handler before the first overflow can occur. */
+	atomic_store(&perf_trap_base[fd], 0);
+	atomic_store(&perf_trap_period, per);
 	atomic_store(&perf_fd_tid[fd], (int)tid);
+	/* The owner also tells perf_engine_task_gone() the thread's fate;
+	 * with sigtrap it sends nothing (no O_ASYNC). */
 	struct f_owner_ex own = {F_OWNER_TID, tid};
 	int fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETOWN_EX, &own) != 0 || fcntl(fd, F_SETSIG, sig) != 0 ||
-	    fcntl(fd, F_SETFL, fl | O_ASYNC) != 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+	int bad = fl < 0 || fcntl(fd, F_SETOWN_EX, &own) != 0;
+	if (!bad && !trap)
+		bad = fcntl(fd, F_SETSIG, sig) != 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) != 0;
+	if (bad || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
 		int e = errno;
 		perf_engine_close(fd);
 		errno = e;
@@ -352,6 +425,10 @@ void perf_engine_forget(int fd)
 
 int perf_engine_resignal(int fd, int sig)
 {
+	if (trap) { /* SIGTRAP it is, for good */
+		errno = EINVAL;
+		return -1;
+	}
 	return fcntl(fd, F_SETSIG, sig);
 }
 
@@ -364,6 +441,7 @@ int perf_engine_set_period(int fd, int64_t per)
 		return -1;
 	}
 	uint64_t p = (uint64_t)per;
+	atomic_store(&perf_trap_period, per);
 	return ioctl(fd, PERF_EVENT_IOC_PERIOD, &p);
 }
 

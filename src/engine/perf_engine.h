@@ -29,7 +29,12 @@
 /* At timers_start(): whether threads get events (1) or timers (0) for
  * this run, from PROFIL_ENGINE, the rate, the tick and a probe on the
  * calling thread.  The outcome is kept for the statistics. */
-HIDDEN int perf_engine_choose(unsigned int hz);
+HIDDEN int perf_engine_choose(unsigned int hz, int sig);
+/* Before the run's signal is chosen: whether its events should deliver
+ * by sigtrap (perf_trap.h), so the signal must be SIGTRAP. */
+HIDDEN int perf_engine_wants_trap(unsigned int hz);
+/* The current run's events deliver by sigtrap. */
+HIDDEN int perf_engine_trap(void);
 HIDDEN int perf_engine_on(void);        /* chosen for the current run */
 HIDDEN void perf_engine_off(void);      /* the run ended (timers_stop()) */
 /* At a rate change: whether the run's events may go on at hz (at most

@@ -7,17 +7,23 @@
  *
  *   May call:  nothing.  Only compiler atomics (inline lock-prefixed
  *              instructions), arithmetic, and __builtin_setjmp (inline).
- *              No libc, no syscalls, no locks, no allocation, so errno is
- *              preserved without saving it: nothing here can set it.
+ *              No libc, no locks, no allocation.  One system call, made
+ *              inline (perf_trap_read(): no libc, so no errno and no
+ *              cancellation point): a sigtrap sample reads its own
+ *              thread's event to learn its weight.  errno is preserved
+ *              without saving it: nothing here can set it.
  *   Reads:     perf_fd_tid[] (atomic slots, perf_engine.h) to recognise
- *              our perf events' signals (si_code POLL_IN, si_fd);
+ *              our perf events' signals (si_code POLL_IN, si_fd; or
+ *              SIGTRAP, TRAP_PERF, sig_data); perf_trap_period;
  *              profil_published, a pointer to an IMMUTABLE struct ptable
  *              that engine_publish() swaps atomically (its atomic pcnext
  *              aside); profil_pstats (atomic counters); sample_epoch.
  *              For a ring table that wants stacks: unwind_published
  *              (IMMUTABLE, retired by the same handshake) and the
  *              interrupted stack, read by unwind.c under this contract.
- *   Writes:    the caller's counters (atomic, saturating), pcsample
+ *   Writes:    perf_trap_base[] of the event that signalled (only
+ *              ever by its own thread's handler once it is enabled);
+ *              the caller's counters (atomic, saturating), pcsample
  *              slots, or records into a sample ring (ring.h: space
  *              reserved by compare-and-swap, committed by a release
  *              store, never waiting for the reader); profil_pstats;
@@ -41,6 +47,7 @@
  */
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
+#include "engine/perf_trap.h"
 #include "base/bin.h"
 #include "base/ring.h"
 #include "unwind/unwind.h"
@@ -393,6 +400,30 @@ void sample_thread_name(pid_t tid, const char name[16])
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
+/*
+ * A sigtrap signal's weight: the periods its event counted since the
+ * last one this thread credited.  Overflows that fell while the thread
+ * was in the kernel come as one signal at its return, so the count, not
+ * the signal, says how many samples it stands for.  Rounded to the
+ * nearest period (the count is read a little after the overflow), the
+ * rest carried in perf_trap_base; 0 when the read fails or less than
+ * half a period has passed.
+ */
+static unsigned long trap_weight(int fd)
+{
+	uint64_t count;
+	int64_t per = atomic_load_explicit(&perf_trap_period, memory_order_relaxed);
+	if (per <= 0 || perf_trap_read(fd, &count, sizeof count) != (long)sizeof count)
+		return 0;
+	uint64_t base = atomic_load_explicit(&perf_trap_base[fd], memory_order_relaxed);
+	if (count <= base)
+		return 0;
+	uint64_t w = (count - base + (uint64_t)per / 2) / (uint64_t)per;
+	atomic_store_explicit(&perf_trap_base[fd], base + w * (uint64_t)per,
+	                      memory_order_relaxed);
+	return (unsigned long)w;
+}
+
 void sample_handler(int sig, siginfo_t *info, void *uc)
 {
 	(void)sig;
@@ -406,6 +437,8 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		tid = timer_tag_tid(info);
 		w += info->si_overrun > 0 ? (unsigned long)info->si_overrun : 0;
 	} else if ((tid = perf_sig_tid(info)) <= 0) {
+		return;
+	} else if (sig == SIGTRAP && (w = trap_weight(perf_sig_fd(info))) == 0) {
 		return;
 	}
 

@@ -165,7 +165,7 @@ int timers_start(int sig, unsigned int hz)
 	cur_sig = sig;
 	cur_hz = hz;
 	owner_pid = getpid();
-	perf_engine_choose(hz); /* events or timers for this run */
+	perf_engine_choose(hz, sig); /* events or timers for this run */
 	atomic_fetch_add(&sample_epoch, 1); /* tallies start afresh */
 	/* the caller first, so it is sampled even with a small budget */
 	timers_max = timers_budget();

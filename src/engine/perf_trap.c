@@ -1,0 +1,128 @@
+/*
+ * perf_trap.c - whether the perf engine may deliver by attr.sigtrap, and
+ * how an event learns the descriptor number it will have.
+ *
+ * The kernel gate.  Linux 5.13 added sigtrap, but until 6.11 (commit
+ * c5d93d23a260, "perf: Enqueue SIGTRAP always via task_work") the signal
+ * was sent from the irq_work, as fasync's is, and broke blocking system
+ * calls the same way.  The task-work path then had fixes for hangs found
+ * by syzkaller (a task hung in _free_event, reported on 6.12-rc4; the
+ * same pending work queued twice, looping in task_work_run, fixed in
+ * 2025), so the gate is the first release after those as we read them:
+ * 6.16.  A distribution kernel that backported them is refused too;
+ * fasync or the timers serve it.
+ *
+ * What sigtrap delivery costs the program, measured on 6.18
+ * (bench/perf-engine.md): a trap queued as task work while the thread is
+ * in the kernel arrives when it returns to user mode, even after the
+ * event is disabled and closed (so handover.c keeps its handler on
+ * SIGTRAP after a stop: signal_restore()), and an exec made with an
+ * event still enabled on the calling thread gets the trap in the new
+ * program, which dies of it (so exec.c disables every event before the
+ * exec; a raw execve system call that bypasses libc is not seen).
+ */
+#include "engine/perf_trap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/utsname.h>
+
+_Atomic uint64_t perf_trap_base[PERF_FD_MAX];
+_Atomic int64_t perf_trap_period;
+
+#define GATE_MAJOR 6
+#define GATE_MINOR 16
+
+/* "6.18.44-..." at least GATE_MAJOR.GATE_MINOR. */
+static int kernel_ok(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+	if (uname(&u) != 0)
+		return 0;
+	const char *p = u.release;
+	while (*p >= '0' && *p <= '9')
+		major = major * 10 + (unsigned)(*p++ - '0');
+	if (*p++ != '.')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		minor = minor * 10 + (unsigned)(*p++ - '0');
+	return major > GATE_MAJOR || (major == GATE_MAJOR && minor >= GATE_MINOR);
+}
+
+/* A tracer (gdb, strace) sees every SIGTRAP before the program does. */
+static int traced(void)
+{
+	char buf[16384];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1; /* cannot tell: assume the worst */
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	const char *at = strstr(buf, "\nTracerPid:");
+	if (!at)
+		return 1;
+	at += strlen("\nTracerPid:");
+	while (*at == ' ' || *at == '\t')
+		at++;
+	return *at != '0';
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+int perf_trap_usable(void)
+{
+	/* TSan runs a synchronous signal's handler at once, in the middle
+	 * of its own runtime, and SIGTRAP is one it takes as synchronous. */
+	if (!PERF_TRAP_ARCH || UNDER_TSAN)
+		return 0;
+	return kernel_ok() && !traced();
+}
+
+int perf_trap_reserve(int low, int ceiling)
+{
+	int ph = eventfd(0, EFD_CLOEXEC);
+	if (ph < 0)
+		return -1;
+	int slot = fcntl(ph, F_DUPFD_CLOEXEC, low);
+	int e = errno;
+	close(ph);
+	if (slot >= 0 && (slot >= ceiling || slot >= PERF_FD_MAX)) {
+		close(slot);
+		slot = -1;
+		e = EMFILE; /* the program's reserve, not ours to take */
+	}
+	errno = e;
+	return slot;
+}
+
+int perf_trap_place(int fd, int slot)
+{
+	if (fd == slot)
+		return fd;
+	int rc = dup3(fd, slot, O_CLOEXEC);
+	int e = errno;
+	close(fd);
+	if (rc < 0) {
+		close(slot);
+		errno = e;
+		return -1;
+	}
+	return slot;
+}
