@@ -358,26 +358,56 @@ static inline unsigned long perf_trap_data(const siginfo_t *si)
 	                                               sizeof(void *));
 }
 
+/*
+ * A sigtrap event's sig_data: its descriptor number in the low 16 bits,
+ * and above them the generation perf_trap_gen[] held for that number
+ * when the event was opened.  A trap queued by an event already closed
+ * can arrive after the number went to a new event (perf_trap.c); the
+ * generation tells the two apart.  Slots written with the engine lock
+ * held, before the event is enabled; read by the handler.
+ */
+#define PERF_TRAP_FD_BITS 16
+extern _Atomic unsigned int perf_trap_gen[PERF_FD_MAX] HIDDEN;
+
 /* The descriptor whose event sent si: si_fd of a fasync signal (POLL_IN;
- * never on SIGTRAP, whose code 1 is TRAP_BRKPT), sig_data of a sigtrap
- * one; -1 when si comes from no event. */
-static inline int perf_sig_fd(const siginfo_t *si)
+ * never on SIGTRAP, whose code 1 is TRAP_BRKPT), the descriptor of a
+ * sigtrap one; -1 when si comes from no event.  *stale is set for a trap
+ * of an earlier event that had the same number. */
+static inline int perf_sig_fd_of(const siginfo_t *si, int *stale)
 {
-	if (si->si_signo == SIGTRAP)
-		return si->si_code == TRAP_PERF && perf_trap_data(si) < PERF_FD_MAX
-		               ? (int)perf_trap_data(si)
-		               : -1;
+	*stale = 0;
+	if (si->si_signo == SIGTRAP) {
+		if (si->si_code != TRAP_PERF)
+			return -1;
+		unsigned long d = perf_trap_data(si);
+		unsigned int fd = (unsigned int)(d & ((1ul << PERF_TRAP_FD_BITS) - 1));
+		if (fd >= PERF_FD_MAX)
+			return -1;
+		*stale = (unsigned int)(d >> PERF_TRAP_FD_BITS) !=
+		         atomic_load_explicit(&perf_trap_gen[fd], memory_order_relaxed);
+		return (int)fd;
+	}
 	if (si->si_code != POLL_IN || (unsigned int)si->si_fd >= PERF_FD_MAX)
 		return -1;
 	return si->si_fd;
+}
+
+static inline int perf_sig_fd(const siginfo_t *si)
+{
+	int stale;
+	return perf_sig_fd_of(si, &stale);
 }
 
 /* For a signal from one of our events: the thread it samples (> 0), or -1
  * for a stale one of a closed event; 0 when the signal is not ours. */
 static inline int perf_sig_tid(const siginfo_t *si)
 {
-	int fd = perf_sig_fd(si);
-	return fd < 0 ? 0 : atomic_load_explicit(&perf_fd_tid[fd], memory_order_relaxed);
+	int stale, fd = perf_sig_fd_of(si, &stale);
+	if (fd < 0)
+		return 0;
+	int tid = atomic_load_explicit(&perf_fd_tid[fd], memory_order_relaxed);
+	/* a stale trap is ours all the same (never the program's) */
+	return stale && tid != 0 ? -1 : tid;
 }
 
 static inline int perf_sig_ours(const siginfo_t *si)

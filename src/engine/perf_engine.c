@@ -207,7 +207,11 @@ static int open_event(pid_t tid, int64_t per, int excl_kernel)
 			return -1;
 		a.sigtrap = 1;
 		a.remove_on_exec = 1; /* the kernel requires it with sigtrap */
-		a.sig_data = (uint64_t)slot;
+		/* a new generation for the number (engine.h); the handler
+		 * sees it before the event is enabled */
+		unsigned int gen = atomic_load(&perf_trap_gen[slot]) + 1;
+		atomic_store(&perf_trap_gen[slot], gen);
+		a.sig_data = (uint64_t)slot | (uint64_t)gen << PERF_TRAP_FD_BITS;
 	}
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (trap) {
@@ -320,8 +324,13 @@ int perf_engine_choose(unsigned int hz, int sig)
 	if (!may_try(c, hz))
 		return 0;
 	/* SIGTRAP is the run's signal only when perf_engine_wants_trap()
-	 * said so; a failure here leaves timers on it. */
+	 * said so; a failure here leaves timers on it.  Fasync delivery
+	 * cuts blocking system calls short: only when forced. */
 	trap = sig == SIGTRAP;
+	if (!trap && c == AUTO) {
+		last_error = EOPNOTSUPP;
+		return 0;
+	}
 	int fd = open_event(0, period_of(hz), 0);
 	/* sigtrap events count the kernel too: the kernel warns about
 	 * user-only ones whose trap is still pending at the next overflow */

@@ -32,6 +32,7 @@
 
 _Atomic uint64_t perf_trap_base[PERF_FD_MAX];
 _Atomic int64_t perf_trap_period;
+_Atomic unsigned int perf_trap_gen[PERF_FD_MAX];
 
 #define GATE_MAJOR 6
 #define GATE_MINOR 16
