@@ -95,14 +95,14 @@ static enum choice env_choice(void)
 {
 	static _Atomic int warned;
 	const char *s = getenv("PROFIL_ENGINE");
-	/* Unset: timers.  Events stay opt-in until two things measured at
-	 * the end of their first session are understood: their signals are
-	 * raised while a thread runs in the kernel, so a blocking write to a
-	 * pipe returns short (CPython's test_subprocess); and on a VM they cost
-	 * 13-22% CPU at 1000 Hz (bench/results.md).  CPU-clock timers fire
-	 * only on the way back to user mode and hold no descriptor. */
+	/* Unset: auto.  Events were opt-in while their signals came from
+	 * the irq_work (fasync), raised while a thread ran in the kernel, so
+	 * a blocking write to a pipe returned short (CPython's
+	 * test_subprocess).  Auto uses them only with sigtrap delivery,
+	 * which waits for the return to user mode as the timers' signals
+	 * do (perf_trap.c), and keeps the timers everywhere else. */
 	if (!s || !*s)
-		return FORBID;
+		return AUTO;
 	if (strcasecmp(s, "auto") == 0)
 		return AUTO;
 	if (strcasecmp(s, "perf") == 0 || strcasecmp(s, "perf-events") == 0)

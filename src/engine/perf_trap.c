@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -87,11 +88,20 @@ static int traced(void)
 #define UNDER_TSAN 0
 #endif
 
+/* valgrind runs its tool with vgpreload_*.so in the client's LD_PRELOAD;
+ * it takes a SIGTRAP from the kernel for a synchronous one, raised by
+ * the guest instruction it was emulating. */
+static int under_valgrind(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+	return p && strstr(p, "/vgpreload_") != NULL;
+}
+
 int perf_trap_usable(void)
 {
 	/* TSan runs a synchronous signal's handler at once, in the middle
 	 * of its own runtime, and SIGTRAP is one it takes as synchronous. */
-	if (!PERF_TRAP_ARCH || UNDER_TSAN)
+	if (!PERF_TRAP_ARCH || UNDER_TSAN || under_valgrind())
 		return 0;
 	return kernel_ok() && !traced();
 }
