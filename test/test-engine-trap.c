@@ -67,7 +67,7 @@ static void *slow_reader(void *arg)
  * 10 kHz, bench/perf-engine.md), and programs that do not retry short
  * writes (CPython's test_subprocess) broke.  A trap waits for the return
  * to user mode.  Totals stay right: the signals that come at a return
- * are weighed by the event's count.
+ * are weighed by the thread's CPU clock.
  */
 TEST_IMPL(engine_trap_blocking_writes_whole)
 {

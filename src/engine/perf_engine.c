@@ -366,7 +366,7 @@ void perf_engine_off(void)
 	chosen = trap = 0;
 }
 
-int perf_engine_open(pid_t tid, int sig, int64_t per)
+int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now)
 {
 	int fd = open_event(tid, per, user_only);
 	if (fd < 0)
@@ -377,7 +377,7 @@ int perf_engine_open(pid_t tid, int sig, int64_t per)
 		return -1;
 	}
 	/* Recognised by the handler before the first overflow can occur. */
-	atomic_store(&perf_trap_base[fd], 0);
+	atomic_store(&perf_trap_base[fd], cpu_now);
 	atomic_store(&perf_trap_period, per);
 	atomic_store(&perf_fd_tid[fd], (int)tid);
 	/* The owner also tells perf_engine_task_gone() the thread's fate;

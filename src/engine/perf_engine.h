@@ -43,8 +43,9 @@ HIDDEN void perf_engine_off(void);      /* the run ended (timers_stop()) */
 HIDDEN int perf_engine_keep(unsigned int hz);
 
 /* An enabled event on thread tid sending sig every per ns of its CPU
- * time: its descriptor, or -1 (errno) and the thread gets a timer. */
-HIDDEN int perf_engine_open(pid_t tid, int sig, int64_t per);
+ * time, cpu_now its CPU time now: its descriptor, or -1 (errno) and the
+ * thread gets a timer. */
+HIDDEN int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now);
 HIDDEN void perf_engine_close(int fd);
 /* After fork, in the child: the descriptor is the parent's event. */
 HIDDEN void perf_engine_forget(int fd);

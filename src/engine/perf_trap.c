@@ -31,7 +31,7 @@
 #include <sys/eventfd.h>
 #include <sys/utsname.h>
 
-_Atomic uint64_t perf_trap_base[PERF_FD_MAX];
+_Atomic int64_t perf_trap_base[PERF_FD_MAX];
 _Atomic int64_t perf_trap_period;
 _Atomic unsigned int perf_trap_gen[PERF_FD_MAX];
 

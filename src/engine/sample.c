@@ -8,10 +8,10 @@
  *   May call:  nothing.  Only compiler atomics (inline lock-prefixed
  *              instructions), arithmetic, and __builtin_setjmp (inline).
  *              No libc, no locks, no allocation.  One system call, made
- *              inline (perf_trap_read(): no libc, so no errno and no
- *              cancellation point): a sigtrap sample reads its own
- *              thread's event to learn its weight.  errno is preserved
- *              without saving it: nothing here can set it.
+ *              inline (perf_trap_thread_ns(): no libc, so no errno):
+ *              a perf event's sample reads its thread's CPU clock to
+ *              learn its weight.  errno is preserved without saving it:
+ *              nothing here can set it.
  *   Reads:     perf_fd_tid[] (atomic slots, perf_engine.h) to recognise
  *              our perf events' signals (si_code POLL_IN, si_fd; or
  *              SIGTRAP, TRAP_PERF, sig_data); perf_trap_period;
@@ -401,26 +401,26 @@ void sample_thread_name(pid_t tid, const char name[16])
 }
 
 /*
- * A sigtrap signal's weight: the periods its event counted since the
- * last one this thread credited.  Overflows that fell while the thread
- * was in the kernel come as one signal at its return, so the count, not
- * the signal, says how many samples it stands for.  Rounded to the
- * nearest period (the count is read a little after the overflow), the
- * rest carried in perf_trap_base; 0 when the read fails or less than
- * half a period has passed.
+ * An event's signal's weight: the periods of this thread's CPU time since
+ * the last one it credited.  With sigtrap, overflows that fell while the
+ * thread was in the kernel come as one signal at its return, so the
+ * clock, not the signal, says how many samples it stands for; with
+ * either delivery, the event's own clock (task-clock) runs faster than
+ * the thread's CPU clock by the time the host steals (perf_trap.h), and
+ * the totals are defined against the CPU clock.  Rounded to the nearest
+ * period (the clock is read a little after the overflow), the rest
+ * carried in perf_trap_base; 0 when the clock cannot be read or less
+ * than half a period has passed.
  */
 static unsigned long trap_weight(int fd)
 {
-	uint64_t count;
 	int64_t per = atomic_load_explicit(&perf_trap_period, memory_order_relaxed);
-	if (per <= 0 || perf_trap_read(fd, &count, sizeof count) != (long)sizeof count)
+	int64_t now = perf_trap_thread_ns();
+	int64_t base = atomic_load_explicit(&perf_trap_base[fd], memory_order_relaxed);
+	if (per <= 0 || now < 0 || now <= base)
 		return 0;
-	uint64_t base = atomic_load_explicit(&perf_trap_base[fd], memory_order_relaxed);
-	if (count <= base)
-		return 0;
-	uint64_t w = (count - base + (uint64_t)per / 2) / (uint64_t)per;
-	atomic_store_explicit(&perf_trap_base[fd], base + w * (uint64_t)per,
-	                      memory_order_relaxed);
+	int64_t w = (now - base + per / 2) / per;
+	atomic_store_explicit(&perf_trap_base[fd], base + w * per, memory_order_relaxed);
 	return (unsigned long)w;
 }
 
@@ -438,8 +438,8 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		w += info->si_overrun > 0 ? (unsigned long)info->si_overrun : 0;
 	} else if ((tid = perf_sig_tid(info)) <= 0) {
 		return;
-	} else if (sig == SIGTRAP && (w = trap_weight(perf_sig_fd(info))) == 0) {
-		return;
+	} else if (PERF_TRAP_ARCH && (w = trap_weight(perf_sig_fd(info))) == 0) {
+		return; /* an event's signal: weighed by the thread's CPU clock */
 	}
 
 	/* Active before the in-flight increment, inactive after the decrement:
