@@ -188,6 +188,19 @@ static double cpu_of(const struct rusage *ru)
 	       (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 }
 
+/* "SIGTRAP", "SIGRTMIN+30": which signal the samples came on (the perf
+ * engine's sigtrap delivery uses SIGTRAP, which debuggers stop on). */
+static void signal_name(int sig, char *out, size_t cap)
+{
+	const char *abbrev = sig > 0 && sig < SIGRTMIN ? sigabbrev_np(sig) : NULL;
+	if (abbrev)
+		snprintf(out, cap, "SIG%s", abbrev);
+	else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		snprintf(out, cap, "SIGRTMIN+%d", sig - SIGRTMIN);
+	else
+		snprintf(out, cap, "none");
+}
+
 /*
  * On timers, a command whose threads ran in turns shorter than a tick
  * (other work, or its own threads, competing for the CPUs) may have its
@@ -241,9 +254,11 @@ static void summary(const struct record_opts *o, const struct images *set,
 	busy_warning(set, ru, cpu);
 	if (!o->verbose || !set->n)
 		return;
-	fprintf(stderr, "profil record: engine %s, signal %d, %u samples per CPU second; "
+	char name[32];
+	signal_name(set->v[0].signal, name, sizeof name);
+	fprintf(stderr, "profil record: engine %s, signal %d (%s), %u samples per CPU second; "
 	        "CPU time measured by the kernel (waited-for processes): %.2f s, "
-	        "samples / (CPU s x rate) = %.3f\n", set->v[0].engine, set->v[0].signal,
+	        "samples / (CPU s x rate) = %.3f\n", set->v[0].engine, set->v[0].signal, name,
 	        o->hz, cpu, cpu > 0 ? (double)total / (cpu * o->hz) : 0.0);
 	/* Our own cost (reading the rings, symbolizing, writing), for
 	 * bench/: the goal is under 1% of CMD's CPU. */

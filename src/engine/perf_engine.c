@@ -88,6 +88,7 @@ static int user_only;    /* the run's events exclude the kernel */
 static int last_error;   /* why the run does not use events; 0 if it does */
 static unsigned int cap; /* perf_event_max_sample_rate at the start */
 static int trap;         /* the run's events deliver by sigtrap (SIGTRAP) */
+static unsigned int trap_probed; /* rate a sigtrap probe just passed at */
 
 enum choice { FORBID = -1, AUTO = 0, FORCE = 1 };
 
@@ -147,33 +148,70 @@ static unsigned int max_sample_rate(void)
 	return v ? v : 100000; /* the kernel's default */
 }
 
-/*
- * Whether a seccomp filter is in force (/proc/self/status "Seccomp: 2").
- * A filter may answer perf_event_open with SECCOMP_RET_KILL or _TRAP
- * rather than an error (browsers' sandboxes do), and a guest in the
- * process must not risk that: auto then keeps the timers without trying.
- */
-int engine_seccomp_filtered(void)
+/* What /proc/self/status says about us: whether a seccomp filter is in
+ * force ("Seccomp: 2") and whether a tracer is attached ("TracerPid"
+ * not 0; 1 when it cannot be read: assume the worst). */
+struct status_facts {
+	int seccomp, traced;
+};
+
+/* The number after "\nName:" in buf, or -1. */
+static long status_number(const char *buf, const char *name)
+{
+	const char *at = strstr(buf, name);
+	if (!at)
+		return -1;
+	at += strlen(name);
+	while (*at == ' ' || *at == '\t')
+		at++;
+	return *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
+}
+
+static void status_read(struct status_facts *f)
 {
 	/* Read whole and searched, not stdio's line-by-line sscanf: this
 	 * runs in every process and forked child at start. */
-	char buf[16384]; /* a long Groups: line comes before it */
+	char buf[16384]; /* a long Groups: line comes before them */
+	f->seccomp = 0;
+	f->traced = 1;
 	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return;
 	size_t n = 0;
 	ssize_t r;
 	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
 		n += (size_t)r;
 	close(fd);
 	buf[n] = '\0';
-	const char *at = strstr(buf, "\nSeccomp:");
-	if (!at)
-		return 0;
-	at += strlen("\nSeccomp:");
-	while (*at == ' ' || *at == '\t')
-		at++;
-	return *at == '2';
+	f->seccomp = status_number(buf, "\nSeccomp:") == 2;
+	f->traced = status_number(buf, "\nTracerPid:") != 0;
+}
+
+/* Read once per start: perf_engine_wants_trap() fills it, may_try() and
+ * perf_engine_choose() use it, and the choice clears it (engine lock). */
+static struct status_facts start_facts;
+static int start_facts_ok;
+
+static const struct status_facts *facts(void)
+{
+	if (!start_facts_ok) {
+		status_read(&start_facts);
+		start_facts_ok = 1;
+	}
+	return &start_facts;
+}
+
+/*
+ * Whether a seccomp filter is in force.  A filter may answer
+ * perf_event_open with SECCOMP_RET_KILL or _TRAP rather than an error
+ * (browsers' sandboxes do), and a guest in the process must not risk
+ * that: auto then keeps the timers without trying.
+ */
+int engine_seccomp_filtered(void)
+{
+	struct status_facts f;
+	status_read(&f);
+	return f.seccomp;
 }
 
 /* Highest descriptor number we may hold, exclusive. */
@@ -284,7 +322,7 @@ static int may_try(enum choice c, unsigned int hz)
 		last_error = ERANGE;
 		return 0;
 	}
-	if (c == AUTO && engine_seccomp_filtered()) {
+	if (c == AUTO && facts()->seccomp) {
 		last_error = EPERM;
 		return 0;
 	}
@@ -306,9 +344,11 @@ static int64_t period_of(unsigned int hz)
 int perf_engine_wants_trap(unsigned int hz)
 {
 	const char *named = getenv("PROFIL_SIGNAL");
-	if ((named && *named) || !perf_trap_usable())
+	start_facts_ok = 0; /* read afresh for this start */
+	trap_probed = 0;
+	if ((named && *named) || env_choice() == FORBID)
 		return 0;
-	if (!may_try(env_choice(), hz))
+	if (!perf_trap_usable(facts()->traced) || !may_try(env_choice(), hz))
 		return 0;
 	trap = 1;
 	int fd = open_event(0, period_of(hz), 0);
@@ -316,10 +356,21 @@ int perf_engine_wants_trap(unsigned int hz)
 	if (fd < 0)
 		return 0;
 	close(fd);
+	trap_probed = hz; /* perf_engine_choose() need not probe again */
 	return 1;
 }
 
+static int choose(unsigned int hz, int sig);
+
 int perf_engine_choose(unsigned int hz, int sig)
+{
+	int rc = choose(hz, sig);
+	start_facts_ok = 0;
+	trap_probed = 0;
+	return rc;
+}
+
+static int choose(unsigned int hz, int sig)
 {
 	chosen = user_only = last_error = trap = 0;
 	enum choice c = env_choice();
@@ -332,6 +383,10 @@ int perf_engine_choose(unsigned int hz, int sig)
 	if (!trap && c == AUTO) {
 		last_error = EOPNOTSUPP;
 		return 0;
+	}
+	if (trap && trap_probed == hz) {
+		chosen = 1;
+		return 1;
 	}
 	int fd = open_event(0, period_of(hz), 0);
 	/* sigtrap events count the kernel too: the kernel warns about

@@ -55,28 +55,6 @@ static int kernel_ok(void)
 	return major > GATE_MAJOR || (major == GATE_MAJOR && minor >= GATE_MINOR);
 }
 
-/* A tracer (gdb, strace) sees every SIGTRAP before the program does. */
-static int traced(void)
-{
-	char buf[16384];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 1; /* cannot tell: assume the worst */
-	size_t n = 0;
-	ssize_t r;
-	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
-	const char *at = strstr(buf, "\nTracerPid:");
-	if (!at)
-		return 1;
-	at += strlen("\nTracerPid:");
-	while (*at == ' ' || *at == '\t')
-		at++;
-	return *at != '0';
-}
-
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
 #elif defined(__has_feature)
@@ -97,13 +75,13 @@ static int under_valgrind(void)
 	return p && strstr(p, "/vgpreload_") != NULL;
 }
 
-int perf_trap_usable(void)
+int perf_trap_usable(int traced)
 {
 	/* TSan runs a synchronous signal's handler at once, in the middle
 	 * of its own runtime, and SIGTRAP is one it takes as synchronous. */
 	if (!PERF_TRAP_ARCH || UNDER_TSAN || under_valgrind())
 		return 0;
-	return kernel_ok() && !traced();
+	return !traced && kernel_ok(); /* a tracer sees every SIGTRAP first */
 }
 
 int perf_trap_reserve(int low, int ceiling)

@@ -86,8 +86,9 @@ extern _Atomic int64_t perf_trap_period HIDDEN;
 /* perf_trap.c, engine lock held, never in signal context. */
 /* Whether events may deliver by sigtrap here: the architecture, a
  * kernel that sends the signal from task work with its later fixes, no
- * tracer (a debugger stops on every SIGTRAP), not under TSan. */
-HIDDEN int perf_trap_usable(void);
+ * tracer (traced: a debugger stops on every SIGTRAP), not under TSan or
+ * valgrind. */
+HIDDEN int perf_trap_usable(int traced);
 /* A descriptor number in [low, ceiling) held by a placeholder, so the
  * event can be told its own number (sig_data) before it exists; -1 errno. */
 HIDDEN int perf_trap_reserve(int low, int ceiling);
