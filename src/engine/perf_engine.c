@@ -25,38 +25,22 @@
  * Checked here: 1000.2, 4004 and 9998 signals per CPU second at 1, 4 and
  * 10 kHz on one thread, every one with POLL_IN and our descriptor.
  *
- * Probe, never assume: perf_event_paranoid, seccomp filters (EPERM or
- * ENOSYS), containers and kernels without the event all make the probe
- * at start fail, and the run uses timers for every thread (auto does not
- * even probe under a seccomp filter: see engine_seccomp_filtered()); a thread whose
- * event cannot be made later (no descriptor to spare, an exotic failure)
- * gets a timer instead.  The reason is kept for profil_get_stats().
+ * Probe, never assume: perf_probe.c says what the system allows (the
+ * tick, the kernel's sample-rate cap, seccomp and a tracer, descriptor
+ * numbers) and opens the events; a failure at start makes the run use
+ * timers for every thread, a failure later gives that thread a timer.
+ * The reason is kept for profil_get_stats().
  *
  * The engine is chosen when profiling starts: PROFIL_ENGINE=timer forbids
  * events (and is the default, see env_choice()), PROFIL_ENGINE=perf uses
  * them whenever the probe succeeds, and PROFIL_ENGINE=auto uses them when
- * the rate is above the tick.  Never
+ * the rate is above the tick and sigtrap delivery is possible.  Never
  * above the kernel's perf_event_max_sample_rate, forced or not: there the
  * kernel throttles the events and the totals would fall short.  The kernel
  * lowers that cap at run time when its interrupts run long, so a rate
  * change and every sweep (timers_rescan(), 100 ms) read it again, and the
  * threads move from their events to timers when it has fallen below the
- * rate (perf_engine_keep()).  The tick is read as
- * the resolution of CLOCK_MONOTONIC_COARSE, which is one jiffy (TICK_NSEC)
- * on every Linux since 2.6.32, unprivileged and without a measurement;
- * sysconf(_SC_CLK_TCK) is USER_HZ (100), not the tick.
- *
- * Descriptors: one per sampled thread, O_CLOEXEC, moved at once to the
- * upper half of the numbers we may use (F_DUPFD_CLOEXEC from half the
- * ceiling below): the kernel hands out the lowest free number, so the
- * program's next open() gets the number it would get without us (a
- * program that closes its standard streams and reopens them expects
- * 0-2; CPython's test_pass_fds found ours at 3 in its children).  Only
- * while RLIMIT_NOFILE leaves a reserve of a quarter of it (16 to 1024)
- * free above the descriptor: beyond that, threads get timers (with the
- * usual soft limit of 1024: descriptors 384-767, so 384 threads on
- * events).  The low number perf_event_open() returned is held only
- * between that call and the move.
+ * rate (perf_engine_keep()).
  *
  * Events count user and kernel CPU time, as the timers' CPU clocks do.
  * Where the kernel allows only user-space events (perf_event_paranoid 2
@@ -118,164 +102,21 @@ static enum choice env_choice(void)
 	return AUTO;
 }
 
-unsigned int perf_engine_tick_hz(void)
-{
-	static _Atomic unsigned int tick;
-	unsigned int t = atomic_load(&tick);
-	if (!t) {
-		struct timespec res;
-		t = 250; /* a common CONFIG_HZ, if the clock will not say */
-		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 &&
-		    res.tv_nsec > 0)
-			t = (unsigned int)((1000000000L + res.tv_nsec / 2) / res.tv_nsec);
-		atomic_store(&tick, t);
-	}
-	return t;
-}
-
-/* The kernel's cap on samples per CPU second (it throttles above it);
- * the kernel may lower it at run time, so it is read at every start, rate
- * change and sweep. */
-static unsigned int max_sample_rate(void)
-{
-	unsigned int v = 0;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v ? v : 100000; /* the kernel's default */
-}
-
-/* What /proc/self/status says about us: whether a seccomp filter is in
- * force ("Seccomp: 2") and whether a tracer is attached ("TracerPid"
- * not 0; 1 when it cannot be read: assume the worst). */
-struct status_facts {
-	int seccomp, traced;
-};
-
-/* The number after "\nName:" in buf, or -1. */
-static long status_number(const char *buf, const char *name)
-{
-	const char *at = strstr(buf, name);
-	if (!at)
-		return -1;
-	at += strlen(name);
-	while (*at == ' ' || *at == '\t')
-		at++;
-	return *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
-}
-
-static void status_read(struct status_facts *f)
-{
-	/* Read whole and searched, not stdio's line-by-line sscanf: this
-	 * runs in every process and forked child at start. */
-	char buf[16384]; /* a long Groups: line comes before them */
-	f->seccomp = 0;
-	f->traced = 1;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	size_t n = 0;
-	ssize_t r;
-	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
-	f->seccomp = status_number(buf, "\nSeccomp:") == 2;
-	f->traced = status_number(buf, "\nTracerPid:") != 0;
-}
-
-/* Read once per start: perf_engine_wants_trap() fills it, may_try() and
+/* What /proc/self/status says, read once per start (perf_probe_status()):
+ * perf_engine_wants_trap() fills it, may_try() and
  * perf_engine_choose() use it, and the choice clears it (engine lock). */
-static struct status_facts start_facts;
+static struct status_facts {
+	int seccomp, traced;
+} start_facts;
 static int start_facts_ok;
 
 static const struct status_facts *facts(void)
 {
 	if (!start_facts_ok) {
-		status_read(&start_facts);
+		perf_probe_status(&start_facts.seccomp, &start_facts.traced);
 		start_facts_ok = 1;
 	}
 	return &start_facts;
-}
-
-/*
- * Whether a seccomp filter is in force.  A filter may answer
- * perf_event_open with SECCOMP_RET_KILL or _TRAP rather than an error
- * (browsers' sandboxes do), and a guest in the process must not risk
- * that: auto then keeps the timers without trying.
- */
-int engine_seccomp_filtered(void)
-{
-	struct status_facts f;
-	status_read(&f);
-	return f.seccomp;
-}
-
-/* Highest descriptor number we may hold, exclusive. */
-static int fd_ceiling(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur >= PERF_FD_MAX + 1024)
-		return PERF_FD_MAX;
-	rlim_t reserve = rl.rlim_cur / 4;
-	reserve = reserve < 16 ? 16 : reserve > 1024 ? 1024 : reserve;
-	return rl.rlim_cur > reserve ? (int)(rl.rlim_cur - reserve) : 0;
-}
-
-/* A disabled task-clock event on tid (0: the caller), close-on-exec;
- * with sigtrap, its sig_data is its own descriptor number, reserved
- * before the event exists (perf_trap_reserve()). */
-static int open_event(pid_t tid, int64_t per, int excl_kernel)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof a);
-	a.size = sizeof a;
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = (uint64_t)per;
-	a.disabled = 1;
-	a.exclude_kernel = (unsigned)excl_kernel;
-	a.exclude_hv = 1;
-	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
-	int slot = -1;
-	if (trap) {
-		if ((slot = perf_trap_reserve(low, ceiling)) < 0)
-			return -1;
-		a.sigtrap = 1;
-		a.remove_on_exec = 1; /* the kernel requires it with sigtrap */
-		/* a new generation for the number (engine.h); the handler
-		 * sees it before the event is enabled */
-		unsigned int gen = atomic_load(&perf_trap_gen[slot]) + 1;
-		atomic_store(&perf_trap_gen[slot], gen);
-		a.sig_data = (uint64_t)slot | (uint64_t)gen << PERF_TRAP_FD_BITS;
-	}
-	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (trap) {
-		if (fd < 0) {
-			int e = errno;
-			close(slot);
-			errno = e;
-			return -1;
-		}
-		return perf_trap_place(fd, slot);
-	}
-	if (fd >= 0 && fd < low) { /* leave the low numbers to the program */
-		int high = fcntl(fd, F_DUPFD_CLOEXEC, low);
-		int e = errno;
-		close(fd);
-		errno = e;
-		fd = high;
-	}
-	if (fd >= 0 && fd >= ceiling) {
-		close(fd);
-		errno = EMFILE; /* the program's reserve, not ours to take */
-		return -1;
-	}
-	return fd;
 }
 
 /* Whether an event may overflow at hz.  The kernel throttles one that
@@ -299,7 +140,7 @@ int perf_engine_keep(unsigned int hz)
 {
 	if (!chosen)
 		return 0;
-	cap = max_sample_rate();
+	cap = perf_probe_max_rate();
 	if (rate_ok(hz))
 		return 1;
 	chosen = 0;
@@ -317,7 +158,7 @@ static int may_try(enum choice c, unsigned int hz)
 		return 0; /* no finer than the timers: nothing to gain */
 	/* Even when forced: a throttled event loses samples, and the totals
 	 * would fall short. */
-	cap = max_sample_rate();
+	cap = perf_probe_max_rate();
 	if (!rate_ok(hz)) {
 		last_error = ERANGE;
 		return 0;
@@ -351,7 +192,7 @@ int perf_engine_wants_trap(unsigned int hz)
 	if (!perf_trap_usable(facts()->traced) || !may_try(env_choice(), hz))
 		return 0;
 	trap = 1;
-	int fd = open_event(0, period_of(hz), 0);
+	int fd = perf_probe_event(0, period_of(hz), 0, trap);
 	trap = 0;
 	if (fd < 0)
 		return 0;
@@ -388,11 +229,11 @@ static int choose(unsigned int hz, int sig)
 		chosen = 1;
 		return 1;
 	}
-	int fd = open_event(0, period_of(hz), 0);
+	int fd = perf_probe_event(0, period_of(hz), 0, trap);
 	/* sigtrap events count the kernel too: the kernel warns about
 	 * user-only ones whose trap is still pending at the next overflow */
 	if (fd < 0 && errno == EACCES && c == FORCE && !trap)
-		fd = open_event(0, period_of(hz), user_only = 1);
+		fd = perf_probe_event(0, period_of(hz), user_only = 1, trap);
 	if (fd < 0) {
 		/* EACCES: perf_event_paranoid; EPERM/ENOSYS: seccomp or a
 		 * container; ENOENT/EOPNOTSUPP: no such event; EMFILE/ENFILE:
@@ -423,7 +264,7 @@ void perf_engine_off(void)
 
 int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now)
 {
-	int fd = open_event(tid, per, user_only);
+	int fd = perf_probe_event(tid, per, user_only, trap);
 	if (fd < 0)
 		return -1;
 	if (fd >= PERF_FD_MAX) {

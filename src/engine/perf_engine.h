@@ -55,6 +55,17 @@ HIDDEN int perf_engine_set_period(int fd, int64_t per);
  * itself, whatever thread has its tid now; 0 if alive or unknown. */
 HIDDEN int perf_engine_task_gone(int fd);
 
+/* perf_probe.c: what the system allows, and the events themselves. */
+/* The kernel's cap on samples per CPU second, read afresh each time. */
+HIDDEN unsigned int perf_probe_max_rate(void);
+/* Whether a seccomp filter is in force, whether a tracer is attached
+ * (1 when /proc/self/status cannot be read), in one read of it. */
+HIDDEN void perf_probe_status(int *seccomp, int *traced);
+/* A disabled task-clock event on tid (0: the caller) with period per
+ * ns, close-on-exec, numbered high; with trap, delivering by sigtrap and
+ * its sig_data naming its own number.  Its descriptor, or -1 (errno). */
+HIDDEN int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap);
+
 /* For profil_get_stats(): the engine of the run (PROFIL_ENGINE_*), the
  * distinct samples per CPU second it delivers at rate hz, and why perf
  * events were not used (an errno value; 0 if they were, or not tried). */

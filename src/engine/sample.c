@@ -429,8 +429,9 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 	(void)sig;
 	/* Only our own timers' and events' signals are samples: a kill(2) of
 	 * the same signal, or a timer of the program's, is ignored; so is a
-	 * signal an event of ours queued before it was closed (tid -1).  An
-	 * event's signal stands for one sample (each overflow sends one). */
+	 * signal an event of ours queued before it was closed (tid -1).  A
+	 * timer's weighs its expiries (1 + overruns), an event's the periods
+	 * of CPU time since the thread's last (trap_weight()). */
 	pid_t tid;
 	unsigned long w = 1;
 	if (timer_tag_ours(info)) {

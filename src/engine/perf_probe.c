@@ -1,0 +1,185 @@
+/*
+ * perf_probe.c - what the system allows the perf engine, and the events
+ * themselves as the kernel makes them (perf_engine.c chooses and keeps
+ * them).  Engine lock held for all of these; never in signal context.
+ *
+ * Probe, never assume: perf_event_paranoid, seccomp filters (EPERM or
+ * ENOSYS), containers and kernels without the event all make the probe
+ * at start fail, and the run uses timers for every thread (auto does not
+ * even probe under a seccomp filter: see engine_seccomp_filtered()); a
+ * thread whose event cannot be made later (no descriptor to spare, an exotic failure)
+ * gets a timer instead.  The reason is kept for profil_get_stats().
+ *
+ * The tick is read as
+ * the resolution of CLOCK_MONOTONIC_COARSE, which is one jiffy (TICK_NSEC)
+ * on every Linux since 2.6.32, unprivileged and without a measurement;
+ * sysconf(_SC_CLK_TCK) is USER_HZ (100), not the tick.
+ *
+ * Descriptors: one per sampled thread, O_CLOEXEC, moved at once to the
+ * upper half of the numbers we may use (F_DUPFD_CLOEXEC from half the
+ * ceiling below): the kernel hands out the lowest free number, so the
+ * program's next open() gets the number it would get without us (a
+ * program that closes its standard streams and reopens them expects
+ * 0-2; CPython's test_pass_fds found ours at 3 in its children).  Only
+ * while RLIMIT_NOFILE leaves a reserve of a quarter of it (16 to 1024)
+ * free above the descriptor: beyond that, threads get timers (with the
+ * usual soft limit of 1024: descriptors 384-767, so 384 threads on
+ * events).  The low number perf_event_open() returned is held only
+ * between that call and the move.  (Each descriptor is one the program
+ * can see and close: why the events are not the default, perf_engine.c.)
+ */
+#include "engine/perf_engine.h"
+#include "engine/perf_trap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+unsigned int perf_engine_tick_hz(void)
+{
+	static _Atomic unsigned int tick;
+	unsigned int t = atomic_load(&tick);
+	if (!t) {
+		struct timespec res;
+		t = 250; /* a common CONFIG_HZ, if the clock will not say */
+		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 &&
+		    res.tv_nsec > 0)
+			t = (unsigned int)((1000000000L + res.tv_nsec / 2) / res.tv_nsec);
+		atomic_store(&tick, t);
+	}
+	return t;
+}
+
+/* The kernel's cap on samples per CPU second (it throttles above it);
+ * the kernel may lower it at run time, so it is read at every start, rate
+ * change and sweep. */
+unsigned int perf_probe_max_rate(void)
+{
+	unsigned int v = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : 100000; /* the kernel's default */
+}
+
+/* What /proc/self/status says about us: whether a seccomp filter is in
+ * force ("Seccomp: 2") and whether a tracer is attached ("TracerPid"
+ * not 0; 1 when it cannot be read: assume the worst). */
+/* The number after "\nName:" in buf, or -1. */
+static long status_number(const char *buf, const char *name)
+{
+	const char *at = strstr(buf, name);
+	if (!at)
+		return -1;
+	at += strlen(name);
+	while (*at == ' ' || *at == '\t')
+		at++;
+	return *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
+}
+
+void perf_probe_status(int *seccomp, int *traced)
+{
+	/* Read whole and searched, not stdio's line-by-line sscanf: this
+	 * runs in every process and forked child at start. */
+	char buf[16384]; /* a long Groups: line comes before them */
+	*seccomp = 0;
+	*traced = 1;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	*seccomp = status_number(buf, "\nSeccomp:") == 2;
+	*traced = status_number(buf, "\nTracerPid:") != 0;
+}
+
+/*
+ * Whether a seccomp filter is in force.  A filter may answer
+ * perf_event_open with SECCOMP_RET_KILL or _TRAP rather than an error
+ * (browsers' sandboxes do), and a guest in the process must not risk
+ * that: auto then keeps the timers without trying.
+ */
+int engine_seccomp_filtered(void)
+{
+	int seccomp, traced;
+	perf_probe_status(&seccomp, &traced);
+	return seccomp;
+}
+
+/* Highest descriptor number we may hold, exclusive. */
+static int fd_ceiling(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= PERF_FD_MAX + 1024)
+		return PERF_FD_MAX;
+	rlim_t reserve = rl.rlim_cur / 4;
+	reserve = reserve < 16 ? 16 : reserve > 1024 ? 1024 : reserve;
+	return rl.rlim_cur > reserve ? (int)(rl.rlim_cur - reserve) : 0;
+}
+
+/* A disabled task-clock event on tid (0: the caller), close-on-exec;
+ * with sigtrap, its sig_data is its own descriptor number, reserved
+ * before the event exists (perf_trap_reserve()). */
+int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = (uint64_t)per;
+	a.disabled = 1;
+	a.exclude_kernel = (unsigned)excl_kernel;
+	a.exclude_hv = 1;
+	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
+	int slot = -1;
+	if (trap) {
+		if ((slot = perf_trap_reserve(low, ceiling)) < 0)
+			return -1;
+		a.sigtrap = 1;
+		a.remove_on_exec = 1; /* the kernel requires it with sigtrap */
+		/* a new generation for the number (engine.h); the handler
+		 * sees it before the event is enabled */
+		unsigned int gen = atomic_load(&perf_trap_gen[slot]) + 1;
+		atomic_store(&perf_trap_gen[slot], gen);
+		a.sig_data = (uint64_t)slot | (uint64_t)gen << PERF_TRAP_FD_BITS;
+	}
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (trap) {
+		if (fd < 0) {
+			int e = errno;
+			close(slot);
+			errno = e;
+			return -1;
+		}
+		return perf_trap_place(fd, slot);
+	}
+	if (fd >= 0 && fd < low) { /* leave the low numbers to the program */
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, low);
+		int e = errno;
+		close(fd);
+		errno = e;
+		fd = high;
+	}
+	if (fd >= 0 && fd >= ceiling) {
+		close(fd);
+		errno = EMFILE; /* the program's reserve, not ours to take */
+		return -1;
+	}
+	return fd;
+}
