@@ -329,8 +329,9 @@ static inline pid_t timer_tag_tid(const siginfo_t *si)
 
 /*
  * Read by the signal handler (sample.c), and by handover.c and exec.c to
- * tell our signals from the program's.  Slot fd says what descriptor fd
- * is to us:
+ * tell our signals from the program's.  Indexed by an event's descriptor
+ * number (fasync delivery) or by its slot (sigtrap events, which are held
+ * by mappings: perf_mapped.c).  Slot fd says what descriptor fd is to us:
  *     0   not ours (never was, or the program's since);
  *     > 0 our live event sampling thread tid = the value;
  *     -1  one of ours, closed: a signal it queued before it was closed

@@ -32,9 +32,9 @@
  * The reason is kept for profil_get_stats().
  *
  * The engine is chosen when profiling starts: PROFIL_ENGINE=timer forbids
- * events (and is the default, see env_choice()), PROFIL_ENGINE=perf uses
- * them whenever the probe succeeds, and PROFIL_ENGINE=auto uses them when
- * the rate is above the tick and sigtrap delivery is possible.  Never
+ * events, PROFIL_ENGINE=perf uses them whenever the probe succeeds, and
+ * PROFIL_ENGINE=auto, the default (env_choice()), uses them when the rate
+ * is above the tick and sigtrap delivery is possible.  Never
  * above the kernel's perf_event_max_sample_rate, forced or not: there the
  * kernel throttles the events and the totals would fall short.  The kernel
  * lowers that cap at run time when its interrupts run long, so a rate
@@ -80,16 +80,16 @@ static enum choice env_choice(void)
 {
 	static _Atomic int warned;
 	const char *s = getenv("PROFIL_ENGINE");
-	/* Unset: timers.  Events deliver by sigtrap where they can, which
-	 * waits for the return to user mode as the timers' signals do
-	 * (perf_trap.c; fasync's signals cut blocking writes short), but
-	 * each sampled thread holds a descriptor the program can see and
-	 * close: CPython's test_pass_fds_redirected, which lists a child's
-	 * descriptors, failed under `profil record` on events
-	 * (bench/perf-engine.md).  Until the events live outside the
-	 * program's descriptor table they stay opt-in (auto or perf). */
+	/* Unset: auto.  Events were opt-in while their signals came by
+	 * fasync, raised while a thread ran in the kernel (a blocking pipe
+	 * write returned short: CPython's test_subprocess), and while each
+	 * held a descriptor the program could see and close (CPython's
+	 * test_pass_fds_redirected).  Auto uses them only with sigtrap
+	 * delivery, which waits for the return to user mode as the timers'
+	 * signals do (perf_trap.c), with the events held by mappings
+	 * (perf_mapped.c); everywhere else, the timers. */
 	if (!s || !*s)
-		return FORBID;
+		return AUTO;
 	if (strcasecmp(s, "auto") == 0)
 		return AUTO;
 	if (strcasecmp(s, "perf") == 0 || strcasecmp(s, "perf-events") == 0)
@@ -192,7 +192,7 @@ int perf_engine_wants_trap(unsigned int hz)
 	if (!perf_trap_usable(facts()->traced) || !may_try(env_choice(), hz))
 		return 0;
 	trap = 1;
-	int fd = perf_probe_event(0, period_of(hz), 0, trap);
+	int fd = perf_probe_event(0, period_of(hz), 0, trap, 0);
 	trap = 0;
 	if (fd < 0)
 		return 0;
@@ -229,11 +229,11 @@ static int choose(unsigned int hz, int sig)
 		chosen = 1;
 		return 1;
 	}
-	int fd = perf_probe_event(0, period_of(hz), 0, trap);
+	int fd = perf_probe_event(0, period_of(hz), 0, trap, 0);
 	/* sigtrap events count the kernel too: the kernel warns about
 	 * user-only ones whose trap is still pending at the next overflow */
 	if (fd < 0 && errno == EACCES && c == FORCE && !trap)
-		fd = perf_probe_event(0, period_of(hz), user_only = 1, trap);
+		fd = perf_probe_event(0, period_of(hz), user_only = 1, trap, 0);
 	if (fd < 0) {
 		/* EACCES: perf_event_paranoid; EPERM/ENOSYS: seccomp or a
 		 * container; ENOENT/EOPNOTSUPP: no such event; EMFILE/ENFILE:
@@ -264,7 +264,9 @@ void perf_engine_off(void)
 
 int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now)
 {
-	int fd = perf_probe_event(tid, per, user_only, trap);
+	if (trap)
+		return perf_mapped_open(tid, per, cpu_now);
+	int fd = perf_probe_event(tid, per, user_only, 0, 0);
 	if (fd < 0)
 		return -1;
 	if (fd >= PERF_FD_MAX) {
@@ -276,14 +278,11 @@ int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now)
 	atomic_store(&perf_trap_base[fd], cpu_now);
 	atomic_store(&perf_trap_period, per);
 	atomic_store(&perf_fd_tid[fd], (int)tid);
-	/* The owner also tells perf_engine_task_gone() the thread's fate;
-	 * with sigtrap it sends nothing (no O_ASYNC). */
+	/* The owner also tells perf_engine_task_gone() the thread's fate. */
 	struct f_owner_ex own = {F_OWNER_TID, tid};
 	int fl = fcntl(fd, F_GETFL);
-	int bad = fl < 0 || fcntl(fd, F_SETOWN_EX, &own) != 0;
-	if (!bad && !trap)
-		bad = fcntl(fd, F_SETSIG, sig) != 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) != 0;
-	if (bad || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+	if (fl < 0 || fcntl(fd, F_SETOWN_EX, &own) != 0 || fcntl(fd, F_SETSIG, sig) != 0 ||
+	    fcntl(fd, F_SETFL, fl | O_ASYNC) != 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
 		int e = errno;
 		perf_engine_close(fd);
 		errno = e;
@@ -314,6 +313,10 @@ static void forget(int fd)
  */
 void perf_engine_close(int fd)
 {
+	if (trap) {
+		perf_mapped_close(fd);
+		return;
+	}
 	if (fd < 0)
 		return;
 	int fl = fcntl(fd, F_GETFL);
@@ -327,7 +330,10 @@ void perf_engine_close(int fd)
  * description and the event are the parent's too and must keep running. */
 void perf_engine_forget(int fd)
 {
-	forget(fd);
+	if (trap)
+		perf_mapped_forget(fd);
+	else
+		forget(fd);
 }
 
 int perf_engine_resignal(int fd, int sig)
@@ -347,6 +353,8 @@ int perf_engine_set_period(int fd, int64_t per)
 		errno = EINVAL;
 		return -1;
 	}
+	if (trap)
+		return perf_mapped_set_period(fd, per);
 	uint64_t p = (uint64_t)per;
 	atomic_store(&perf_trap_period, per);
 	return ioctl(fd, PERF_EVENT_IOC_PERIOD, &p);
@@ -365,6 +373,8 @@ int perf_engine_set_period(int fd, int64_t per)
  */
 int perf_engine_task_gone(int fd)
 {
+	if (trap)
+		return perf_mapped_task_gone(fd);
 	struct f_owner_ex own;
 	return fcntl(fd, F_GETOWN_EX, &own) == 0 && own.type == F_OWNER_TID && own.pid == 0;
 }

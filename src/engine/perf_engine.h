@@ -62,9 +62,17 @@ HIDDEN unsigned int perf_probe_max_rate(void);
  * (1 when /proc/self/status cannot be read), in one read of it. */
 HIDDEN void perf_probe_status(int *seccomp, int *traced);
 /* A disabled task-clock event on tid (0: the caller) with period per
- * ns, close-on-exec, numbered high; with trap, delivering by sigtrap and
- * its sig_data naming its own number.  Its descriptor, or -1 (errno). */
-HIDDEN int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap);
+ * ns, close-on-exec, numbered high; with trap, delivering by sigtrap
+ * with sig_data.  Its descriptor, or -1 (errno). */
+HIDDEN int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap, long sig_data);
+
+/* perf_mapped.c: sigtrap events held by a mapping, not a descriptor;
+ * each known by a slot number in place of a descriptor's. */
+HIDDEN int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now);
+HIDDEN void perf_mapped_close(int slot);
+HIDDEN void perf_mapped_forget(int slot);
+HIDDEN int perf_mapped_set_period(int slot, int64_t per);
+HIDDEN int perf_mapped_task_gone(int slot);
 
 /* For profil_get_stats(): the engine of the run (PROFIL_ENGINE_*), the
  * distinct samples per CPU second it delivers at rate hz, and why perf

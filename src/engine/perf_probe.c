@@ -135,7 +135,7 @@ static int fd_ceiling(void)
 /* A disabled task-clock event on tid (0: the caller), close-on-exec;
  * with sigtrap, its sig_data is its own descriptor number, reserved
  * before the event exists (perf_trap_reserve()). */
-int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap)
+int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap, long sig_data)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
@@ -146,29 +146,13 @@ int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap)
 	a.disabled = 1;
 	a.exclude_kernel = (unsigned)excl_kernel;
 	a.exclude_hv = 1;
-	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
-	int slot = -1;
 	if (trap) {
-		if ((slot = perf_trap_reserve(low, ceiling)) < 0)
-			return -1;
 		a.sigtrap = 1;
 		a.remove_on_exec = 1; /* the kernel requires it with sigtrap */
-		/* a new generation for the number (engine.h); the handler
-		 * sees it before the event is enabled */
-		unsigned int gen = atomic_load(&perf_trap_gen[slot]) + 1;
-		atomic_store(&perf_trap_gen[slot], gen);
-		a.sig_data = (uint64_t)slot | (uint64_t)gen << PERF_TRAP_FD_BITS;
+		a.sig_data = (uint64_t)sig_data;
 	}
+	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (trap) {
-		if (fd < 0) {
-			int e = errno;
-			close(slot);
-			errno = e;
-			return -1;
-		}
-		return perf_trap_place(fd, slot);
-	}
 	if (fd >= 0 && fd < low) { /* leave the low numbers to the program */
 		int high = fcntl(fd, F_DUPFD_CLOEXEC, low);
 		int e = errno;

@@ -1,6 +1,6 @@
 /*
- * perf_trap.c - whether the perf engine may deliver by attr.sigtrap, and
- * how an event learns the descriptor number it will have.
+ * perf_trap.c - whether the perf engine may deliver by attr.sigtrap (the
+ * events themselves are held by mappings: perf_mapped.c).
  *
  * The kernel gate.  Linux 5.13 added sigtrap, but until 6.11 (commit
  * c5d93d23a260, "perf: Enqueue SIGTRAP always via task_work") the signal
@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
 #include <sys/utsname.h>
 
 _Atomic int64_t perf_trap_base[PERF_FD_MAX];
@@ -82,36 +81,4 @@ int perf_trap_usable(int traced)
 	if (!PERF_TRAP_ARCH || UNDER_TSAN || under_valgrind())
 		return 0;
 	return !traced && kernel_ok(); /* a tracer sees every SIGTRAP first */
-}
-
-int perf_trap_reserve(int low, int ceiling)
-{
-	int ph = eventfd(0, EFD_CLOEXEC);
-	if (ph < 0)
-		return -1;
-	int slot = fcntl(ph, F_DUPFD_CLOEXEC, low);
-	int e = errno;
-	close(ph);
-	if (slot >= 0 && (slot >= ceiling || slot >= PERF_FD_MAX)) {
-		close(slot);
-		slot = -1;
-		e = EMFILE; /* the program's reserve, not ours to take */
-	}
-	errno = e;
-	return slot;
-}
-
-int perf_trap_place(int fd, int slot)
-{
-	if (fd == slot)
-		return fd;
-	int rc = dup3(fd, slot, O_CLOEXEC);
-	int e = errno;
-	close(fd);
-	if (rc < 0) {
-		close(slot);
-		errno = e;
-		return -1;
-	}
-	return slot;
 }

@@ -89,11 +89,4 @@ extern _Atomic int64_t perf_trap_period HIDDEN;
  * tracer (traced: a debugger stops on every SIGTRAP), not under TSan or
  * valgrind. */
 HIDDEN int perf_trap_usable(int traced);
-/* A descriptor number in [low, ceiling) held by a placeholder, so the
- * event can be told its own number (sig_data) before it exists; -1 errno. */
-HIDDEN int perf_trap_reserve(int low, int ceiling);
-/* Puts event fd at the reserved number slot (closing fd); -1 errno, and
- * both are closed. */
-HIDDEN int perf_trap_place(int fd, int slot);
-
 #endif

@@ -268,6 +268,14 @@ static int alone(pid_t self, char main_state)
 	return only;
 }
 
+/* Whether the run's events are descriptors in the program's table (the
+ * fasync delivery); sigtrap events are held by mappings (perf_mapped.c),
+ * which any descriptor table can make and unmap. */
+static int events_in_table(void)
+{
+	return perf_engine_on() && !perf_engine_trap();
+}
+
 /* The helper's kernel thread id, stored first thing by sweep(): once
  * pthread_join() has returned it is this run's (sweeper_pause()). */
 static _Atomic pid_t sweeper_tid;
@@ -316,7 +324,7 @@ static void *sweep(void *unused)
 			 * stop (SIGPROF killed safety_concurrent_callers once in
 			 * 60 runs on perf events).  Leave it untouched and end:
 			 * sweeper_start() replaces us. */
-			if (own_table && perf_engine_on()) {
+			if (own_table && events_in_table()) {
 				engine_unlock();
 				break;
 			}
@@ -349,7 +357,7 @@ int sweeper_start(void)
 	 * once closed a reaped run's events in its own table, leaving the
 	 * program's enabled after the signal's default action came back. */
 	pthread_mutex_lock(&mu);
-	int replace = running && own_table_allowed && perf_engine_on();
+	int replace = running && own_table_allowed && events_in_table();
 	pthread_mutex_unlock(&mu);
 	if (replace)
 		sweeper_stop();
@@ -360,7 +368,7 @@ int sweeper_start(void)
 		sigfillset(&all);
 		fault_real_sigmask(SIG_SETMASK, &all, &old); /* inherited by it */
 		atomic_store(&quit, 0);
-		own_table_allowed = !perf_engine_on() && !engine_seccomp_filtered();
+		own_table_allowed = !events_in_table() && !engine_seccomp_filtered();
 		rc = threads_create_raw(&thread, NULL, sweep, NULL);
 		fault_real_sigmask(SIG_SETMASK, &old, NULL);
 		running = rc == 0;

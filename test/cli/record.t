@@ -297,7 +297,7 @@ row /main_hot/ 2 >= 90
 # -v names the engine the agent ran (issue 13): timers when forbidden
 # perf events; perf events when forced, if the system allows them
 $ PROFIL_ENGINE=timer profil record -v -o e.pprof $REC/rec-prog threads 10
-stderr /engine thread-cputime-timers, signal [0-9]+, 1000 samples per CPU second/
+stderr /engine thread-cputime-timers, signal [0-9]+ \(SIG[A-Z0-9+]+\), 1000 samples per CPU second/
 
 $ PROFIL_ENGINE=perf profil record -v -o e.pprof $REC/rec-prog threads 10
 stderr /engine (perf-events|thread-cputime-timers), signal [0-9]+/
@@ -372,3 +372,8 @@ stdout /^removed$/
 # that reads its CPU clock every 1/100 unit: turns of 1.5-1.9 ms, tick 4
 $ n=$(( $(nproc) * 4 )); pids=; for i in $(seq $n); do sh -c 'while :; do :; done' & pids="$pids $!"; done; PROFIL_ENGINE=timer profil record -o busy.pprof $REC/rec-prog clocks 150; kill $pids
 stderr /warning: the CPUs were busy \(the command was preempted every [0-9.]+ ms of its CPU time\)/
+
+# by default: perf events by sigtrap where the kernel allows it (on
+# SIGTRAP, whatever the program owns), else the timers
+$ profil record -v -o e.pprof $REC/rec-prog threads 10
+stderr /engine (perf-events, signal 5 \(SIGTRAP\)|thread-cputime-timers, signal [0-9]+ \(SIG[A-Z0-9+]+\)), 1000 samples/
