@@ -262,10 +262,10 @@ void perf_engine_off(void)
 	chosen = trap = 0;
 }
 
-int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now)
+int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now, int hooked)
 {
 	if (trap)
-		return perf_mapped_open(tid, per, cpu_now);
+		return perf_mapped_open(tid, per, cpu_now, hooked);
 	int fd = perf_probe_event(tid, per, user_only, 0, 0);
 	if (fd < 0)
 		return -1;

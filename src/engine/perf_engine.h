@@ -43,9 +43,10 @@ HIDDEN void perf_engine_off(void);      /* the run ended (timers_stop()) */
 HIDDEN int perf_engine_keep(unsigned int hz);
 
 /* An enabled event on thread tid sending sig every per ns of its CPU
- * time, cpu_now its CPU time now: its descriptor, or -1 (errno) and the
- * thread gets a timer. */
-HIDDEN int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now);
+ * time, cpu_now its CPU time now, hooked when our pthread_create hook
+ * made it (its exit is seen too): its descriptor (or slot), or -1 (errno)
+ * and the thread gets a timer. */
+HIDDEN int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now, int hooked);
 HIDDEN void perf_engine_close(int fd);
 /* After fork, in the child: the descriptor is the parent's event. */
 HIDDEN void perf_engine_forget(int fd);
@@ -68,7 +69,7 @@ HIDDEN int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap, l
 
 /* perf_mapped.c: sigtrap events held by a mapping, not a descriptor;
  * each known by a slot number in place of a descriptor's. */
-HIDDEN int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now);
+HIDDEN int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now, int hooked);
 HIDDEN void perf_mapped_close(int slot);
 HIDDEN void perf_mapped_forget(int slot);
 HIDDEN int perf_mapped_set_period(int slot, int64_t per);

@@ -19,7 +19,8 @@
  *   - a period change (PERF_EVENT_IOC_PERIOD): the event is replaced;
  *   - whether the thread is gone (F_GETOWN_EX): the thread's start time
  *     in /proc/self/task/TID/stat, kept from the open, tells a dead
- *     thread from a new one that got its number.
+ *     thread from a new one that got its number (not kept for threads
+ *     our pthread_create hook made: their exit is seen by our hooks).
  * The page counts against perf_event_mlock_kb and then RLIMIT_MEMLOCK;
  * a thread whose page is refused gets a timer.
  *
@@ -110,7 +111,7 @@ static void *map_event(int s, pid_t tid, int64_t per)
 	return page == MAP_FAILED ? NULL : page;
 }
 
-int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now)
+int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now, int hooked)
 {
 	int s = slot_take();
 	if (s < 0)
@@ -119,7 +120,9 @@ int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now)
 	atomic_store(&perf_trap_base[s], cpu_now);
 	atomic_store(&perf_trap_period, per);
 	atomic_store(&perf_fd_tid[s], (int)tid);
-	slots[s].start = thread_start(tid);
+	/* (15 us of /proc per thread: not for one our hooks made, whose
+	 * exit they see, so its number is never taken for a new thread's) */
+	slots[s].start = hooked ? 0 : thread_start(tid);
 	slots[s].page = map_event(s, tid, per);
 	if (!slots[s].page) {
 		atomic_store(&perf_fd_tid[s], -1);
@@ -176,5 +179,5 @@ int perf_mapped_task_gone(int s)
 	unsigned long long now = thread_start(tid);
 	if (now == 0)
 		return errno == ENOENT;
-	return slots[s].start != 0 && now != slots[s].start;
+	return slots[s].start != 0 && now != slots[s].start; /* 0: not kept */
 }

@@ -151,8 +151,10 @@ int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap, long sig
 		a.remove_on_exec = 1; /* the kernel requires it with sigtrap */
 		a.sig_data = (uint64_t)sig_data;
 	}
-	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (trap) /* mapped and closed at once (perf_mapped.c): any number */
+		return fd;
+	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
 	if (fd >= 0 && fd < low) { /* leave the low numbers to the program */
 		int high = fcntl(fd, F_DUPFD_CLOEXEC, low);
 		int e = errno;

@@ -134,7 +134,7 @@ int timers_add(pid_t tid, int born)
 	}
 	cpugrid_restart(&g, born ? 0 : now, per, cpugrid_phase(per));
 	timer_t id = 0;
-	int fd = perf_engine_on() ? perf_engine_open(tid, cur_sig, per, born ? 0 : now) : -1;
+	int fd = perf_engine_on() ? perf_engine_open(tid, cur_sig, per, born ? 0 : now, born) : -1;
 	if (fd < 0 && make_timer(tid, g.first, per, &id) != 0)
 		return -1;
 	timers_reg[timers_nreg].tid = tid;
