@@ -152,10 +152,12 @@ int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap, long sig
 		a.sig_data = (uint64_t)sig_data;
 	}
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (trap) /* mapped and closed at once (perf_mapped.c): any number */
-		return fd;
 	int ceiling = fd_ceiling(), low = ceiling / 2 > 3 ? ceiling / 2 : 3;
-	if (fd >= 0 && fd < low) { /* leave the low numbers to the program */
+	/* A sigtrap event's descriptor is mapped and closed at once
+	 * (perf_mapped.c): any number will do, but not one from the
+	 * program's reserve below, which a concurrent open() of its own may
+	 * need this very moment (then the thread gets a timer). */
+	if (fd >= 0 && fd < low && !trap) { /* leave the low numbers to the program */
 		int high = fcntl(fd, F_DUPFD_CLOEXEC, low);
 		int e = errno;
 		close(fd);
