@@ -63,6 +63,15 @@ TEST_IMPL(engine_perf_chosen_1000hz)
 	ASSERT_OK(run_at(1000, 0.3, &st, &cpu));
 	printf("engine %s, real %u Hz, perf_error %d\n", profil_engine_name(st.engine),
 	       st.real_hz, st.perf_error);
+	if (st.perf_error == EOPNOTSUPP) {
+		/* auto uses events only with sigtrap delivery (fasync cuts
+		 * blocking calls short): not before Linux 6.16, nor traced,
+		 * nor under TSan or valgrind */
+		ASSERT_EQ(st.engine, PROFIL_ENGINE_THREAD_TIMERS);
+		snprintf(test_skip_reason, sizeof test_skip_reason,
+		         "no sigtrap delivery here: auto keeps the timers");
+		return 0;
+	}
 	ASSERT_EQ(st.engine, PROFIL_ENGINE_PERF_EVENTS);
 	ASSERT_EQ(st.real_hz, 1000);
 	ASSERT_EQ(st.perf_error, 0);
