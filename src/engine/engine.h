@@ -160,6 +160,11 @@ HIDDEN void engine_signal_taken(void);
  * does not make itself (a filter may kill rather than fail them). */
 HIDDEN int engine_seccomp_filtered(void);
 
+/* sweeper.c: field n (proc(5)'s numbering, n >= 3) of the text of a
+ * /proc stat file, or NULL: counted after the command name, which may
+ * hold any byte but ends with the last ')'. */
+HIDDEN const char *engine_stat_field(const char *buf, int n);
+
 /* sweeper.c: the fallback thread that covers threads no hook saw. */
 HIDDEN int sweeper_start(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
@@ -393,22 +398,23 @@ static inline int perf_sig_fd_of(const siginfo_t *si, int *stale)
 	return si->si_fd;
 }
 
-static inline int perf_sig_fd(const siginfo_t *si)
-{
-	int stale;
-	return perf_sig_fd_of(si, &stale);
-}
-
 /* For a signal from one of our events: the thread it samples (> 0), or -1
- * for a stale one of a closed event; 0 when the signal is not ours. */
-static inline int perf_sig_tid(const siginfo_t *si)
+ * for a stale one of a closed event; 0 when the signal is not ours.
+ * *fdp: the event's descriptor (or slot), -1 if none. */
+static inline int perf_sig_tid_fd(const siginfo_t *si, int *fdp)
 {
-	int stale, fd = perf_sig_fd_of(si, &stale);
+	int stale, fd = *fdp = perf_sig_fd_of(si, &stale);
 	if (fd < 0)
 		return 0;
 	int tid = atomic_load_explicit(&perf_fd_tid[fd], memory_order_relaxed);
 	/* a stale trap is ours all the same (never the program's) */
 	return stale && tid != 0 ? -1 : tid;
+}
+
+static inline int perf_sig_tid(const siginfo_t *si)
+{
+	int fd;
+	return perf_sig_tid_fd(si, &fd);
 }
 
 static inline int perf_sig_ours(const siginfo_t *si)

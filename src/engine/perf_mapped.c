@@ -70,10 +70,8 @@ static unsigned long long thread_start(pid_t tid)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	const char *p = strrchr(buf, ')'); /* the name may hold anything */
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	const char *start = engine_stat_field(buf, 22);
+	return start ? strtoull(start, NULL, 10) : 0;
 }
 
 static int slot_take(void)

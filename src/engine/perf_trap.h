@@ -17,7 +17,7 @@
  * are.  The fasync signals are weighed the same way (sample.c).
  *
  * Read by the signal handler (sample.c): perf_trap_base[] and
- * perf_trap_period, documented at their definitions (perf_trap.c).
+ * perf_trap_period, documented below; perf_trap_gen[] in engine.h.
  */
 #ifndef PROFIL_PERF_TRAP_H
 #define PROFIL_PERF_TRAP_H

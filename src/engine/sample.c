@@ -433,13 +433,14 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 	 * timer's weighs its expiries (1 + overruns), an event's the periods
 	 * of CPU time since the thread's last (trap_weight()). */
 	pid_t tid;
+	int fd;
 	unsigned long w = 1;
 	if (timer_tag_ours(info)) {
 		tid = timer_tag_tid(info);
 		w += info->si_overrun > 0 ? (unsigned long)info->si_overrun : 0;
-	} else if ((tid = perf_sig_tid(info)) <= 0) {
+	} else if ((tid = perf_sig_tid_fd(info, &fd)) <= 0) {
 		return;
-	} else if (PERF_TRAP_ARCH && (w = trap_weight(perf_sig_fd(info))) == 0) {
+	} else if (PERF_TRAP_ARCH && (w = trap_weight(fd)) == 0) {
 		return; /* an event's signal: weighed by the thread's CPU clock */
 	}
 

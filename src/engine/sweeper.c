@@ -153,23 +153,29 @@ void sweeper_wake(void)
 	errno = e;
 }
 
-/* A thread's state letter from the text of a /proc stat file, 0 if
- * unknown: the field after the command name, which may hold any byte but
- * ends with the last ')'.  *nthreads, if asked: num_threads, 17 fields on
- * (proc(5)), 0 if unknown. */
+const char *engine_stat_field(const char *buf, int n)
+{
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return NULL;
+	p += 2; /* field 3, the state */
+	for (int k = 3; k < n && p; k++)
+		p = strchr(p, ' '), p = p ? p + 1 : NULL;
+	return p;
+}
+
+/* A thread's state letter (field 3) from the text of a /proc stat file,
+ * 0 if unknown.  *nthreads, if asked: num_threads (field 20), 0 if
+ * unknown. */
 static char parse_stat(char *buf, unsigned int *nthreads)
 {
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
+	const char *state = engine_stat_field(buf, 3);
+	if (!state)
 		return 0;
-	if (nthreads) {
-		char *f = p + 2;
-		for (int k = 0; k < 17 && f; k++)
-			f = strchr(f, ' '), f = f ? f + 1 : NULL;
-		if (f)
-			*nthreads = (unsigned int)strtoul(f, NULL, 10);
-	}
-	return p[2];
+	const char *f = nthreads ? engine_stat_field(buf, 20) : NULL;
+	if (f)
+		*nthreads = (unsigned int)strtoul(f, NULL, 10);
+	return *state;
 }
 
 /* The state from an open stat file: read again from its start, which
