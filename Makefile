@@ -389,9 +389,10 @@ help:
 	@echo "make clean       remove build directories and leftover gmon.out files"
 
 # The profil command's symbolizer (cli/symbol): ELF and DWARF through
-# elfutils (libdw-dev), C++ names through libstdc++'s __cxa_demangle.
+# elfutils (libdw-dev), C++ names through libstdc++'s __cxa_demangle
+# (dlopen()ed when a name needs it: cli/symbol/demangle.c says why).
 # The command's link rule uses CLI_LIBS.
-CLI_LIBS   += -ldw -lelf -lstdc++
+CLI_LIBS   += -ldw -lelf
 SYM_SRC    := $(sort $(wildcard cli/symbol/*.c))
 
 # Its tests: test/sym/symtest symbolizes the addresses the programs and
