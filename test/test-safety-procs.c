@@ -293,3 +293,54 @@ TEST_IMPL(safety_exec)
 	ASSERT_EQ(bad, 0);
 	return 0;
 }
+
+/* A child that profiles (mode 0: on the default engine; 1: on timers;
+ * 2: on the default engine, stopped before), makes the program's view of
+ * the sampling signal SIG_IGN, and execs sh, which checks that it starts
+ * with that signal ignored: exec keeps SIG_IGN, and resets a handler
+ * (ours, or SIGTRAP's lingering one after a run on it) to SIG_DFL, which
+ * for SIGTRAP and the real-time signals is death. */
+static void exec_sampling_ignored(int mode)
+{
+	static unsigned short b[2];
+	if (mode == 1)
+		setenv("PROFIL_ENGINE", "timer", 1);
+	if (profil_set_hz(1000) != 0 || profil(b, sizeof b, 0, 2) != 0)
+		_exit(21);
+	struct profil_stats st;
+	if (profil_get_stats(&st) != 0 || st.signal <= 0)
+		_exit(22);
+	burn(0.02);
+	if (mode == 2 && profil(no_buf, 0, 0, 0) != 0)
+		_exit(24);
+	if (signal(st.signal, SIG_IGN) == SIG_ERR)
+		_exit(23);
+	burn(0.02);
+	char script[256];
+	snprintf(script, sizeof script,
+	         "m=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status); "
+	         "[ $(( (0x$m >> %d) & 1 )) = 1 ] || { echo \"signal %d not ignored: $m\"; exit 1; }",
+	         st.signal - 1, st.signal);
+	execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+	_exit(127);
+}
+
+/* The program ignores the signal we sample on, then execs: the new
+ * program finds it ignored (it found SIG_DFL: a stray SIGTRAP or real-time
+ * signal would then kill it), on either engine, and after a stop. */
+TEST_IMPL(safety_exec_keeps_sampling_signal_ignored)
+{
+	burn(0);
+	static const char *const what[] = {"default engine", "timers", "stopped"};
+	for (int mode = 0; mode <= 2; mode++) {
+		fflush(stdout);
+		pid_t pid = fork();
+		ASSERT(pid >= 0);
+		if (pid == 0)
+			exec_sampling_ignored(mode);
+		int status = wait_bounded(pid, 20);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			FAIL_AT("%s: child status %#x", what[mode], status);
+	}
+	return 0;
+}

@@ -255,6 +255,9 @@ HIDDEN NO_TSAN int signal_user_sigaction_locked(int sig, const struct sigaction 
                                         struct sigaction *oact);
 /* exec.c: the sampling signal set to SIG_IGN (on) or back to ours. */
 HIDDEN void signal_ignore(int sig, int on);
+/* exec.c: whether the program's view of sig, a signal whose disposition
+ * is ours (in use, being moved to, or SIGTRAP lingering), is SIG_IGN. */
+HIDDEN int signal_program_ignores(int sig);
 /* sigwrap.c: the public sigaction(), for our own dispositions (a
  * sanitizer runtime interposing it sees them); our interposer passes the
  * call straight to libc. */

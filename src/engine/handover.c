@@ -316,6 +316,16 @@ void signal_ignore(int sig, int on)
 	sigstate_unlock(&old);
 }
 
+int signal_program_ignores(int sig)
+{
+	sigset_t old;
+	sigstate_lock(&old);
+	struct view *v = view_of(sig);
+	int ign = v && !(v->prog.sa_flags & SA_SIGINFO) && v->prog.sa_handler == SIG_IGN;
+	sigstate_unlock(&old);
+	return ign;
+}
+
 int signal_owns_locked(int sig)
 {
 	return view_of(sig) != NULL;

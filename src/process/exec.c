@@ -36,6 +36,13 @@
  * busy (engine_lock_bounded()), we cannot delete the timers; the signal is then
  * set to SIG_IGN, which discards what is pending and survives exec: the
  * new program starts with that one signal ignored (documented limit).
+ *
+ * A signal the program ignores stays ignored across exec (POSIX), but one
+ * with a handler is reset to SIG_DFL: where the program's view of our
+ * signal (the sampling one, or SIGTRAP lingering after a run on it) is
+ * SIG_IGN, it is set to SIG_IGN for real just before the exec, so the
+ * new program finds it ignored as it would have without us (and not
+ * "terminate"); a failed exec puts ours back.
  */
 #include "engine/engine.h"
 #include "process/process.h"
@@ -129,6 +136,15 @@ static void drain_pending(int sig)
 }
 
 
+/* See the header: the program ignores sig, so must the new program. */
+static void keep_ignored(struct exec_state *st, int sig)
+{
+	if (!st->ignored && signal_program_ignores(sig)) {
+		signal_ignore(sig, 1);
+		st->ignored = sig;
+	}
+}
+
 static void exec_prepare(struct exec_state *st)
 {
 	memset(st, 0, sizeof *st);
@@ -144,8 +160,10 @@ static void exec_prepare(struct exec_state *st)
 	}
 	st->locked = 1;
 	st->sig = timers_signal();
-	if (!st->sig)
+	if (!st->sig) {
+		keep_ignored(st, SIGTRAP); /* handover.c's linger */
 		return;
+	}
 	st->hz = timers_hz();
 	/* The expiries this thread passed but was never sent (the kernel
 	 * sends them at its tick) are credited now, as at a thread's exit,
@@ -174,6 +192,7 @@ static void exec_prepare(struct exec_state *st)
 	st->table = atomic_exchange(&profil_published, (struct ptable *)0);
 	inflight_drain();
 	fault_uninstall();
+	keep_ignored(st, st->sig);
 }
 
 /* exec failed: profiling resumes as it was.  Preserves errno. */
