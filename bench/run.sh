@@ -286,14 +286,18 @@ bench_overhead()
 					emit overhead.txt "workload=$w config=$cfg rep=$rep failed=1"
 					continue
 				}
-				own=""
-				case $cfg in profil*) own=$(sed -n 's/.*own CPU \([0-9.]*\) s.*/\1/p' "$pre.stderr") ;; esac
+				own="" own_run=""
+				case $cfg in profil*)
+					own=$(sed -n 's/.*own CPU \([0-9.]*\) s.*/\1/p' "$pre.stderr")
+					own_run=$(sed -n 's/.*own CPU.* \([0-9.]*\) s while it ran.*/\1/p' "$pre.stderr") ;;
+				esac
 				insn=""
 				[ -n "$(kv "$pre.inner" insn_u)" ] &&
 					insn="insn_u=$(kv "$pre.inner" insn_u) insn_k=$(kv "$pre.inner" insn_k)"
 				emit overhead.txt "workload=$w config=$cfg rep=$rep" \
 					"wall=$(kv "$pre.outer" wall) cpu=$(kv "$pre.outer" cpu)" \
-					"inner_cpu=$(kv "$pre.inner" cpu) inner_wall=$(kv "$pre.inner" wall) own=${own:-} $insn"
+					"inner_cpu=$(kv "$pre.inner" cpu) inner_wall=$(kv "$pre.inner" wall) own=${own:-}" \
+					"own_run=${own_run:-} $insn"
 			done
 		done
 	done

@@ -377,3 +377,9 @@ stderr /warning: the CPUs were busy \(the command was preempted every [0-9.]+ ms
 # SIGTRAP, whatever the program owns), else the timers
 $ profil record -v -o e.pprof $REC/rec-prog threads 10
 stderr /engine (perf-events, signal 5 \(SIGTRAP\)|thread-cputime-timers, signal [0-9]+ \(SIG[A-Z0-9+]+\)), 1000 samples/
+
+# -v splits the record process's own CPU at the command's exit: what ran
+# beside the command (starting it, reading the rings) and what came after
+# (symbolizing, writing); the two parts add up to the total
+$ profil record -v -o e.pprof $REC/rec-prog threads 10 2>&1 >/dev/null | sed -n 's/.*own CPU \([0-9.]*\) s (\([0-9.]*\)% of the command.s): \([0-9.]*\) s while it ran (\([0-9.]*\)%), \([0-9.]*\) s symbolizing and writing after$/\1 \3 \5/p' | awk '{d = $1 - $2 - $3; print ($2 > 0 && $3 > 0 && d < 0.0015 && d > -0.0015) ? "split adds up" : "split wrong: " $0}'
+stdout /^split adds up$/
