@@ -276,9 +276,10 @@ deps:
 check-install: lib
 	sh tools/check-install.sh
 
-# The runner last: its closing line ("N passed, N failed, N skipped") ends
-# the output, and is what CI reads.
-check: deps check-handler check-layout check-man check-cxx check-contract check-install check-symbols
+# The benchmark's programs are built (not run: `make bench`), so a change
+# that breaks one is seen.  The runner last: its closing line ("N passed,
+# N failed, N skipped") ends the output, and is what CI reads.
+check: deps check-handler check-layout check-man check-cxx check-contract check-install check-symbols $(BENCH)
 	$(MAKE) test-perf test-timer
 	$(MAKE) test
 

@@ -44,6 +44,10 @@ void inflight_drain(void)
 {
 }
 _Atomic int perf_fd_tid[PERF_FD_MAX]; /* the perf engine's (src/engine/perf_engine.c) */
+/* and its sigtrap delivery's (src/engine/perf_trap.c) */
+_Atomic int64_t perf_trap_base[PERF_FD_MAX];
+_Atomic int64_t perf_trap_period;
+_Atomic unsigned int perf_trap_gen[PERF_FD_MAX];
 
 #define SPAN 4096     /* bytes of text per range */
 #define GAP 8192      /* distance between range starts */
