@@ -139,11 +139,13 @@ static void *spin_main(void *p)
 /* Idle threads block in read() on a pipe that main closes at the end: no
  * wakeups of their own, so what the process spends is the profiler's. */
 static int idle_pipe[2];
+static atomic_long idle_ready; /* threads about to block */
 
 static void *idle_main(void *p)
 {
 	char c;
 	(void)p;
+	atomic_fetch_add(&idle_ready, 1);
 	while (read(idle_pipe[0], &c, 1) < 0)
 		;
 	return NULL;
@@ -236,6 +238,15 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "idle")) {
 		for (long i = 0; i < n; i++)
 			start(&jobs[i], idle_main);
+		/* Idle means idle: the window opens once every thread has
+		 * reached its read() and a profiler's helper has had two sweeps
+		 * (100 ms each) to take in the new threads; their start-up
+		 * (an agent's per-thread set-up, its first listing of 1,000
+		 * threads) is creation, not idling. */
+		struct timespec ms = {0, 1000000}, settle = {0, 250000000};
+		while (atomic_load(&idle_ready) < n)
+			nanosleep(&ms, NULL);
+		nanosleep(&settle, NULL);
 		double c0 = cpu_self(), w0 = clock_s(CLOCK_MONOTONIC);
 		struct timespec d = {(time_t)arg, (long)((arg - (double)(time_t)arg) * 1e9)};
 		nanosleep(&d, NULL);
