@@ -27,6 +27,9 @@ struct sym_image {
 	struct sym_fdes *fdes;      /* fde.c's, built on first use */
 	struct sym_cus *cus;        /* cuindex.c's, loaded on first use */
 	int cus_tried;
+	struct sym_map lines;       /* linecache.c's, by CU DIE */
+	char id[256];               /* build-id in hex, "" for none */
+	int id_done;
 	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
 	struct sym_image *next;
 };
@@ -39,6 +42,8 @@ struct sym_cache {
 	int quiet;
 	struct sym_image *images;
 };
+
+static void free_lines(void *l);
 
 static void add_dir(struct sym_cache *c, const char *dir)
 {
@@ -93,6 +98,7 @@ void sym_cache_free(struct sym_cache *c)
 		sym_plt_free(im->plt);
 		sym_fdes_free(im->fdes);
 		sym_cus_free(im->cus);
+		sym_map_free(&im->lines, free_lines);
 		if (im->dwfl)
 			dwfl_end(im->dwfl);
 		free(im->path);
@@ -297,19 +303,46 @@ struct sym_fdes **sym_image_fdes(struct sym_image *im)
 	return &im->fdes;
 }
 
+/* The module's build-id in hex, "" when it has none. */
+static const char *image_build_id(struct sym_image *im)
+{
+	if (!im->id_done) {
+		const unsigned char *bits;
+		GElf_Addr vaddr;
+		int n = dwfl_module_build_id(im->mod, &bits, &vaddr);
+		if (n > 0 && (size_t)n * 2 < sizeof im->id)
+			sym_hex(bits, (size_t)n, im->id);
+		im->id_done = 1;
+	}
+	return im->id;
+}
+
 struct sym_cus *sym_image_cus(struct sym_image *im, Dwarf *dbg)
 {
 	if (!im->cus_tried) {
-		const unsigned char *bits;
-		GElf_Addr vaddr;
-		char id[256] = "";
-		int n = dwfl_module_build_id(im->mod, &bits, &vaddr);
-		if (n > 0 && (size_t)n * 2 < sizeof id)
-			sym_hex(bits, (size_t)n, id);
-		im->cus = sym_cus_load(dbg, id);
+		im->cus = sym_cus_load(dbg, image_build_id(im));
 		im->cus_tried = 1;
 	}
 	return im->cus;
+}
+
+/* What the lines map holds for a CU the cache has nothing for. */
+static char no_lines;
+
+static void free_lines(void *l)
+{
+	if (l != &no_lines)
+		sym_cu_lines_free(l);
+}
+
+const struct sym_cu_lines *sym_image_cu_lines(struct sym_image *im, Dwarf_Die *cu)
+{
+	void *l = sym_map_get(&im->lines, cu->addr);
+	if (!l) {
+		l = sym_cu_lines_load(cu, image_build_id(im));
+		sym_map_put(&im->lines, cu->addr, l ? l : &no_lines);
+	}
+	return l == &no_lines ? NULL : l;
 }
 
 struct sym_scopes **sym_image_scopes(struct sym_image *im)

@@ -67,14 +67,32 @@ static void die_names(Dwarf_Die *die, struct symname *sym, struct sym_frame *f)
 	}
 }
 
-/* Source file of a CU's file-table entry (DW_AT_call_file). */
-static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
+/* Source file of a CU's file-table entry (DW_AT_call_file): from the
+ * kept table (linecache.c) when there is one, since libdw decodes the
+ * CU's whole line program to give its file table. */
+static const char *cu_file(struct sym_image *im, Dwarf_Die *cu, Dwarf_Word idx)
 {
+	const struct sym_cu_lines *kept = sym_image_cu_lines(im, cu);
+	if (kept)
+		return sym_cu_lines_file(kept, idx);
 	Dwarf_Files *files;
 	size_t n;
 	if (dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
 		return NULL;
 	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* dwarf_decl_file(die), from the kept table when die's DW_AT_decl_file
+ * is in cu (through abstract_origin it may be in another CU). */
+static const char *decl_file(struct sym_image *im, Dwarf_Die *cu, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx;
+	if (dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &attr), &idx) != 0 ||
+	    idx == 0)
+		return NULL; /* 0: no file, as libdw says */
+	const struct sym_cu_lines *kept = attr.cu == cu->cu ? sym_image_cu_lines(im, cu) : NULL;
+	return kept ? sym_cu_lines_file(kept, idx) : dwarf_decl_file(die);
 }
 
 /* file as a path that names it wherever the report runs: DWARF keeps
@@ -164,7 +182,7 @@ static size_t dwarf_chain(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc,
 		die_names(die, inlined ? NULL : symname, f);
 		if (!f->name)
 			f->name = sym_strdup("??"), f->system_name = sym_strdup("??");
-		const char *decl = dwarf_decl_file(die);
+		const char *decl = decl_file(im, cu, die);
 		f->file = decl ? source_path(cu, decl) : src ? source_path(cu, src) : NULL;
 		int dl = 0;
 		f->decl_line = dwarf_decl_line(die, &dl) == 0 ? dl : 0;
@@ -178,11 +196,23 @@ static size_t dwarf_chain(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc,
 		line = dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &w) == 0
 		       ? (int64_t)w : 0;
 		src = dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &w) == 0
-		      ? cu_file(cu, w) : NULL;
+		      ? cu_file(im, cu, w) : NULL;
 	}
 	if (ns > 0)
 		free(scopes);
 	return n;
+}
+
+/* The line table's file and line at pc in cu: the kept answers
+ * (linecache.c) when there are some, else libdw's; NULL and 0: none. */
+static void line_at(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, const char **src,
+                    int *lineno)
+{
+	const struct sym_cu_lines *kept = sym_image_cu_lines(im, cu);
+	Dwarf_Line *l = kept ? NULL : dwarf_getsrc_die(cu, pc);
+	if (kept ? !sym_cu_lines_at(kept, pc, src, lineno)
+	         : !l || !(*src = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, lineno) != 0)
+		*src = NULL, *lineno = 0;
 }
 
 /* The CU holding vaddr by the image's kept ranges (cuindex.c), into
@@ -218,10 +248,7 @@ size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *
 	int kept = cu_of(im, vaddr, &cu_mem, &bias);
 	if (kept == 1) { /* found by cuindex.c: the line from its CU */
 		cu = &cu_mem;
-		Dwarf_Line *l = dwarf_getsrc_die(cu, vaddr - bias);
-		src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-		if (!src || dwarf_lineno(l, &lineno) != 0)
-			src = NULL, lineno = 0;
+		line_at(im, cu, vaddr - bias, &src, &lineno);
 	} else if (kept < 0) {
 		Dwfl_Line *dl = dwfl_module_getsrc(mod, vaddr);
 		src = dl ? dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL) : NULL;

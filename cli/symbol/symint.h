@@ -11,6 +11,7 @@
  *   fde.c     the start of the function (FDE) holding an address
  *   zcache.c  separate debuginfo kept decompressed, by build-id
  *   cuindex.c CU address ranges kept across recordings, by build-id
+ *   linecache.c  a CU's line answers and file table, kept likewise
  *   perfmap.c a JIT's /tmp/perf-PID.map (for the record's build.c)
  *   nodebuginfod.c  libdebuginfod loaded only when a server is named
  *   symbolize.c  the driver over a profile
@@ -119,6 +120,21 @@ int sym_cus_find(const struct sym_cus *c, uint64_t addr, uint64_t *die_off);
 void sym_cus_free(struct sym_cus *c);
 const char *sym_zcache_dir(void);  /* NULL: no cache */
 int sym_zcache_make_dir(void);
+
+/* linecache.c: a CU's line answers and file table as libdw gives them,
+ * kept across recordings by build-id in zcache.c's directory.
+ * sym_image_cu_lines(): the image's for cu, loaded (or built and kept)
+ * on first use; NULL when there is no cache directory or build-id, or
+ * libdw cannot decode the CU: ask libdw then.  sym_cu_lines_at(): the
+ * file and line dwarf_getsrc_die() + dwarf_linesrc() give at a DWARF
+ * address: 1, or 0 for none.  sym_cu_lines_file(): file-table entry idx
+ * as dwarf_filesrc() names it, NULL past the table's end. */
+struct sym_cu_lines;
+const struct sym_cu_lines *sym_image_cu_lines(struct sym_image *im, Dwarf_Die *cu);
+struct sym_cu_lines *sym_cu_lines_load(Dwarf_Die *cu, const char *build_id);
+int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **file, int *line);
+const char *sym_cu_lines_file(const struct sym_cu_lines *l, uint64_t idx);
+void sym_cu_lines_free(void *l);
 
 /* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
 struct sym_scopes;

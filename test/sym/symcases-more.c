@@ -137,5 +137,6 @@ const struct symcase symcases[] = {
 	{"sym_debug_cache", sym_debug_cache},
 	{"sym_debuginfod_only_with_servers", sym_debuginfod_only_with_servers},
 	{"sym_cu_ranges_cache", sym_cu_ranges_cache},
+	{"sym_cu_lines_cache", sym_cu_lines_cache},
 	{NULL, NULL},
 };

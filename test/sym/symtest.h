@@ -50,7 +50,7 @@ struct symcase {
 extern const struct symcase symcases[];
 
 /* The cases (symcases.c, symcases-more.c, symcases-table.c,
- * symcases-stubs.c, symcases-cache.c). */
+ * symcases-stubs.c, symcases-cache.c, symcases-lines.c). */
 void sym_pie(void);
 void sym_nopie(void);
 void sym_inline_chain(void);
@@ -70,5 +70,6 @@ void sym_fde_start_names(void);
 void sym_debug_cache(void);
 void sym_debuginfod_only_with_servers(void);
 void sym_cu_ranges_cache(void);
+void sym_cu_lines_cache(void);
 
 #endif
