@@ -263,12 +263,17 @@ static void encode(const struct profile *p, struct pbuf *b)
 	free(t.owned), free(t.strs), free(t.slots);
 }
 
-/* gzip (RFC 1952) of b onto fp; 0 or -1 (errno from the stream). */
+/*
+ * gzip (RFC 1952) of b onto fp; 0 or -1 (errno from the stream).  At
+ * Z_BEST_SPEED, as Go's runtime/pprof writes its profiles: zlib's
+ * default level took a quarter of `profil record`'s own CPU on a build
+ * of 183 processes (65 ms to deflate 1.5 MB) for a file 9% smaller.
+ */
 static int gzip_to(const struct pbuf *b, FILE *fp)
 {
 	z_stream z = {0};
 	unsigned char out[1 << 16];
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		prof_oom();
 	z.next_in = b->p;
 	z.avail_in = (uInt)b->n; /* profiles beyond 4 GiB are not written */
