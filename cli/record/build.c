@@ -180,3 +180,35 @@ void record_build(struct profile *p, const struct images *set, int64_t period_ns
 		p->lost += im->lost;
 	}
 }
+
+/*
+ * Where a tenth or more of the samples fell in code no file holds and no
+ * perf map names (each address then its own row of `report`), one line
+ * says what would name it: that is nearly always a JIT's code (node,
+ * java, python 3.12 without their perf-map options).  Not when a map
+ * named some code: the program was run with its option already (V8
+ * leaves some of its own code out of the map it writes).
+ */
+#define UNNAMED_HINT_SHARE 0.10
+void record_unnamed_code_hint(const struct profile *p)
+{
+	for (size_t i = 0; i < p->nmappings; i++) {
+		const char *path = p->mappings[i].path;
+		if (path && strncmp(path, "/tmp/perf-", 10) == 0)
+			return;
+	}
+	int64_t all = 0, unnamed = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		const struct prof_location *leaf = s->nlocs ? &p->locations[s->locs[0] - 1] : NULL;
+		all += s->count;
+		if (leaf && leaf->mapping_id == 0 && !RING_PC_IS_MARKER(leaf->address))
+			unnamed += s->count;
+	}
+	if (all == 0 || (double)unnamed < UNNAMED_HINT_SHARE * (double)all)
+		return;
+	fprintf(stderr, "profil record: %.0f%% of the samples are in code no file holds, reported "
+	        "by address: a JIT's? node --perf-basic-prof, java -XX:+UnlockDiagnosticVMOptions "
+	        "-XX:+DumpPerfMapAtExit and python3.12 -X perf name theirs in /tmp/perf-PID.map, "
+	        "which profil record reads\n", 100.0 * (double)unnamed / (double)all);
+}

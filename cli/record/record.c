@@ -261,6 +261,7 @@ static void summary(const struct record_opts *o, const struct images *set,
 			        "free: it was not sampled after that\n",
 			        set->v[i].pid, set->v[i].comm, -set->v[i].signal);
 	busy_warning(set, ru, cpu);
+	record_unnamed_code_hint(p);
 	if (!o->verbose || !set->n)
 		return;
 	char name[32];

@@ -49,7 +49,9 @@ char *record_workdir_make(void);
 /* Removes dir and the files in it. */
 void record_workdir_remove(const char *dir);
 
-/* build.c */
+/* build.c.  record_unnamed_code_hint(): one line on stderr when much of
+ * p's samples are in code no file holds (a JIT's, unnamed). */
 void record_build(struct profile *p, const struct images *set, int64_t period_ns);
+void record_unnamed_code_hint(const struct profile *p);
 
 #endif

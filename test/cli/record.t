@@ -383,3 +383,14 @@ stderr /engine (perf-events, signal 5 \(SIGTRAP\)|thread-cputime-timers, signal 
 # (symbolizing, writing); the two parts add up to the total
 $ profil record -v -o e.pprof $REC/rec-prog threads 10 2>&1 >/dev/null | sed -n 's/.*own CPU \([0-9.]*\) s (\([0-9.]*\)% of the command.s): \([0-9.]*\) s while it ran (\([0-9.]*\)%), \([0-9.]*\) s symbolizing and writing after$/\1 \3 \5/p' | awk '{d = $1 - $2 - $3; print ($2 > 0 && $3 > 0 && d < 0.0015 && d > -0.0015) ? "split adds up" : "split wrong: " $0}'
 stdout /^split adds up$/
+
+# Code no file holds and no perf map names (a JIT run without its
+# perf-map option: node, java, python 3.12), reported address by
+# address: one line says how the JIT would name it
+$ profil record -o j.pprof $REC/rec-jit 30 nomap >out; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map
+stderr /^profil record: (3[0-9]|[4-6][0-9]|70)% of the samples are in code no file holds, reported by address: a JIT's\? node --perf-basic-prof, /
+
+# ... and not when the map names it, nor for a program without a JIT
+$ profil record -o j.pprof $REC/rec-jit 30 >out; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map; profil record -o t.pprof $REC/rec-prog threads 10
+!stderr /code no file holds/
+stderr /^profil record: [0-9]+ samples, .* -> t.pprof$/

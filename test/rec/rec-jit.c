@@ -15,6 +15,7 @@
  *                            not to be trusted
  *   rec-jit UNITS stale      the map's time is set an hour back, as if an
  *                            earlier process with this pid had left it
+ *   rec-jit UNITS nomap      no map: a JIT run without its perf-map option
  *
  * Prints "pid N" first, so that a test can remove the files afterwards.
  * x86-64 only (the generated code is eleven bytes of it).
@@ -91,12 +92,13 @@ int main(int argc, char **argv)
 	unsigned long units = argc > 1 ? strtoul(argv[1], NULL, 10) : 30;
 	int symlinked = argc > 2 && strcmp(argv[2], "symlink") == 0;
 	int stale = argc > 2 && strcmp(argv[2], "stale") == 0;
+	int nomap = argc > 2 && strcmp(argv[2], "nomap") == 0;
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 #if defined(__x86_64__)
 	size_t len;
 	spin_fn *spin = make_code(&len);
-	if (!spin || write_map(spin, len, symlinked, stale) != 0) {
+	if (!spin || (!nomap && write_map(spin, len, symlinked, stale) != 0)) {
 		perror("rec-jit");
 		return 1;
 	}
@@ -118,6 +120,7 @@ int main(int argc, char **argv)
 #else
 	(void)symlinked;
 	(void)stale;
+	(void)nomap;
 	main_hot(units);
 	fputs("rec-jit: no code generator for this architecture\n", stderr);
 	return 1;
