@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAGIC "PRFCUS01"
@@ -88,9 +89,12 @@ static struct sym_cus *from_file(const char *path)
 		return NULL;
 	char magic[8];
 	uint64_t n;
+	struct stat st;
 	struct sym_cus *c = NULL;
-	if (fread(magic, 8, 1, f) == 1 && memcmp(magic, MAGIC, 8) == 0 &&
-	    fread(&n, 8, 1, f) == 1 && n > 0 && n <= MAX_RANGES) {
+	/* the count must match the file's size before it sizes anything */
+	if (fstat(fileno(f), &st) == 0 && fread(magic, 8, 1, f) == 1 &&
+	    memcmp(magic, MAGIC, 8) == 0 && fread(&n, 8, 1, f) == 1 && n > 0 &&
+	    n <= MAX_RANGES && (uint64_t)st.st_size == 16 + n * sizeof *c->r) {
 		c = calloc(1, sizeof *c);
 		c->r = c ? calloc((size_t)n, sizeof *c->r) : NULL;
 		if (!c || !c->r) {

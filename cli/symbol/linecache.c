@@ -139,9 +139,15 @@ static struct sym_cu_lines *from_file(const char *path)
 	uint64_t *offs = NULL;
 	char version[16];
 	libdw_version(version);
-	int ok = fread(&l->h, sizeof l->h, 1, f) == 1 && memcmp(l->h.magic, MAGIC, 8) == 0 &&
-	         memcmp(l->h.libdw, version, 16) == 0 && l->h.ntable <= l->h.nnames &&
-	         l->h.nnames < LIMIT && l->h.nspans < LIMIT && l->h.nbytes < LIMIT;
+	struct stat st;
+	int ok = fstat(fileno(f), &st) == 0 && fread(&l->h, sizeof l->h, 1, f) == 1 &&
+	         memcmp(l->h.magic, MAGIC, 8) == 0 && memcmp(l->h.libdw, version, 16) == 0 &&
+	         l->h.ntable <= l->h.nnames && l->h.nnames < LIMIT && l->h.nspans < LIMIT &&
+	         l->h.nbytes < LIMIT;
+	/* the counts must add up to the file's size before anything is
+	 * allocated by them: a damaged file must not ask for gigabytes */
+	ok = ok && (uint64_t)st.st_size == sizeof l->h + l->h.nnames * sizeof *offs +
+	                                   l->h.nspans * sizeof *l->spans + l->h.nbytes;
 	if (ok) {
 		offs = xcalloc(l->h.nnames, sizeof *offs);
 		l->names = xcalloc(l->h.nnames, sizeof *l->names);

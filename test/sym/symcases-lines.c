@@ -192,6 +192,9 @@ void sym_cu_lines_cache(void)
 
 	/* damaged, foreign or another libdw's: rebuilt whole */
 	const char *damage[] = {"truncate -s 60 %s", "truncate -s -1 %s",
+	                        /* counts claiming gigabytes (names, spans) */
+	                        "printf '\\377\\377\\377\\017' | dd of=%s bs=1 seek=32 conv=notrunc status=none",
+	                        "printf '\\377\\377\\377\\017' | dd of=%s bs=1 seek=40 conv=notrunc status=none",
 	                        "printf 'something else entirely' > %s",
 	                        "printf 'PRFLNS01xx' | dd of=%s conv=notrunc status=none",
 	                        "cp " SYM_BIN "/libsymlib.so %s"};
