@@ -11,10 +11,17 @@
  * does not inherit it), and a new recorder removes every directory of
  * ours, of the same user, whose lock it can take: its owner has gone.
  * The lock file is locked before it gets its name (".lock.new" renamed),
- * so a directory being set up is never taken for an abandoned one; a
- * directory without ".lock" (made by an older version) is left alone.
+ * so a directory being set up is never taken for an abandoned one.
  * What a command still running from a dead recorder writes next fails
  * there and is not recorded: there is no recorder to read it.
+ *
+ * A descendant the command left running can make a ring file in the
+ * directory while its recorder removes it (a process it forks or
+ * execs): the removal is repeated while new files appear, the lock
+ * last, but one made after the last pass outlives it, with no lock to
+ * tell whose it is (one such directory held 9 MB of /dev/shm).  So a
+ * directory of ours with neither ".lock" nor ".lock.new" is abandoned
+ * too once nothing has changed in it for an hour.
  */
 #include "record_int.h"
 #include "../model/profile.h"
@@ -26,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -34,16 +42,46 @@
 
 static int lock_fd = -1; /* held until we exit */
 
-void record_workdir_remove(const char *dir)
+#define REMOVE_PASSES 3
+#define LOCKLESS_AGE_S 3600
+
+/* Unlinks what dir holds, ".lock" after the rest. */
+static void empty_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	while (d && (de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+	int lock = 0;
+	while (d && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (strcmp(de->d_name, ".lock") == 0)
+			lock = 1;
+		else
 			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	if (d && lock)
+		unlinkat(dirfd(d), ".lock", 0);
 	if (d)
 		closedir(d);
-	rmdir(dir);
+}
+
+void record_workdir_remove(const char *dir)
+{
+	for (int pass = 0; pass < REMOVE_PASSES; pass++) {
+		empty_dir(dir);
+		if (rmdir(dir) == 0 || errno != ENOTEMPTY)
+			return;
+	}
+}
+
+/* A directory with no lock file at all, unchanged for LOCKLESS_AGE_S. */
+static int lockless_and_old(int basefd, const char *name, const struct stat *st)
+{
+	char lock[NAME_MAX + 16];
+	struct stat ls;
+	snprintf(lock, sizeof lock, "%s/.lock.new", name);
+	return fstatat(basefd, lock, &ls, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT &&
+	       st->st_mtime + LOCKLESS_AGE_S < time(NULL);
 }
 
 /* Whether base/name is a recorder's directory whose owner has gone. */
@@ -57,7 +95,7 @@ static int abandoned(int basefd, const char *name)
 	snprintf(lock, sizeof lock, "%s/.lock", name);
 	int fd = openat(basefd, lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT && lockless_and_old(basefd, name, &st);
 	int gone = flock(fd, LOCK_EX | LOCK_NB) == 0;
 	close(fd);
 	return gone;

@@ -394,3 +394,10 @@ stderr /^profil record: (3[0-9]|[4-6][0-9]|70)% of the samples are in code no fi
 $ profil record -o j.pprof $REC/rec-jit 30 >out; p=$(sed -n 's/^pid //p' out); rm -f /tmp/perf-$p.map; profil record -o t.pprof $REC/rec-prog threads 10
 !stderr /code no file holds/
 stderr /^profil record: [0-9]+ samples, .* -> t.pprof$/
+
+# A directory of ours with no lock file (a descendant the command left
+# running made a ring in it while its recorder removed it) is removed
+# by the next recording once unchanged for an hour; a newer one is left
+$ b=/dev/shm; [ -w $b ] || b=${TMPDIR:-/tmp}; [ -n "$TMPDIR" ] && [ ! -w /dev/shm ] && b=$TMPDIR; old=$(mktemp -d $b/profil-record.XXXXXX); new=$(mktemp -d $b/profil-record.XXXXXX); head -c 4096 /dev/zero >$old/1.0.ring; cp $old/1.0.ring $new/; touch -d '2 hours ago' $old; profil record -o t.pprof $REC/rec-prog threads 5 >/dev/null 2>&1; [ -e $old ] && echo "old kept" || echo "old removed"; [ -e $new/1.0.ring ] && echo "new kept"; rm -rf $new $old
+stdout /^old removed$/
+stdout /^new kept$/
