@@ -104,10 +104,13 @@ static int start(void)
 	if (!rf) {
 		/* The usual cause: a program that changed user (setpriv, a
 		 * daemon dropping root) and then exec'd cannot write into
-		 * record's private directory. */
-		say(errno == EACCES ? "cannot create its ring file (it runs as another user than "
-		                      "profil record; not profiled)"
-		                    : "cannot create its ring file");
+		 * record's private directory.  No directory at all: the
+		 * recording is over, and this is a descendant the command left
+		 * running: its stderr is not ours to write on. */
+		if (errno != ENOENT)
+			say(errno == EACCES ? "cannot create its ring file (it runs as another user "
+			                      "than profil record; not profiled)"
+			                    : "cannot create its ring file");
 		return -1;
 	}
 	modules_init(rf);
@@ -149,7 +152,8 @@ static void in_child(void)
 	}
 	struct ring_file *rf = ringfile_create(dir, DATA_SIZE, MODLOG_SIZE);
 	if (!rf) {
-		say("cannot create a ring file for a child");
+		if (errno != ENOENT) /* else the recording is over (start()) */
+			say("cannot create a ring file for a child");
 		leave_child();
 		return;
 	}

@@ -401,3 +401,10 @@ stderr /^profil record: [0-9]+ samples, .* -> t.pprof$/
 $ b=/dev/shm; [ -w $b ] || b=${TMPDIR:-/tmp}; [ -n "$TMPDIR" ] && [ ! -w /dev/shm ] && b=$TMPDIR; old=$(mktemp -d $b/profil-record.XXXXXX); new=$(mktemp -d $b/profil-record.XXXXXX); head -c 4096 /dev/zero >$old/1.0.ring; cp $old/1.0.ring $new/; touch -d '2 hours ago' $old; profil record -o t.pprof $REC/rec-prog threads 5 >/dev/null 2>&1; [ -e $old ] && echo "old kept" || echo "old removed"; [ -e $new/1.0.ring ] && echo "new kept"; rm -rf $new $old
 stdout /^old removed$/
 stdout /^new kept$/
+
+# A descendant the command left running goes on after the recording has
+# ended and its directory is gone: the processes it then forks and execs
+# are not profiled, without a word on its stderr (each said "cannot
+# create its ring file" there)
+$ profil record -o bg.pprof sh -c '(sleep 0.5; /bin/true; sh -c true) >/dev/null &' 2>err; sleep 3; grep -c "profil agent" err; true
+stdout /^0$/
