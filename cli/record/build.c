@@ -192,11 +192,9 @@ void record_build(struct profile *p, const struct images *set, int64_t period_ns
 #define UNNAMED_HINT_SHARE 0.10
 void record_unnamed_code_hint(const struct profile *p)
 {
-	for (size_t i = 0; i < p->nmappings; i++) {
-		const char *path = p->mappings[i].path;
-		if (path && strncmp(path, "/tmp/perf-", 10) == 0)
+	for (size_t i = 0; i < p->nmappings; i++)
+		if (prof_mapping_is_jit_map(&p->mappings[i]))
 			return;
-	}
 	int64_t all = 0, unnamed = 0;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];

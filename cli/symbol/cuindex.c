@@ -112,20 +112,16 @@ static struct sym_cus *from_file(const char *path)
 	return c;
 }
 
-/* Written to a temporary name and renamed: a reader sees all or nothing. */
 static void to_file(const struct sym_cus *c, const char *path)
 {
 	char tmp[4200];
-	if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp)
-		return;
-	FILE *f = fopen(tmp, "wbxe");
+	FILE *f = sym_keep_open(path, tmp, sizeof tmp);
 	if (!f)
 		return;
 	uint64_t n = c->n;
 	int ok = fwrite(MAGIC, 8, 1, f) == 1 && fwrite(&n, 8, 1, f) == 1 &&
 	         fwrite(c->r, sizeof *c->r, c->n, f) == c->n;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0)
-		unlink(tmp);
+	sym_keep_close(f, tmp, path, ok);
 }
 
 struct sym_cus *sym_cus_load(Dwarf *dbg, const char *build_id)

@@ -62,16 +62,6 @@ struct sym_cu_lines {
 	char *bytes;          /* the strings names point into */
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
-	}
-	return p;
-}
-
 static void libdw_version(char out[16])
 {
 	memset(out, 0, 16);
@@ -135,7 +125,7 @@ static struct sym_cu_lines *from_file(const char *path)
 	FILE *f = fopen(path, "rbe");
 	if (!f)
 		return NULL;
-	struct sym_cu_lines *l = xcalloc(1, sizeof *l);
+	struct sym_cu_lines *l = prof_xcalloc(1, sizeof *l);
 	uint64_t *offs = NULL;
 	char version[16];
 	libdw_version(version);
@@ -149,10 +139,10 @@ static struct sym_cu_lines *from_file(const char *path)
 	ok = ok && (uint64_t)st.st_size == sizeof l->h + l->h.nnames * sizeof *offs +
 	                                   l->h.nspans * sizeof *l->spans + l->h.nbytes;
 	if (ok) {
-		offs = xcalloc(l->h.nnames, sizeof *offs);
-		l->names = xcalloc(l->h.nnames, sizeof *l->names);
-		l->spans = xcalloc(l->h.nspans, sizeof *l->spans);
-		l->bytes = xcalloc(l->h.nbytes, 1);
+		offs = prof_xcalloc(l->h.nnames, sizeof *offs);
+		l->names = prof_xcalloc(l->h.nnames, sizeof *l->names);
+		l->spans = prof_xcalloc(l->h.nspans, sizeof *l->spans);
+		l->bytes = prof_xcalloc(l->h.nbytes, 1);
 		ok = fread(offs, sizeof *offs, l->h.nnames, f) == l->h.nnames &&
 		     fread(l->spans, sizeof *l->spans, l->h.nspans, f) == l->h.nspans &&
 		     fread(l->bytes, 1, l->h.nbytes, f) == l->h.nbytes && fgetc(f) == EOF &&
@@ -167,13 +157,10 @@ static struct sym_cu_lines *from_file(const char *path)
 	return l;
 }
 
-/* Written to a temporary name and renamed: a reader sees all or nothing. */
 static void to_file(const struct sym_cu_lines *l, const char *path)
 {
 	char tmp[4200];
-	if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp)
-		return;
-	FILE *f = fopen(tmp, "wbxe");
+	FILE *f = sym_keep_open(path, tmp, sizeof tmp);
 	if (!f)
 		return;
 	int ok = fwrite(&l->h, sizeof l->h, 1, f) == 1;
@@ -183,8 +170,7 @@ static void to_file(const struct sym_cu_lines *l, const char *path)
 	}
 	ok = ok && fwrite(l->spans, sizeof *l->spans, l->h.nspans, f) == l->h.nspans &&
 	     fwrite(l->bytes, 1, l->h.nbytes, f) == l->h.nbytes;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0)
-		unlink(tmp);
+	sym_keep_close(f, tmp, path, ok);
 }
 
 static struct sym_cu_lines *build(Dwarf_Die *cu);
@@ -227,12 +213,16 @@ struct builder {
 static void *grow(void *v, size_t *cap, size_t size)
 {
 	*cap = *cap ? 2 * *cap : 64;
-	void *p = realloc(v, *cap * size);
-	if (!p) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
-	}
-	return p;
+	return prof_xrealloc(v, *cap, size);
+}
+
+/* name as the next entry of the names: its index + 1. */
+static uint32_t push_name(struct builder *b, const char *name)
+{
+	if (b->nnames == b->capnames)
+		b->names = grow(b->names, &b->capnames, sizeof *b->names);
+	b->names[b->nnames++] = name;
+	return (uint32_t)b->nnames;
 }
 
 /* Index + 1 of libdw's name (added when new); 0 for none. */
@@ -243,11 +233,9 @@ static uint32_t name_of(struct builder *b, const char *name)
 	uintptr_t known = (uintptr_t)sym_map_get(&b->index, name);
 	if (known)
 		return (uint32_t)known;
-	if (b->nnames == b->capnames)
-		b->names = grow(b->names, &b->capnames, sizeof *b->names);
-	b->names[b->nnames++] = name;
-	sym_map_put(&b->index, name, (void *)(uintptr_t)b->nnames);
-	return (uint32_t)b->nnames;
+	uint32_t idx = push_name(b, name);
+	sym_map_put(&b->index, name, (void *)(uintptr_t)idx);
+	return idx;
 }
 
 /* A span after the last, merged into it when the answer is the same. */
@@ -293,7 +281,7 @@ static int by_addr(const void *a, const void *b)
 /* The table's rows sorted by address into a malloc'd *out; their count. */
 static size_t read_rows(Dwarf_Lines *lines, size_t n, struct row **out)
 {
-	struct row *r = xcalloc(n, sizeof *r);
+	struct row *r = prof_xcalloc(n, sizeof *r);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -343,7 +331,7 @@ static void add_rows(struct builder *b, const struct row *r, size_t n)
 /* The names copied into one block, each table entry and span kept. */
 static struct sym_cu_lines *finish(struct builder *b, size_t ntable)
 {
-	struct sym_cu_lines *l = xcalloc(1, sizeof *l);
+	struct sym_cu_lines *l = prof_xcalloc(1, sizeof *l);
 	memcpy(l->h.magic, MAGIC, 8);
 	libdw_version(l->h.libdw);
 	l->h.ntable = ntable;
@@ -351,8 +339,8 @@ static struct sym_cu_lines *finish(struct builder *b, size_t ntable)
 	l->h.nspans = b->nspans;
 	for (size_t i = 0; i < b->nnames; i++)
 		l->h.nbytes += b->names[i] ? strlen(b->names[i]) + 1 : 0;
-	l->bytes = xcalloc(l->h.nbytes, 1);
-	l->names = xcalloc(b->nnames, sizeof *l->names);
+	l->bytes = prof_xcalloc(l->h.nbytes, 1);
+	l->names = prof_xcalloc(b->nnames, sizeof *l->names);
 	char *at = l->bytes;
 	for (size_t i = 0; i < b->nnames; i++)
 		if (b->names[i]) {
@@ -373,15 +361,12 @@ static struct sym_cu_lines *build(Dwarf_Die *cu)
 	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || nlines >= LIMIT || nfiles >= LIMIT)
 		return NULL;
 	struct builder b = {.cu = cu};
-	for (size_t i = 0; i < nfiles; i++) {
+	for (size_t i = 0; i < nfiles; i++) { /* entry i is name i, whatever */
 		const char *name = dwarf_filesrc(files, i, NULL, NULL);
-		if (!name || sym_map_get(&b.index, name)) { /* kept by index */
-			if (b.nnames == b.capnames)
-				b.names = grow(b.names, &b.capnames, sizeof *b.names);
-			b.names[b.nnames++] = name;
-		} else {
+		if (!name || sym_map_get(&b.index, name))
+			push_name(&b, name);
+		else
 			name_of(&b, name);
-		}
 	}
 	struct row *rows;
 	size_t n = read_rows(lines, nlines, &rows);

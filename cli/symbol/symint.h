@@ -22,6 +22,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "symbolize.h"
@@ -120,6 +121,12 @@ int sym_cus_find(const struct sym_cus *c, uint64_t addr, uint64_t *die_off);
 void sym_cus_free(struct sym_cus *c);
 const char *sym_zcache_dir(void);  /* NULL: no cache */
 int sym_zcache_make_dir(void);
+/* zcache.c: a file of the cache written whole, so that a reader sees all
+ * of it or none: sym_keep_open() opens a new temporary file beside path
+ * (its name into tmp); sym_keep_close() closes it and, when ok, renames
+ * it to path, else removes it: 0 when path is the new file, else -1. */
+FILE *sym_keep_open(const char *path, char *tmp, size_t size);
+int sym_keep_close(FILE *f, const char *tmp, const char *path, int ok);
 
 /* linecache.c: a CU's line answers and file table as libdw gives them,
  * kept across recordings by build-id in zcache.c's directory.

@@ -140,22 +140,34 @@ int sym_zcache_make_dir(void)
 	return cache_dir ? make_dirs(cache_dir) : -1;
 }
 
+FILE *sym_keep_open(const char *path, char *tmp, size_t size)
+{
+	if (snprintf(tmp, size, "%s.XXXXXX", path) >= (int)size)
+		return NULL;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (fd >= 0 && !f) {
+		close(fd);
+		unlink(tmp);
+	}
+	return f;
+}
+
+int sym_keep_close(FILE *f, const char *tmp, const char *path, int ok)
+{
+	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 /* Writes in's decompressed copy to path, through a temporary name. */
 static int build(Elf *in, const char *path)
 {
 	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = write_decompressed(in, fd);
-	if (close(fd) != 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -1;
-	if (rc != 0)
-		unlink(tmp);
-	return rc;
+	FILE *f = sym_keep_open(path, tmp, sizeof tmp);
+	return f ? sym_keep_close(f, tmp, path, write_decompressed(in, fileno(f)) == 0) : -1;
 }
 
 /*
