@@ -42,11 +42,36 @@ static const char *symname_get(struct symname *s)
 	return s->name;
 }
 
+/* Whether the DIE's unit is written in C or assembler (glibc's clone3.S
+ * and the like have subprogram DIEs): its functions' symbols are their
+ * DW_AT_names, never mangled. */
+static int in_unmangled_unit(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return 0;
+	switch (dwarf_srclang(&cu)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+#ifdef DW_LANG_C17
+	case DW_LANG_C17:
+#endif
+	case DW_LANG_Mips_Assembler:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* Names of a function DIE, through abstract_origin and specification:
  * the linkage name demangled (C++: "ns::Klass::method(int)"), else
  * DW_AT_name, else the symbol table's name (sym, NULL for none).  The
  * symbol's name is looked up only when it can change the result: no
- * linkage name, and no DW_AT_name or a table with C++ names in it. */
+ * linkage name, and no DW_AT_name or, outside C and assembler units, a table with C++
+ * names in it.  (Asking the unit's language first spares C libraries the
+ * table scan: libc's was a fifth of a short recording's symbolizing.) */
 static void die_names(Dwarf_Die *die, struct symname *sym, struct sym_frame *f)
 {
 	const char *linkage = die_string(die, DW_AT_linkage_name);
@@ -54,7 +79,8 @@ static void die_names(Dwarf_Die *die, struct symname *sym, struct sym_frame *f)
 		linkage = die_string(die, DW_AT_MIPS_linkage_name);
 	const char *name = die_string(die, DW_AT_name);
 	const char *fallback = NULL;
-	if (sym && !linkage && (!name || sym_image_has_cxx_symbols(sym->im)))
+	if (sym && !linkage &&
+	    (!name || (!in_unmangled_unit(die) && sym_image_has_cxx_symbols(sym->im))))
 		fallback = symname_get(sym);
 	if (!linkage && fallback && strncmp(fallback, "_Z", 2) == 0)
 		linkage = fallback; /* C++ without DW_AT_linkage_name here */
