@@ -28,6 +28,7 @@ struct sym_image {
 	struct sym_cus *cus;        /* cuindex.c's, loaded on first use */
 	int cus_tried;
 	struct sym_map lines;       /* linecache.c's, by CU DIE */
+	struct sym_map kept;        /* kidcache.c's, by CU DIE */
 	char id[256];               /* build-id in hex, "" for none */
 	int id_done;
 	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
@@ -44,6 +45,7 @@ struct sym_cache {
 };
 
 static void free_lines(void *l);
+static void free_kept(void *k);
 
 static void add_dir(struct sym_cache *c, const char *dir)
 {
@@ -99,6 +101,7 @@ void sym_cache_free(struct sym_cache *c)
 		sym_fdes_free(im->fdes);
 		sym_cus_free(im->cus);
 		sym_map_free(&im->lines, free_lines);
+		sym_map_free(&im->kept, free_kept);
 		if (im->dwfl)
 			dwfl_end(im->dwfl);
 		free(im->path);
@@ -348,4 +351,28 @@ const struct sym_cu_lines *sym_image_cu_lines(struct sym_image *im, Dwarf_Die *c
 struct sym_scopes **sym_image_scopes(struct sym_image *im)
 {
 	return &im->scopes;
+}
+
+/* What the kept map holds for a CU nothing is kept for. */
+static char no_kept;
+
+static void free_kept(void *k)
+{
+	if (k != &no_kept)
+		sym_kept_free(k);
+}
+
+struct sym_kept *sym_image_kept(struct sym_image *im, Dwarf_Die *cu)
+{
+	void *k = sym_map_get(&im->kept, cu->addr);
+	if (!k) {
+		/* offsets are kept: only for units of the module's own DWARF
+		 * (not a split unit's .dwo, whose offsets are another file's) */
+		Dwarf_Addr bias;
+		Dwarf *own = dwfl_module_getdwarf(im->mod, &bias);
+		k = own && dwarf_cu_getdwarf(cu->cu) == own ? sym_kept_load(cu, image_build_id(im))
+		                                          : NULL;
+		sym_map_put(&im->kept, cu->addr, k ? k : &no_kept);
+	}
+	return k == &no_kept ? NULL : k;
 }

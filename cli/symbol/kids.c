@@ -4,8 +4,10 @@
  * by the addresses they cover, so that finding the one holding an
  * address is a binary search rather than a pass over the list (the top
  * of a CU such as libpython's ceval.c has thousands of DIEs: types and
- * declarations from headers).  Also the address-keyed map they are kept
- * in.  Any error libdw reports is passed on: the caller then asks libdw
+ * declarations from headers).  An index built is put into the CU's kept
+ * indexes, and one kept by an earlier recording is read from them
+ * (kidcache.c) instead of walking the list.  Also the address-keyed map
+ * they are cached in.  Any error libdw reports is passed on: the caller then asks libdw
  * itself (scopes.c).
  */
 #include "symint.h"
@@ -15,18 +17,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One range of a child: [lo, hi), the child the kid'th of the list. */
+/* One range of a child: s.lo .. s.hi, the child the s.kid'th of the
+ * list, at offset s.off; die is the child once have_die (an index read
+ * from kidcache.c has offsets only: each DIE is made when first found). */
 struct kid_span {
-	Dwarf_Addr lo, hi;
-	size_t kid;
+	struct sym_kept_span s;
 	Dwarf_Die die;
+	int have_die;
 };
 
 struct sym_kids {
 	struct kid_span *spans;  /* sorted by lo, then kid */
 	Dwarf_Addr *maxhi;       /* largest hi of spans[0 .. i] */
 	size_t n, cap, nkids;
+	Dwarf *dbg;              /* the children's */
 	int error;               /* libdw failed while listing them */
+	int foreign;             /* the list took in an imported unit */
 };
 
 static size_t map_slot(const struct sym_map *m, const void *key)
@@ -129,7 +135,7 @@ static int add_kid(Dwarf_Die *die, const struct sym_import *im, void *arg)
 	struct sym_kids *k = arg;
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
-	(void)im;
+	k->foreign |= im != NULL;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
@@ -137,7 +143,8 @@ static int add_kid(Dwarf_Die *die, const struct sym_import *im, void *arg)
 			k->cap = k->cap ? 2 * k->cap : 16;
 			k->spans = prof_xrealloc(k->spans, k->cap * sizeof *k->spans, 1);
 		}
-		k->spans[k->n++] = (struct kid_span){lo, hi, k->nkids, *die};
+		struct sym_kept_span s = {lo, hi, dwarf_dieoffset(die), k->nkids};
+		k->spans[k->n++] = (struct kid_span){s, *die, 1};
 	}
 	k->nkids++;
 	return off < 0 ? -1 : 0;
@@ -145,59 +152,116 @@ static int add_kid(Dwarf_Die *die, const struct sym_import *im, void *arg)
 
 static int cmp_span(const void *a, const void *b)
 {
-	const struct kid_span *x = a, *y = b;
+	const struct sym_kept_span *x = &((const struct kid_span *)a)->s;
+	const struct sym_kept_span *y = &((const struct kid_span *)b)->s;
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	return x->kid < y->kid ? -1 : x->kid > y->kid;
 }
 
+static struct sym_kids *kids_new(Dwarf_Die *parent)
+{
+	struct sym_kids *k = prof_xcalloc(1, sizeof *k);
+	k->dbg = dwarf_cu_getdwarf(parent->cu);
+	return k;
+}
+
+/* Each prefix's largest hi, once the spans are sorted. */
+static void finish(struct sym_kids *k)
+{
+	k->maxhi = prof_xrealloc(NULL, k->n ? k->n : 1, sizeof *k->maxhi);
+	for (size_t i = 0; i < k->n; i++) {
+		Dwarf_Addr hi = k->spans[i].s.hi;
+		k->maxhi[i] = i && k->maxhi[i - 1] > hi ? k->maxhi[i - 1] : hi;
+	}
+}
+
 static struct sym_kids *build(Dwarf_Die *parent)
 {
-	struct sym_kids *k = prof_xrealloc(NULL, sizeof *k, 1);
-	memset(k, 0, sizeof *k);
+	struct sym_kids *k = kids_new(parent);
 	Dwarf_Die first;
 	int r = dwarf_child(parent, &first);
 	if (r == 0)
 		r = sym_walk_list(first, NULL, add_kid, k);
 	k->error = r < 0;
 	qsort(k->spans, k->n, sizeof *k->spans, cmp_span);
-	k->maxhi = prof_xrealloc(NULL, k->n ? k->n : 1, sizeof *k->maxhi);
-	for (size_t i = 0; i < k->n; i++)
-		k->maxhi[i] = i && k->maxhi[i - 1] > k->spans[i].hi ? k->maxhi[i - 1] : k->spans[i].hi;
+	finish(k);
 	return k;
 }
 
-struct sym_kids *sym_kids_of(struct sym_map *cache, Dwarf_Die *parent)
+/* The index kept for parent (kidcache.c), or NULL. */
+static struct sym_kids *from_kept(struct sym_kept *kept, uint64_t off, Dwarf_Die *parent)
+{
+	const struct sym_kept_span *spans;
+	size_t n;
+	uint64_t nkids;
+	if (!kept || !sym_kept_kids(kept, off, &spans, &n, &nkids))
+		return NULL;
+	struct sym_kids *k = kids_new(parent);
+	k->spans = prof_xcalloc(n ? n : 1, sizeof *k->spans);
+	for (size_t i = 0; i < n; i++)
+		k->spans[i].s = spans[i];
+	k->n = k->cap = n;
+	k->nkids = nkids;
+	finish(k);
+	return k;
+}
+
+/* A built index into kept, when it can be read back by offsets. */
+static void keep(struct sym_kept *kept, uint64_t off, const struct sym_kids *k)
+{
+	if (!kept || k->error || k->foreign)
+		return;
+	struct sym_kept_span *v = prof_xcalloc(k->n ? k->n : 1, sizeof *v);
+	for (size_t i = 0; i < k->n; i++)
+		v[i] = k->spans[i].s;
+	sym_kept_kids_put(kept, off, v, k->n, k->nkids);
+	free(v);
+}
+
+struct sym_kids *sym_kids_of(struct sym_map *cache, struct sym_kept *kept, Dwarf_Die *parent)
 {
 	struct sym_kids *k = sym_map_get(cache, parent->addr);
 	if (!k) {
-		k = build(parent);
+		uint64_t off = dwarf_dieoffset(parent);
+		k = from_kept(kept, off, parent);
+		if (!k) {
+			k = build(parent);
+			keep(kept, off, k);
+		}
 		sym_map_put(cache, parent->addr, k);
 	}
 	return k->error ? NULL : k;
 }
 
 /* The first child (in walk order) with a range holding pc: the one
- * dwarf_getscopes' walk enters.  1 with *kid, or 0. */
-int sym_kids_find(const struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid)
+ * dwarf_getscopes' walk enters.  1 with *kid, 0 for none, -1 when a kept
+ * offset names no DIE. */
+int sym_kids_find(struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid)
 {
 	size_t lo = 0, hi = k->n; /* spans[0 .. lo) start at or below pc */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (k->spans[mid].lo <= pc)
+		if (k->spans[mid].s.lo <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	const struct kid_span *best = NULL;
+	struct kid_span *best = NULL;
 	for (size_t i = lo; i > 0 && k->maxhi[i - 1] > pc; i--) {
-		const struct kid_span *s = &k->spans[i - 1];
-		if (pc < s->hi && (!best || s->kid < best->kid))
+		struct kid_span *s = &k->spans[i - 1];
+		if (pc < s->s.hi && (!best || s->s.kid < best->s.kid))
 			best = s;
 	}
-	if (best)
-		*kid = best->die;
-	return best != NULL;
+	if (!best)
+		return 0;
+	if (!best->have_die) {
+		if (!dwarf_offdie(k->dbg, best->s.off, &best->die))
+			return -1;
+		best->have_die = 1;
+	}
+	*kid = best->die;
+	return 1;
 }
 
 void sym_kids_free(void *kids)

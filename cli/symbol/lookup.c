@@ -169,7 +169,7 @@ static int innermost_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
 static int function_scopes(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out)
 {
 	Dwarf_Die *path, fn;
-	int n = sym_scopes_at(sym_image_scopes(im), cu, pc, &path);
+	int n = sym_scopes_at(sym_image_scopes(im), sym_image_kept(im, cu), cu, pc, &path);
 	if (n < 0)
 		return innermost_function(cu, pc, &fn) ? dwarf_getscopes_die(&fn, out) : 0;
 	int last = n - 1;

@@ -11,7 +11,8 @@
  * ceval.c, that was most of `profil record`'s own CPU.
  *
  * Here the pruned walk goes down through each level's children indexed
- * by address (kids.c, built once per DIE) and keeps its path: the parents
+ * by address (kids.c, built once per DIE, or read from what an earlier
+ * recording kept: kidcache.c) and keeps its path: the parents
  * dwarf_getscopes_die() gave.  Whether the origin is met comes from one
  * set per CU, of the subprograms an unpruned walk visits, filled once.
  * Whatever this cannot answer as libdw would (libdw reported an error, an
@@ -30,12 +31,19 @@
 struct sym_scopes {
 	struct sym_map kids;    /* parent DIE -> struct sym_kids */
 	struct sym_map reach;   /* CU DIE -> struct reach */
-	struct sym_map top;     /* CU DIE -> struct reach of its own children */
+	struct sym_map top;     /* CU DIE -> struct top */
 };
 
 /* The subprograms an unpruned walk of one CU visits. */
 struct reach {
 	struct sym_map seen;
+	int error;
+};
+
+/* The offsets of the subprograms among a CU's own children, sorted. */
+struct top {
+	uint64_t *offs;
+	size_t n, cap;
 	int error;
 };
 
@@ -90,34 +98,66 @@ static struct reach *reach_of(struct sym_scopes *s, Dwarf_Die *cu)
 	return r;
 }
 
-/* The subprograms among cu's own children: a sibling scan, no descent.
- * An abstract origin is nearly always one of them (a static inline
- * function of the file or a header), and every child of the CU is on the
- * unpruned walk's way, so finding it here answers without that walk,
- * which on CUs such as libpython's ceval.c visits every DIE and was most
- * of the symbolizer's time.  (Only on DWARF libdw cannot read does the
- * answer differ: the unpruned walk would fail on a broken subtree before
- * the origin, this scan does not descend into it.) */
-static struct reach *top_of(struct sym_scopes *s, Dwarf_Die *cu)
+static int cmp_off(const void *a, const void *b)
 {
-	struct reach *r = sym_map_get(&s->top, cu->addr);
-	if (r)
-		return r;
-	r = reach_new(&s->top, cu);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The subprograms among cu's own children: a sibling scan, no descent,
+ * or the set kidcache.c kept.  An abstract origin is nearly always one of
+ * them (a static inline function of the file or a header), and every
+ * child of the CU is on the unpruned walk's way, so finding it here
+ * answers without that walk, which on CUs such as libpython's ceval.c
+ * visits every DIE and was most of the symbolizer's time.  (Only on
+ * DWARF libdw cannot read does the answer differ: the unpruned walk
+ * would fail on a broken subtree before the origin, this scan does not
+ * descend into it.) */
+static struct top *top_of(struct sym_scopes *s, struct sym_kept *kept, Dwarf_Die *cu)
+{
+	struct top *t = sym_map_get(&s->top, cu->addr);
+	if (t)
+		return t;
+	t = prof_xcalloc(1, sizeof *t);
+	sym_map_put(&s->top, cu->addr, t);
+	const uint64_t *offs;
+	if (kept && sym_kept_top(kept, &offs, &t->n)) {
+		t->offs = prof_xcalloc(t->n ? t->n : 1, sizeof *t->offs);
+		memcpy(t->offs, offs, t->n * sizeof *offs);
+		return t;
+	}
 	Dwarf_Die die;
 	int rc = dwarf_child(cu, &die);
 	while (rc == 0) {
-		if (dwarf_tag(&die) == DW_TAG_subprogram)
-			sym_map_put(&r->seen, die.addr, r);
+		if (dwarf_tag(&die) == DW_TAG_subprogram) {
+			if (t->n == t->cap) {
+				t->cap = t->cap ? 2 * t->cap : 64;
+				t->offs = prof_xrealloc(t->offs, t->cap, sizeof *t->offs);
+			}
+			t->offs[t->n++] = dwarf_dieoffset(&die);
+		}
 		rc = dwarf_siblingof(&die, &die);
 	}
-	r->error = rc < 0;
-	return r;
+	t->error = rc < 0;
+	qsort(t->offs, t->n, sizeof *t->offs, cmp_off);
+	if (kept && !t->error)
+		sym_kept_top_put(kept, t->offs, t->n);
+	return t;
+}
+
+/* Whether origin is one of cu's own children that are subprograms. */
+static int in_top(const struct top *t, Dwarf_Die *cu, Dwarf_Die *origin)
+{
+	if (t->error || origin->cu != cu->cu)
+		return 0;
+	uint64_t off = dwarf_dieoffset(origin);
+	return t->n && bsearch(&off, t->offs, t->n, sizeof *t->offs, cmp_off) != NULL;
 }
 
 /* 1 when dwarf_getscopes succeeds on this chain: it has no inlined
  * instance, or its walk meets the innermost one's abstract origin. */
-static int origin_met(struct sym_scopes *s, Dwarf_Die *cu, const struct path *p)
+static int origin_met(struct sym_scopes *s, struct sym_kept *kept, Dwarf_Die *cu,
+                      const struct path *p)
 {
 	size_t i = p->n;
 	while (i > 0 && dwarf_tag(&p->v[i - 1]) != DW_TAG_inlined_subroutine)
@@ -129,39 +169,49 @@ static int origin_met(struct sym_scopes *s, Dwarf_Die *cu, const struct path *p)
 	if (!dwarf_formref_die(dwarf_attr(&p->v[i - 1], DW_AT_abstract_origin, &attr), &origin) ||
 	    dwarf_tag(&origin) != DW_TAG_subprogram)
 		return 0;
-	struct reach *top = top_of(s, cu);
-	if (!top->error && sym_map_get(&top->seen, origin.addr) != NULL)
+	if (in_top(top_of(s, kept, cu), cu, &origin))
 		return 1;
 	struct reach *r = reach_of(s, cu);
 	return !r->error && sym_map_get(&r->seen, origin.addr) != NULL;
 }
 
 /* Down from cu through the first child holding pc at each level. */
-static int descend(struct sym_scopes *s, Dwarf_Die *cu, Dwarf_Addr pc, struct path *p)
+static int descend(struct sym_scopes *s, struct sym_kept *kept, Dwarf_Die *cu, Dwarf_Addr pc,
+                   struct path *p)
 {
 	Dwarf_Die parent = *cu, kid;
 	for (;;) {
 		if ((p->n > 0 && !sym_walks_into(&parent)) || p->n >= MAX_DEPTH)
 			return p->n < MAX_DEPTH ? 0 : -1;
-		struct sym_kids *k = sym_kids_of(&s->kids, &parent);
+		struct sym_kids *k = sym_kids_of(&s->kids, kept, &parent);
 		if (!k)
 			return -1;
-		if (!sym_kids_find(k, pc, &kid))
-			return 0;
+		int found = sym_kids_find(k, pc, &kid);
+		if (found <= 0)
+			return found;
 		push(p, &kid);
 		parent = kid;
 	}
 }
 
-int sym_scopes_at(struct sym_scopes **sp, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **path)
+static unsigned long libdw_asks;
+
+unsigned long sym_scopes_libdw_asks(void)
+{
+	return libdw_asks;
+}
+
+int sym_scopes_at(struct sym_scopes **sp, struct sym_kept *kept, Dwarf_Die *cu, Dwarf_Addr pc,
+                  Dwarf_Die **path)
 {
 	if (!*sp) {
 		*sp = prof_xrealloc(NULL, sizeof **sp, 1);
 		memset(*sp, 0, sizeof **sp);
 	}
 	struct path p = {NULL, 0, 0};
-	if (descend(*sp, cu, pc, &p) < 0 || (p.n > 0 && !origin_met(*sp, cu, &p))) {
+	if (descend(*sp, kept, cu, pc, &p) < 0 || (p.n > 0 && !origin_met(*sp, kept, cu, &p))) {
 		free(p.v);
+		libdw_asks++;
 		return -1;
 	}
 	*path = p.v;
@@ -175,12 +225,19 @@ static void free_reach(void *reach)
 	free(r);
 }
 
+static void free_top(void *top)
+{
+	struct top *t = top;
+	free(t->offs);
+	free(t);
+}
+
 void sym_scopes_free(struct sym_scopes *s)
 {
 	if (!s)
 		return;
 	sym_map_free(&s->kids, sym_kids_free);
 	sym_map_free(&s->reach, free_reach);
-	sym_map_free(&s->top, free_reach);
+	sym_map_free(&s->top, free_top);
 	free(s);
 }

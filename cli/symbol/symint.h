@@ -12,6 +12,7 @@
  *   zcache.c  separate debuginfo kept decompressed, by build-id
  *   cuindex.c CU address ranges kept across recordings, by build-id
  *   linecache.c  a CU's line answers and file table, kept likewise
+ *   kidcache.c   a CU's DIE indexes (kids.c, scopes.c), kept likewise
  *   perfmap.c a JIT's /tmp/perf-PID.map (for the record's build.c)
  *   nodebuginfod.c  libdebuginfod loaded only when a server is named
  *   symbolize.c  the driver over a profile
@@ -143,6 +144,28 @@ int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **fi
 const char *sym_cu_lines_file(const struct sym_cu_lines *l, uint64_t idx);
 void sym_cu_lines_free(void *l);
 
+/* kidcache.c: a CU's DIE indexes kept across recordings by build-id.
+ * sym_image_kept(): the image's for cu, loaded on first use; NULL when
+ * there is no cache directory or build-id, or cu is not in the module's
+ * own DWARF.  A parent's children as kids.c indexes them (spans sorted
+ * by lo, then kid: the child's place in the list); the offsets of the
+ * subprograms among the CU's children, sorted.  Getters return 0 for
+ * none kept; puts of what is already there do nothing; sym_kept_free()
+ * writes the file when something was put. */
+struct sym_kept_span {
+	uint64_t lo, hi, off, kid;
+};
+struct sym_kept;
+struct sym_kept *sym_image_kept(struct sym_image *im, Dwarf_Die *cu);
+struct sym_kept *sym_kept_load(Dwarf_Die *cu, const char *build_id);
+int sym_kept_kids(const struct sym_kept *k, uint64_t parent, const struct sym_kept_span **spans,
+                  size_t *n, uint64_t *nkids);
+void sym_kept_kids_put(struct sym_kept *k, uint64_t parent, const struct sym_kept_span *spans,
+                       size_t n, uint64_t nkids);
+int sym_kept_top(const struct sym_kept *k, const uint64_t **offs, size_t *n);
+void sym_kept_top_put(struct sym_kept *k, const uint64_t *offs, size_t n);
+void sym_kept_free(void *k);
+
 /* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
 struct sym_scopes;
 struct sym_scopes **sym_image_scopes(struct sym_image *im);
@@ -150,8 +173,11 @@ void sym_scopes_free(struct sym_scopes *s);
 /* The DIEs holding pc in cu that dwarf_getscopes() finds, outermost (a
  * child of cu) first, down to the innermost, into a malloc'd *path, and
  * their count (0: none); -1 when libdw's own answer is needed (it may
- * fail, or differ: see scopes.c). */
-int sym_scopes_at(struct sym_scopes **s, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **path);
+ * fail, or differ: see scopes.c).  kept: cu's kept indexes, or NULL. */
+int sym_scopes_at(struct sym_scopes **s, struct sym_kept *kept, Dwarf_Die *cu, Dwarf_Addr pc,
+                  Dwarf_Die **path);
+/* How many times sym_scopes_at() has returned -1 (tests). */
+unsigned long sym_scopes_libdw_asks(void);
 
 /* kids.c: a map keyed by address (a DIE's), values non-NULL. */
 struct sym_map {
@@ -176,10 +202,11 @@ int sym_walk_list(Dwarf_Die first, const struct sym_import *im, sym_visit_fn *vi
 /* Whether that walk goes into die's children. */
 int sym_walks_into(Dwarf_Die *die);
 /* parent's children indexed by address, cached in cache (values freed
- * with sym_kids_free); NULL when libdw failed listing them. */
+ * with sym_kids_free), taken from kept or put there when built (kept may
+ * be NULL); NULL when libdw failed listing them. */
 struct sym_kids;
-struct sym_kids *sym_kids_of(struct sym_map *cache, Dwarf_Die *parent);
-int sym_kids_find(const struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid);
+struct sym_kids *sym_kids_of(struct sym_map *cache, struct sym_kept *kept, Dwarf_Die *parent);
+int sym_kids_find(struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid);
 void sym_kids_free(void *kids);
 
 /* A file holding this process's vDSO image (a memfd path under

@@ -138,5 +138,6 @@ const struct symcase symcases[] = {
 	{"sym_debuginfod_only_with_servers", sym_debuginfod_only_with_servers},
 	{"sym_cu_ranges_cache", sym_cu_ranges_cache},
 	{"sym_cu_lines_cache", sym_cu_lines_cache},
+	{"sym_cu_kids_cache", sym_cu_kids_cache},
 	{NULL, NULL},
 };

@@ -71,5 +71,24 @@ void sym_debug_cache(void);
 void sym_debuginfod_only_with_servers(void);
 void sym_cu_ranges_cache(void);
 void sym_cu_lines_cache(void);
+void sym_cu_kids_cache(void);
+
+/* symcases-lines.c, for symcases-kids.c too: real modules' addresses
+ * around every line-table row, and their chains looked up with a cache
+ * directory (kept_run_every(): how many differ from the chains without
+ * one, which the first run, with dir NULL, gathers; bad: the only text
+ * a differing chain may have, "" any). */
+#define MAX_ADDRS 40000
+#define KEPT_MODULES 5
+struct module {
+	const char *path;
+	uint64_t *addrs;
+	size_t n;
+	char **want;  /* libdw's chain per address */
+};
+size_t kept_modules(struct module *mods);
+void kept_modules_free(struct module *mods, size_t n);
+size_t kept_run_every(struct module *mods, size_t nmods, const char *dir, const char *bad,
+                      size_t every);
 
 #endif
