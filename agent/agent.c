@@ -18,10 +18,13 @@
 #include "../src/process/process.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 /* Record area and module log sizes: 8 MiB holds about 350,000 samples
  * without stacks, over a second of 64 busy threads at 1000 Hz between
@@ -87,11 +90,52 @@ static void report_foreign(struct ring_file *rf)
 	}
 }
 
+/*
+ * Whether `profil record` still reads our ring: while it runs it holds an
+ * exclusive flock(2) on its directory's ".lock" (cli/record/workdir.c).
+ * No directory (the recording ended and it was removed), or a lock
+ * anyone may share (the recorder was killed): nobody will read what we
+ * write.  A directory without a lock file is one no recorder made (the
+ * library's tests drive the agent themselves), or one being removed (the
+ * next sweep sees it gone).  Any other answer (no descriptor to spare,
+ * an odd error) counts as alive: stopping a recording in progress would
+ * lose samples.
+ */
+static int recorder_alive(void)
+{
+	char lock[sizeof dir + 8];
+	snprintf(lock, sizeof lock, "%s/.lock", dir);
+	int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		struct stat st;
+		return errno != ENOENT || stat(dir, &st) == 0 || errno != ENOENT;
+	}
+	int alive = flock(fd, LOCK_SH | LOCK_NB) != 0;
+	close(fd); /* and with it the shared lock, if it was had */
+	return alive;
+}
+
+/* The recording is over in a descendant the command left running (a
+ * daemon, a background job): sampling it would cost its CPU for samples
+ * nobody reads.  From the helper thread, so by withdrawal (engine.h);
+ * 0, or -1 to try again at the next sweep. */
+static int recording_over(void)
+{
+	if (engine_withdraw() != 0)
+		return -1;
+	atomic_store(&exec_env_hook, NULL); /* its execs are not followed */
+	modules_stop();
+	atomic_store(&current, NULL);
+	return 0;
+}
+
 /* Every sweep (100 ms), in the engine's helper thread. */
 static void tick(void)
 {
 	modules_poll();
 	struct ring_file *rf = atomic_load(&current);
+	if (rf && !recorder_alive() && recording_over() == 0)
+		return;
 	if (rf)
 		report_foreign(rf);
 	if (rf) /* negative: the program took it (handover.c, signal_check_taken) */
@@ -100,6 +144,8 @@ static void tick(void)
 
 static int start(void)
 {
+	if (!recorder_alive())
+		return -1; /* a descendant of a recording that is over */
 	struct ring_file *rf = ringfile_create(dir, DATA_SIZE, MODLOG_SIZE);
 	if (!rf) {
 		/* The usual cause: a program that changed user (setpriv, a
@@ -146,7 +192,7 @@ static void leave_child(void)
 
 static void in_child(void)
 {
-	if (only_root) {
+	if (only_root || !recorder_alive()) {
 		leave_child();
 		return;
 	}

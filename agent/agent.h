@@ -50,6 +50,8 @@ HIDDEN void modules_poll(void);
 HIDDEN void modules_reset(struct ring_file *rf);
 /* After fork in a child that is not profiled: log nothing more. */
 HIDDEN void modules_detach(void);
+/* In a process of any number of threads: log nothing more. */
+HIDDEN void modules_stop(void);
 
 /* account.c: CPU time no sample shows.  account_cpu_now(): this
  * thread's CPU clock, ns (-1 on failure); read just before the timers

@@ -227,6 +227,13 @@ void modules_reset(struct ring_file *rf)
 	rescan_locked();
 }
 
+void modules_stop(void)
+{
+	pthread_mutex_lock(&mu);
+	log_rf = NULL;
+	pthread_mutex_unlock(&mu);
+}
+
 /* In a forked child that is not profiled: its loads are not the parent's
  * to log (a dlclose there wrote into the parent's log). */
 void modules_detach(void)

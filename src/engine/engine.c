@@ -22,9 +22,10 @@
 #include <time.h>
 
 /*
- * Read by the signal handler.  Changed only by engine_publish() under the
- * engine lock (atomic store), and by the handler itself, which may replace
- * a table whose buffer faulted by NULL (atomic compare-and-swap).
+ * Read by the signal handler.  Changed only by engine_publish() and
+ * engine_withdraw() under the engine lock (atomic store), and by the
+ * handler itself, which may replace a table whose buffer faulted by NULL
+ * (atomic compare-and-swap).
  */
 _Atomic(struct ptable *) profil_published;
 /* Atomic counters, reset (under the engine lock) when profiling starts. */
@@ -190,6 +191,18 @@ void engine_signal_taken(void)
 	inflight_drain();
 	timers_stop();
 	atomic_store(&profil_pstats.stopped, PROFIL_STOP_SIGNAL_TAKEN);
+}
+
+int engine_withdraw(void)
+{
+	if (engine_trylock() != 0)
+		return -1;
+	/* as a fault's withdrawal (sample.c): the table stays current, ours
+	 * until the next publish retires it; engine_reap() does the rest */
+	if (current && atomic_load(&profil_published) == current)
+		atomic_store(&profil_published, NULL);
+	engine_unlock();
+	return 0;
 }
 
 int engine_publish(struct ptable *t)

@@ -408,3 +408,16 @@ stdout /^new kept$/
 # create its ring file" there)
 $ profil record -o bg.pprof sh -c '(sleep 0.5; /bin/true; sh -c true) >/dev/null &' 2>err; sleep 3; grep -c "profil agent" err; true
 stdout /^0$/
+
+# ... and it is no longer sampled once the recording is over: within a
+# sweep (100 ms) its timers or perf events are gone (they went on costing
+# its CPU for samples nobody read, until it exited; 726 signals a second
+# on perf events).  An event is held by its mapping, a timer is listed
+$ profil record -o bg.pprof sh -c "$REC/rec-prog spin 1 >/dev/null 2>&1 & echo \$! >bg.pid" 2>/dev/null; sleep 1; p=$(cat bg.pid); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); kill $p; echo "sampling left: $n"
+stdout /^sampling left: 0$/
+
+# A recorder killed (SIGKILL) while the command runs: nobody reads the
+# rings any more, and the command, which runs on, stops being sampled
+# within a sweep (its lock on the directory went with it)
+$ (profil record -o k.pprof sh -c "echo \$\$ >cmd.pid; exec $REC/rec-prog spin 1" >/dev/null 2>&1 & echo $! >rec.pid; wait) & sleep 1; kill -9 $(cat rec.pid); sleep 1; p=$(cat cmd.pid); d=$(tr '\0' '\n' </proc/$p/environ | sed -n 's/^PROFIL_RECORD_DIR=//p'); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); kill $p; case "$d" in */profil-record.*) rm -rf "$d";; esac; echo "sampling left: $n"
+stdout /^sampling left: 0$/
