@@ -9,7 +9,8 @@
  * there (a third of `profil record`'s own CPU on a short C command).
  * A file's ranges never change, so the first recording keeps them, by
  * build-id, beside the decompressed debuginfo (zcache.c's directory), as
- * "<build-id>.cus", and later ones read those few kilobytes instead.
+ * "<build-id>-<.debug_info size>.cus" (image.c's dwarf_key() says why the
+ * size), and later ones read those few kilobytes instead.
  *
  * The answer is libdw's own: the same aranges, each with the offset of
  * its CU's DIE, sorted by address.  A file that does not check out

@@ -29,8 +29,8 @@ struct sym_image {
 	int cus_tried;
 	struct sym_map lines;       /* linecache.c's, by CU DIE */
 	struct sym_map kept;        /* kidcache.c's, by CU DIE */
-	char id[256];               /* build-id in hex, "" for none */
-	int id_done;
+	char key[300];              /* dwarf_key(): "" for none */
+	int key_done;
 	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
 	struct sym_image *next;
 };
@@ -306,24 +306,58 @@ struct sym_fdes **sym_image_fdes(struct sym_image *im)
 	return &im->fdes;
 }
 
-/* The module's build-id in hex, "" when it has none. */
-static const char *image_build_id(struct sym_image *im)
+/* The size of dbg's .debug_info as libdw reads it (decompressed), 0
+ * when it has none. */
+static uint64_t debug_info_size(Dwarf *dbg)
 {
-	if (!im->id_done) {
-		const unsigned char *bits;
-		GElf_Addr vaddr;
-		int n = dwfl_module_build_id(im->mod, &bits, &vaddr);
-		if (n > 0 && (size_t)n * 2 < sizeof im->id)
-			sym_hex(bits, (size_t)n, im->id);
-		im->id_done = 1;
+	Elf *elf = dwarf_getelf(dbg);
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".debug_info") != 0)
+			continue;
+		GElf_Chdr ch;
+		return (sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch) ? ch.ch_size
+		                                                               : sh.sh_size;
 	}
-	return im->id;
+	return 0;
+}
+
+/*
+ * What the kept caches (cuindex.c, linecache.c, kidcache.c) are named by:
+ * the module's build-id in hex and the size of its DWARF's .debug_info,
+ * "" when it has no build-id.  The build-id names the program, not its
+ * debugging information: one build's debuginfo rewritten after the link
+ * (dwz, as Debian's debug packages are; a reproducible rebuild's own
+ * .debug beside the distribution's) keeps it, with other offsets, and a
+ * unit's kept answers must not be read against another layout.
+ */
+static const char *dwarf_key(struct sym_image *im)
+{
+	if (!im->key_done) {
+		const unsigned char *bits;
+		GElf_Addr vaddr, bias;
+		char id[256];
+		int n = dwfl_module_build_id(im->mod, &bits, &vaddr);
+		Dwarf *dbg = dwfl_module_getdwarf(im->mod, &bias);
+		if (n > 0 && (size_t)n * 2 < sizeof id && dbg) {
+			sym_hex(bits, (size_t)n, id);
+			snprintf(im->key, sizeof im->key, "%s-%llx", id,
+			         (unsigned long long)debug_info_size(dbg));
+		}
+		im->key_done = 1;
+	}
+	return im->key;
 }
 
 struct sym_cus *sym_image_cus(struct sym_image *im, Dwarf *dbg)
 {
 	if (!im->cus_tried) {
-		im->cus = sym_cus_load(dbg, image_build_id(im));
+		im->cus = sym_cus_load(dbg, dwarf_key(im));
 		im->cus_tried = 1;
 	}
 	return im->cus;
@@ -342,7 +376,7 @@ const struct sym_cu_lines *sym_image_cu_lines(struct sym_image *im, Dwarf_Die *c
 {
 	void *l = sym_map_get(&im->lines, cu->addr);
 	if (!l) {
-		l = sym_cu_lines_load(cu, image_build_id(im));
+		l = sym_cu_lines_load(cu, dwarf_key(im));
 		sym_map_put(&im->lines, cu->addr, l ? l : &no_lines);
 	}
 	return l == &no_lines ? NULL : l;
@@ -370,7 +404,7 @@ struct sym_kept *sym_image_kept(struct sym_image *im, Dwarf_Die *cu)
 		 * (not a split unit's .dwo, whose offsets are another file's) */
 		Dwarf_Addr bias;
 		Dwarf *own = dwfl_module_getdwarf(im->mod, &bias);
-		k = own && dwarf_cu_getdwarf(cu->cu) == own ? sym_kept_load(cu, image_build_id(im))
+		k = own && dwarf_cu_getdwarf(cu->cu) == own ? sym_kept_load(cu, dwarf_key(im))
 		                                          : NULL;
 		sym_map_put(&im->kept, cu->addr, k ? k : &no_kept);
 	}

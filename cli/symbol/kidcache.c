@@ -11,7 +11,8 @@
  * recording, 10 ms for functions' lists, in every recording.  They never
  * change for one build, so the first recording that builds one keeps it
  * beside the CU's line answers (linecache.c), as
- * "<build-id>.kids/<CU offset in hex>"; later recordings read that, and a
+ * "<key>.kids/<CU offset in hex>" (key: build-id and .debug_info size,
+ * image.c's dwarf_key()); later recordings read that, and a
  * recording that builds more of one CU's indexes writes the file again
  * with them added.
  *

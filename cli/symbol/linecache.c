@@ -11,7 +11,8 @@
  * lines never change, so the first recording that needs a CU keeps what
  * libdw answered for it, beside the decompressed debuginfo and the CU
  * ranges (zcache.c's directory, cuindex.c), as
- * "<build-id>.lines/<CU offset in hex>"; later recordings read that.
+ * "<key>.lines/<CU offset in hex>" (key: build-id and .debug_info size,
+ * image.c's dwarf_key()); later recordings read that.
  *
  * What is kept is libdw's own answer, not our reading of the rows: for
  * each distinct row address a, dwarf_getsrc_die() at a and at a + 1 (a

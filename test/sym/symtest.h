@@ -40,6 +40,9 @@ void expect_chain(const struct profile *p, uint64_t loc, size_t n, const char *c
 long marked_line(const char *source, const char *mark);
 /* Lowercase hex build-id of a file, "" when none. */
 void file_build_id(const char *path, char *buf, size_t size);
+/* What the symbolizer names its kept caches by: the build-id and the
+ * size of .debug_info in hex, "<id>-<size>" (path holds its DWARF). */
+void file_kept_key(const char *path, char *buf, size_t size);
 /* Name of loc's innermost function. */
 const char *loc_name(const struct profile *p, uint64_t loc);
 
