@@ -66,13 +66,6 @@ struct sym_kept {
 	int has_top, dirty;
 };
 
-static void libdw_version(char out[16])
-{
-	memset(out, 0, 16);
-	const char *v = dwfl_version(NULL);
-	strncpy(out, v ? v : "", 15);
-}
-
 /* The place of off in k->parents: where it is, or would go. */
 static size_t parent_slot(const struct sym_kept *k, uint64_t off)
 {
@@ -183,7 +176,7 @@ static int from_file(struct sym_kept *k)
 	struct head h;
 	struct stat st;
 	char version[16];
-	libdw_version(version);
+	sym_libdw_version(version);
 	int ok = fstat(fileno(f), &st) == 0 && fread(&h, sizeof h, 1, f) == 1 &&
 	         memcmp(h.magic, MAGIC, 8) == 0 && memcmp(h.libdw, version, 16) == 0 &&
 	         h.nparents < LIMIT && h.nspans < LIMIT && h.ntop < LIMIT;
@@ -205,7 +198,7 @@ static void to_file(const struct sym_kept *k)
 		return;
 	struct head h = {.magic = MAGIC, .nparents = k->nparents, .ntop = k->ntop,
 	                 .has_top = (uint64_t)k->has_top};
-	libdw_version(h.libdw);
+	sym_libdw_version(h.libdw);
 	for (size_t i = 0; i < k->nparents; i++)
 		h.nspans += k->parents[i].n;
 	int ok = fwrite(&h, sizeof h, 1, f) == 1;

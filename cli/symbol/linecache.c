@@ -63,13 +63,6 @@ struct sym_cu_lines {
 	char *bytes;          /* the strings names point into */
 };
 
-static void libdw_version(char out[16])
-{
-	memset(out, 0, 16);
-	const char *v = dwfl_version(NULL);
-	strncpy(out, v ? v : "", 15);
-}
-
 void sym_cu_lines_free(void *p)
 {
 	struct sym_cu_lines *l = p;
@@ -129,7 +122,7 @@ static struct sym_cu_lines *from_file(const char *path)
 	struct sym_cu_lines *l = prof_xcalloc(1, sizeof *l);
 	uint64_t *offs = NULL;
 	char version[16];
-	libdw_version(version);
+	sym_libdw_version(version);
 	struct stat st;
 	int ok = fstat(fileno(f), &st) == 0 && fread(&l->h, sizeof l->h, 1, f) == 1 &&
 	         memcmp(l->h.magic, MAGIC, 8) == 0 && memcmp(l->h.libdw, version, 16) == 0 &&
@@ -334,7 +327,7 @@ static struct sym_cu_lines *finish(struct builder *b, size_t ntable)
 {
 	struct sym_cu_lines *l = prof_xcalloc(1, sizeof *l);
 	memcpy(l->h.magic, MAGIC, 8);
-	libdw_version(l->h.libdw);
+	sym_libdw_version(l->h.libdw);
 	l->h.ntable = ntable;
 	l->h.nnames = b->nnames;
 	l->h.nspans = b->nspans;

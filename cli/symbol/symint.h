@@ -129,6 +129,9 @@ int sym_zcache_make_dir(void);
  * it to path, else removes it: 0 when path is the new file, else -1. */
 FILE *sym_keep_open(const char *path, char *tmp, size_t size);
 int sym_keep_close(FILE *f, const char *tmp, const char *path, int ok);
+/* libdw's version, NUL padded, as the kept files record it: a file made
+ * by another version is rebuilt (its answers are that version's). */
+void sym_libdw_version(char out[16]);
 
 /* linecache.c: a CU's line answers and file table as libdw gives them,
  * kept across recordings by build-id in zcache.c's directory.

@@ -209,3 +209,10 @@ int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 		elf_end(in);
 	return fd;
 }
+
+void sym_libdw_version(char out[16])
+{
+	memset(out, 0, 16);
+	const char *v = dwfl_version(NULL);
+	strncpy(out, v ? v : "", 15);
+}
