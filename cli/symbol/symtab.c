@@ -47,7 +47,15 @@ struct rec {
 	int bind; /* binding_value() of libdwfl: higher is preferred */
 };
 
+/* A module's first lookups are libdwfl's (one pass over its symbols
+ * each): the index costs about fifteen such passes to build (libpython:
+ * 13 M instructions), and a module DWARF describes is asked once or
+ * twice a recording, for the few addresses no function covers. */
+#define DIRECT_ASKS 8
+
 struct sym_symtab {
+	unsigned direct;       /* lookups libdwfl answered before the index */
+	int state;             /* 0: not built, 1: built, -1: failed (libdwfl) */
 	struct rec *recs;      /* by table index; name NULL: not a candidate */
 	int plain;             /* every candidate's address is its st_value */
 	int two_passes;        /* a local pass exists (first_global > 1) */
@@ -184,11 +192,13 @@ static int note_symbol(struct sym_symtab *t, int i, const char *name, const GElf
 
 /* Every candidate's start and end, sorted and unique; NULL on failure
  * (the caller then asks libdwfl every time, as before). */
-static struct sym_symtab *build(Dwfl_Module *mod)
+static void clear_index(struct sym_symtab *t);
+
+/* The index into t, which has none yet: 0, or -1 (t without one). */
+static int build(struct sym_symtab *t, Dwfl_Module *mod)
 {
 	int n = dwfl_module_getsymtab(mod);
-	struct sym_symtab *t = calloc(1, sizeof *t);
-	if (!t || n < 0)
+	if (n < 0)
 		goto fail;
 	t->recs = calloc((size_t)n + 1, sizeof *t->recs);
 	if (!t->recs)
@@ -226,10 +236,10 @@ static struct sym_symtab *build(Dwfl_Module *mod)
 	t->slots = calloc(2 * u + 1, sizeof *t->slots);
 	if (!t->slots)
 		goto fail;
-	return t;
+	return 0;
 fail:
-	sym_symtab_free(t);
-	return NULL;
+	clear_index(t);
+	return -1;
 }
 
 /* Slot 0: below every boundary; 2k+1: boundary k itself; 2k+2: the open
@@ -250,38 +260,55 @@ unsigned long sym_symtab_libdwfl_asks(void)
 	return libdwfl_asks;
 }
 
-const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr)
+static const char *ask_libdwfl(Dwfl_Module *mod, uint64_t vaddr)
 {
-	if (!*tp)
-		*tp = build(mod);
-	struct sym_symtab *t = *tp;
-	struct slot_answer *a = t ? &t->slots[slot_of(t, vaddr)] : NULL;
-	const char *name;
-	if (t && own_answer(t, vaddr, &name))
-		return name;
-	if (a && a->asked)
-		return a->name;
 	GElf_Off off;
 	GElf_Sym sym;
 	libdwfl_asks++;
-	name = dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL);
-	if (a)
-		*a = (struct slot_answer){1, name};
-	return name;
+	return dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL);
+}
+
+const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr)
+{
+	if (!*tp && !(*tp = calloc(1, sizeof **tp)))
+		return ask_libdwfl(mod, vaddr);
+	struct sym_symtab *t = *tp;
+	if (t->state == 0 && t->direct < DIRECT_ASKS) {
+		t->direct++;
+		return ask_libdwfl(mod, vaddr);
+	}
+	if (t->state == 0)
+		t->state = build(t, mod) == 0 ? 1 : -1;
+	if (t->state < 0)
+		return ask_libdwfl(mod, vaddr);
+	struct slot_answer *a = &t->slots[slot_of(t, vaddr)];
+	const char *name;
+	if (own_answer(t, vaddr, &name))
+		return name;
+	if (!a->asked)
+		*a = (struct slot_answer){1, ask_libdwfl(mod, vaddr)};
+	return a->name;
+}
+
+static void clear_index(struct sym_symtab *t)
+{
+	sym_reach_free(&t->bounds);
+	free(t->slots);
+	free(t->recs);
+	t->slots = NULL;
+	t->recs = NULL;
+	sym_reach_free(&t->gsized);
+	sym_reach_free(&t->lsized);
+	sym_reach_free(&t->gsizeless_at);
+	sym_reach_free(&t->sized);
+	sym_reach_free(&t->labels);
+	sym_reach_free(&t->sizeless);
 }
 
 void sym_symtab_free(struct sym_symtab *t)
 {
 	if (t) {
-		sym_reach_free(&t->bounds);
-		free(t->slots);
-		free(t->recs);
-		sym_reach_free(&t->gsized);
-		sym_reach_free(&t->lsized);
-		sym_reach_free(&t->gsizeless_at);
-		sym_reach_free(&t->sized);
-		sym_reach_free(&t->labels);
-		sym_reach_free(&t->sizeless);
+		clear_index(t);
 		free(t);
 	}
 }
