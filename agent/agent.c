@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 /* Record area and module log sizes: 8 MiB holds about 350,000 samples
@@ -118,14 +119,17 @@ static int recorder_alive(void)
 /* The recording is over in a descendant the command left running (a
  * daemon, a background job): sampling it would cost its CPU for samples
  * nobody reads.  From the helper thread, so by withdrawal (engine.h);
- * 0, or -1 to try again at the next sweep. */
-static int recording_over(void)
+ * then nothing writes into the ring (no handler holds the table, the
+ * module log is off), and its mapping, up to 9 MiB of an unlinked file
+ * nobody reads, goes.  0, or -1 to try again at the next sweep. */
+static int recording_over(struct ring_file *rf)
 {
 	if (engine_withdraw() != 0)
 		return -1;
 	atomic_store(&exec_env_hook, NULL); /* its execs are not followed */
 	modules_stop();
 	atomic_store(&current, NULL);
+	munmap(rf, rf->modlog_offset + rf->modlog_size); /* as ringfile_create() mapped it */
 	return 0;
 }
 
@@ -134,7 +138,7 @@ static void tick(void)
 {
 	modules_poll();
 	struct ring_file *rf = atomic_load(&current);
-	if (rf && !recorder_alive() && recording_over() == 0)
+	if (rf && !recorder_alive() && recording_over(rf) == 0)
 		return;
 	if (rf)
 		report_foreign(rf);

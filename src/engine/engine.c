@@ -201,6 +201,7 @@ int engine_withdraw(void)
 	 * until the next publish retires it; engine_reap() does the rest */
 	if (current && atomic_load(&profil_published) == current)
 		atomic_store(&profil_published, NULL);
+	inflight_drain(); /* no handler holds it when we return */
 	engine_unlock();
 	return 0;
 }

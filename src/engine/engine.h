@@ -31,8 +31,9 @@ HIDDEN int engine_publish_take(struct ptable *t, size_t *pcsample_stored);
  * hook), where engine_publish(NULL) would wait for that thread itself:
  * withdraws the published table as a faulting handler does; the helper's
  * next pass releases the timers, the signal and the fault handler
- * (engine_reap()).  0, or -1 when the engine lock is busy (try again:
- * a thread holding it may be waiting for the helper). */
+ * (engine_reap()).  0 once no handler holds the table (its buffers may
+ * go), or -1 when the engine lock is busy (try again: a thread holding
+ * it may be waiting for the helper). */
 HIDDEN int engine_withdraw(void);
 /* Called with the engine lock held to read the last published HIST table
  * (current or last stopped) for gmon output; returns a copy or NULL. */

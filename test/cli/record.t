@@ -412,9 +412,11 @@ stdout /^0$/
 # ... and it is no longer sampled once the recording is over: within a
 # sweep (100 ms) its timers or perf events are gone (they went on costing
 # its CPU for samples nobody read, until it exited; 726 signals a second
-# on perf events).  An event is held by its mapping, a timer is listed
-$ profil record -o bg.pprof sh -c "$REC/rec-prog spin 1 >/dev/null 2>&1 & echo \$! >bg.pid" 2>/dev/null; sleep 1; p=$(cat bg.pid); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); kill $p; echo "sampling left: $n"
+# on perf events).  An event is held by its mapping, a timer is listed;
+# its ring (9 MiB of an unlinked file) is unmapped too
+$ profil record -o bg.pprof sh -c "$REC/rec-prog spin 1 >/dev/null 2>&1 & echo \$! >bg.pid" 2>/dev/null; sleep 1; p=$(cat bg.pid); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); r=$(grep -c '\.ring' /proc/$p/maps); kill $p; echo "sampling left: $n"; echo "rings mapped: $r"
 stdout /^sampling left: 0$/
+stdout /^rings mapped: 0$/
 
 # A recorder killed (SIGKILL) while the command runs: nobody reads the
 # rings any more, and the command, which runs on, stops being sampled
