@@ -10,8 +10,16 @@
  * samples".  So, unless children are not wanted (--no-children), every
  * exec we interpose (exec.c's hook) and posix_spawn()/posix_spawnp() pass
  * on the PROFIL_* variables this process started with, and LD_PRELOAD
- * with the agent first (the program's own preloads kept after it).  An
- * environment that has them already goes as it is.  With --no-children
+ * with the agent first (the program's own preloads kept after it), and
+ * ASAN_OPTIONS with verify_asan_link_order=0 (below).  An environment
+ * that has them already goes as it is.
+ *
+ * ASAN_OPTIONS: a program built with gcc's -fsanitize=address stops at
+ * its start when a library was loaded before libasan.so, as the agent is
+ * (cli/record/spawn.c says why turning the check off is safe with it).
+ * Test suites often run such a program with options of their own
+ * (ASAN_OPTIONS=detect_leaks=0 ./t): the key is added to what the
+ * program passes, unless it sets the key itself.  With --no-children
  * only the recorded process's own execs (same pid, still the recorded
  * process) are so treated; a forked child drops the hook (agent.c).
  *
@@ -37,6 +45,8 @@
 /* Written for each exec (account.c): "pid:ns", the CPU time this image
  * had sampled when it exec'd.  Never saved, never inherited stale. */
 #define EXEC_CPU "PROFIL_EXEC_CPU="
+#define ASAN_OPTIONS "ASAN_OPTIONS="
+#define ASAN_KEY "verify_asan_link_order"
 #define SAVED_MAX 32
 #define SAVED_BYTES 8192
 
@@ -91,11 +101,13 @@ static int has_entry(char *const envp[], const char *entry)
 }
 
 /* Whether envp[i] is replaced by what we add. */
-static int replaced(const char *e, int new_preload)
+static int replaced(const char *e, int new_preload, int new_asan)
 {
 	if (same_name(e, EXEC_CPU))
 		return 1;
 	if (new_preload && same_name(e, "LD_PRELOAD="))
+		return 1;
+	if (new_asan && same_name(e, ASAN_OPTIONS))
 		return 1;
 	for (size_t j = 0; j < nsaved; j++)
 		if (same_name(e, saved[j]))
@@ -109,28 +121,35 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 {
 	if (only_pid && (pid_t)syscall(SYS_getpid) != only_pid)
 		return NULL; /* a vfork child: not followed */
-	const char *preload = NULL;
+	const char *preload = NULL, *asan = NULL;
 	size_t n = 0, missing = 0;
-	for (; envp[n]; n++)
+	for (; envp[n]; n++) {
 		if (same_name(envp[n], "LD_PRELOAD="))
 			preload = envp[n] + strlen("LD_PRELOAD=");
+		if (same_name(envp[n], ASAN_OPTIONS))
+			asan = envp[n] + strlen(ASAN_OPTIONS);
+	}
 	for (size_t j = 0; j < nsaved; j++)
 		missing += !has_entry(envp, saved[j]);
 	int new_preload = !preload || !preloads_agent(preload);
-	if (!missing && !new_preload && !with_cpu)
+	int new_asan = !asan || !strstr(asan, ASAN_KEY);
+	if (!missing && !new_preload && !new_asan && !with_cpu)
 		return NULL;
 	size_t old_len = preload && *preload ? strlen(preload) + 1 : 0;
 	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + strlen(agent_path) + old_len + 1 : 0;
+	size_t asan_len = asan && *asan ? strlen(asan) + 1 : 0;
+	if (new_asan)
+		bytes += strlen(ASAN_OPTIONS) + asan_len + strlen(ASAN_KEY "=0") + 1;
 	char cpu[64];
 	size_t cpu_bytes = 0;
 	if (with_cpu && account_exec_value(cpu, sizeof cpu) == 0)
 		cpu_bytes = strlen(EXEC_CPU) + strlen(cpu) + 1;
 	bytes = (bytes + cpu_bytes + 7) & ~(size_t)7;
-	if ((n + nsaved + 3) * sizeof(char *) + bytes > cap * sizeof(char *))
+	if ((n + nsaved + 4) * sizeof(char *) + bytes > cap * sizeof(char *))
 		return NULL; /* too large for the buffer: as it is */
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!replaced(envp[i], new_preload))
+		if (!replaced(envp[i], new_preload, new_asan))
 			out[k++] = envp[i];
 	for (size_t j = 0; j < nsaved; j++)
 		out[k++] = (char *)saved[j];
@@ -142,6 +161,16 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 			strcat(s, ":");
 			strcat(s, preload);
 		}
+		out[k++] = s;
+		s += strlen(s) + 1;
+	}
+	if (new_asan) {
+		strcpy(s, ASAN_OPTIONS);
+		if (asan_len) {
+			strcat(s, asan);
+			strcat(s, ":");
+		}
+		strcat(s, ASAN_KEY "=0");
 		out[k++] = s;
 		s += strlen(s) + 1;
 	}

@@ -423,3 +423,21 @@ stdout /^rings mapped: 0$/
 # within a sweep (its lock on the directory went with it)
 $ (profil record -o k.pprof sh -c "echo \$\$ >cmd.pid; exec $REC/rec-prog spin 1" >/dev/null 2>&1 & echo $! >rec.pid; wait) & sleep 1; kill -9 $(cat rec.pid); sleep 1; p=$(cat cmd.pid); d=$(tr '\0' '\n' </proc/$p/environ | sed -n 's/^PROFIL_RECORD_DIR=//p'); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); kill $p; case "$d" in */profil-record.*) rm -rf "$d";; esac; echo "sampling left: $n"
 stdout /^sampling left: 0$/
+
+# A program built with gcc's -fsanitize=address links libasan.so, which
+# stops the program at its start unless it is the first library loaded;
+# the agent is.  The command sets ASAN_OPTIONS=verify_asan_link_order=0
+# (the agent replaces no allocation function, which is what the check
+# guards against): such a program was not profiled at all
+$ unset ASAN_OPTIONS; profil record -o as.pprof $REC/rec-asan threads 30 && profil report as.pprof
+row /main_hot +rec-asan$/ 2 >= 30
+row /lib_hot +librec.so/ 2 >= 30
+stderr /1 process, 2 threads, 0 lost -> as.pprof/
+
+# ... and every program it passes on to gets the key added to the options
+# it sets itself (a test suite's ASAN_OPTIONS=detect_leaks=0 ./t), which
+# are kept; an option the user set is kept as well
+$ ASAN_OPTIONS=detect_leaks=0 profil record -o as2.pprof sh -c 'echo "[$ASAN_OPTIONS]"; ASAN_OPTIONS=halt_on_error=1 "$0" threads 30; env -i "$0" threads 30' $REC/rec-asan && profil report --by process as2.pprof | grep -c ' rec-asan \[[0-9]*\]$'
+stdout /^\[detect_leaks=0:verify_asan_link_order=0\]$/
+stdout /^2$/
+stderr /3 processes/
