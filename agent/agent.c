@@ -200,6 +200,12 @@ static void in_child(void)
 		leave_child();
 		return;
 	}
+	pid_t tracer = agent_tracer(); /* strace -f follows forks (traced.c) */
+	if (tracer > 0) {
+		agent_note_traced(dir, tracer);
+		leave_child();
+		return;
+	}
 	struct ring_file *rf = ringfile_create(dir, DATA_SIZE, MODLOG_SIZE);
 	if (!rf) {
 		if (errno != ENOENT) /* else the recording is over (start()) */
@@ -237,6 +243,12 @@ __attribute__((constructor)) static void agent_start(void)
 	if (only_root && root && atol(root) != (long)getpid())
 		return;
 	signal_avoid_prof = 1; /* SIGPROF is the program's (engine.h) */
+	pid_t tracer = agent_tracer();
+	if (tracer > 0) { /* a debugger's or strace's: not sampled (traced.c) */
+		if (recorder_alive())
+			agent_note_traced(dir, tracer);
+		return;
+	}
 	if (start() != 0)
 		return;
 	envfix_init(environ, only_root);

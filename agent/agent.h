@@ -67,6 +67,13 @@ HIDDEN int account_exec_value(char *buf, size_t size);
 /* agent.c: whether this process is being recorded now. */
 HIDDEN int agent_running(void);
 
+/* traced.c: the pid of the program tracing this process (a debugger,
+ * strace), 0 for none or unknown; agent_note_traced() tells the recorder
+ * in "<dir>/<pid>.traced" that this process is not sampled for that. */
+#include <sys/types.h>
+HIDDEN pid_t agent_tracer(void);
+HIDDEN void agent_note_traced(const char *dir, pid_t tracer);
+
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever
  * environment the program gives it; root_only (--no-children): only the

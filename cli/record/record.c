@@ -338,9 +338,13 @@ int cmd_record(int argc, char **argv)
 
 	int rc = 0;
 	if (!root_recorded(&set, pid)) {
-		fprintf(stderr, "profil record: %s was not profiled: the agent did not start in it "
-		        "(LD_PRELOAD removed, or the program exited first); no profile written\n",
-		        o.argv[0]);
+		if (record_report_traced(set.dir, pid))
+			fprintf(stderr, "profil record: %s was not profiled: another program traced "
+			        "it; no profile written\n", o.argv[0]);
+		else
+			fprintf(stderr, "profil record: %s was not profiled: the agent did not start "
+			        "in it (LD_PRELOAD removed, or the program exited first); no profile "
+			        "written\n", o.argv[0]);
 		rc = -1;
 	} else {
 		struct profile *p = prof_new();
@@ -355,6 +359,7 @@ int cmd_record(int argc, char **argv)
 		rc = finish(&o, p);
 		if (rc == 0)
 			summary(&o, &set, p, &ru, own_running);
+		record_report_traced(set.dir, pid);
 		prof_free(p);
 	}
 	images_free(&set);

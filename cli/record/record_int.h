@@ -3,7 +3,8 @@
  * the command with the agent preloaded, images.c reads the ring files,
  * build.c turns them into a profile, cache.c says where files that
  * outlive a recording go, workdir.c makes and cleans the rings' directory,
- * record.c ties them together.
+ * traced.c reports the processes left alone for a tracer, record.c ties
+ * them together.
  */
 #ifndef PROFIL_CLI_RECORD_INT_H
 #define PROFIL_CLI_RECORD_INT_H
@@ -48,6 +49,11 @@ const char *record_cache_dir(const char *sub, char *buf, size_t size);
 char *record_workdir_make(void);
 /* Removes dir and the files in it. */
 void record_workdir_remove(const char *dir);
+
+/* traced.c.  One line on stderr naming the processes the agent did not
+ * sample because another program traced them (agent/traced.c); whether
+ * root is one of them. */
+int record_report_traced(const char *dir, pid_t root);
 
 /* build.c.  record_unnamed_code_hint(): one line on stderr when much of
  * p's samples are in code no file holds (a JIT's, unnamed). */

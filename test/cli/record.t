@@ -441,3 +441,23 @@ $ ASAN_OPTIONS=detect_leaks=0 profil record -o as2.pprof sh -c 'echo "[$ASAN_OPT
 stdout /^\[detect_leaks=0:verify_asan_link_order=0\]$/
 stdout /^2$/
 stderr /3 processes/
+
+# A program run by a debugger is not sampled: gdb stops a program at any
+# real-time signal ("received signal SIG64"), so the first sample halted
+# the program a test suite debugs in batch mode, and the batch's end
+# killed it.  The agent leaves a traced process alone and the recorder
+# names it at the end (agent/traced.c)
+$ profil record -o gdb.pprof gdb -nx -batch -ex run --args $REC/rec-prog threads 10
+needs gdb
+stdout /exited normally/
+!stdout /received signal/
+stderr /1 process was not sampled: traced by another program .*: rec-prog \[[0-9]+\] by gdb \[[0-9]+\]$/
+
+# ... nor is one strace follows: each signal was a line in its output and
+# a stop of the program; the strace itself is sampled
+$ profil record -o st.pprof strace -f -o trace.txt sh -c "$REC/rec-prog threads 10"; grep -c -e '--- SIG\(RT\|TRAP\|PROF\)' trace.txt; profil report --by process st.pprof
+needs strace
+stdout /^0$/
+stdout /strace \[[0-9]+\]$/
+!stdout /rec-prog/
+stderr /2 processes were not sampled: traced by another program when they started .*rec-prog \[[0-9]+\] by strace/

@@ -1,0 +1,66 @@
+/*
+ * traced.c - a program that another one traces is not sampled.
+ *
+ * Why: every signal sent to a traced process stops it for its tracer
+ * first.  gdb stops the program it runs at any real-time signal and shows
+ * it ("received signal SIG64"), so the first sample halted the program a
+ * test suite debugs in batch mode (gdb -batch -ex run -ex bt); strace
+ * prints a line for each one into the output a test may compare, and the
+ * stops make the CPU time the samples weigh another program's.  So a
+ * process traced when the agent starts in it, or when it is forked, is
+ * left alone: no ring, no timers, no signal.  It says so to `profil
+ * record` in a file "<pid>.traced" of the recording's directory, which
+ * the recorder reports at the end (cli/record/traced.c): one line,
+ *   <comm> TAB <tracer pid> TAB <tracer comm>
+ * A tracer that attaches later (gdb -p) sees the samples; the manual says
+ * how to let them pass.
+ */
+#include "agent.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+
+/* A small /proc file into buf, NUL-terminated; its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+pid_t agent_tracer(void)
+{
+	char status[4096];
+	if (read_small("/proc/self/status", status, sizeof status) < 0)
+		return 0;
+	const char *t = strstr(status, "\nTracerPid:");
+	return t ? (pid_t)atol(t + strlen("\nTracerPid:")) : 0;
+}
+
+void agent_note_traced(const char *dir, pid_t tracer)
+{
+	char path[4096 + 32], comm[17] = {0}, tcomm[64] = "?", line[160];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
+	ssize_t n = read_small(path, tcomm, sizeof tcomm);
+	if (n > 0 && tcomm[n - 1] == '\n')
+		tcomm[n - 1] = '\0';
+	(void)prctl(PR_GET_NAME, comm);
+	int len = snprintf(line, sizeof line, "%s\t%d\t%s\n", comm, (int)tracer, tcomm);
+	snprintf(path, sizeof path, "%s/%d.traced", dir, (int)getpid());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return; /* the recording is over, or not ours to write in */
+	if (len > 0)
+		(void)!write(fd, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1);
+	close(fd);
+}

@@ -1,0 +1,82 @@
+/*
+ * traced.c - the processes the agent left alone because another program
+ * traced them (a debugger, strace: agent/traced.c says why), told to the
+ * user in one line at the end, so that a process missing from the profile
+ * is not a mystery.  Each left a file "<pid>.traced" in the recording's
+ * directory holding "<comm> TAB <tracer pid> TAB <tracer comm>".
+ */
+#include "record_int.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SHOWN 3
+
+struct traced {
+	long pid, tracer;
+	char comm[17], tcomm[17];
+};
+
+/* dir/name's line into *t; 0, or -1 when it is not one of ours. */
+static int read_note(const char *dir, const char *name, struct traced *t)
+{
+	char path[4096], line[160], *end;
+	t->pid = strtol(name, &end, 10);
+	if (end == name || strcmp(end, ".traced") != 0 ||
+	    snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, line, sizeof line - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	line[n] = '\0';
+	char *tab = strchr(line, '\t');
+	if (!tab)
+		return -1;
+	*tab++ = '\0';
+	t->tracer = strtol(tab, &end, 10);
+	if (*end == '\t')
+		end++;
+	end[strcspn(end, "\n")] = '\0';
+	/* comms are at most 15 bytes (TASK_COMM_LEN); longer is cut */
+	snprintf(t->comm, sizeof t->comm, "%.16s", line);
+	snprintf(t->tcomm, sizeof t->tcomm, "%.16s", end);
+	return 0;
+}
+
+int record_report_traced(const char *dir, pid_t root)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct traced shown[SHOWN], t;
+	size_t n = 0;
+	int root_traced = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (read_note(dir, de->d_name, &t) != 0)
+			continue;
+		root_traced |= t.pid == (long)root;
+		if (n < SHOWN)
+			shown[n] = t;
+		n++;
+	}
+	closedir(d);
+	if (!n)
+		return 0;
+	fprintf(stderr, "profil record: %zu process%s not sampled: traced by another program "
+	        "when %s started (a debugger would stop at every sample):", n,
+	        n == 1 ? " was" : "es were", n == 1 ? "it" : "they");
+	for (size_t i = 0; i < n && i < SHOWN; i++)
+		fprintf(stderr, "%s %s [%ld] by %s [%ld]", i ? "," : "", shown[i].comm, shown[i].pid,
+		        shown[i].tcomm, shown[i].tracer);
+	fprintf(stderr, "%s\n", n > SHOWN ? ", ..." : "");
+	return root_traced;
+}
