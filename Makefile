@@ -51,7 +51,7 @@ REC_T      := $(BUILD)/test/rec
 REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
-              rec-prog-stripped rec-cxx rec-static rec-jit rec-asan)
+              rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -464,6 +464,9 @@ $(REC_T)/rec-prog-nopie: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_
 # first): test/cli/record.t
 $(REC_T)/rec-asan: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
 	$(CC) $(REC_CFLAGS) -fsanitize=address -o $@ $< $(REC_LINK)
+# passes for a Go program (its note, a fatal SIGTRAP): test/cli/record.t
+$(REC_T)/rec-go: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
+	$(CC) $(REC_CFLAGS) -DREC_GO -o $@ $< $(REC_LINK)
 $(REC_T)/rec-prog-stripped: $(REC_T)/rec-prog
 	objcopy --only-keep-debug $< $@.debug
 	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@

@@ -23,8 +23,10 @@
  */
 #include "engine/perf_trap.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,11 +76,61 @@ static int under_valgrind(void)
 	return p && strstr(p, "/vgpreload_") != NULL;
 }
 
+/*
+ * Go's runtime installs a handler for every signal with raw rt_sigaction
+ * system calls at its start, where no interposer sees it, and takes a
+ * SIGTRAP it did not raise as fatal ("SIGTRAP: trace trap", sigcode 6):
+ * a Go program without cgo, dynamically linked, died at its first sample
+ * after that.  A sigtrap event cannot move to another signal
+ * (handover.c), a real-time one can, and Go's handler ignores those until
+ * the sweeper moves or ends sampling; so a Go program samples on one.
+ * Known by the note Go's linker puts in every executable (owner "Go",
+ * type 4: the Go build ID), in the first object dl_iterate_phdr lists
+ * (the program).
+ */
+#define GO_NOTE_BUILDID 4
+
+static int has_go_note(const ElfW(Addr) base, const ElfW(Phdr) *ph)
+{
+	const unsigned char *p = (const unsigned char *)(base + ph->p_vaddr);
+	const unsigned char *end = p + ph->p_memsz;
+	while (end - p >= (ptrdiff_t)sizeof(ElfW(Nhdr))) {
+		const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+		size_t name = (n->n_namesz + 3) & ~(size_t)3, desc = (n->n_descsz + 3) & ~(size_t)3;
+		const unsigned char *nm = p + sizeof *n;
+		if ((size_t)(end - nm) < name + desc)
+			return 0;
+		/* Go's linker writes the name as "Go\0\0", size 4 */
+		if (n->n_type == GO_NOTE_BUILDID && (n->n_namesz == 3 || n->n_namesz == 4) &&
+		    memcmp(nm, "Go", 3) == 0)
+			return 1;
+		p = nm + name + desc;
+	}
+	return 0;
+}
+
+static int main_program_notes(struct dl_phdr_info *info, size_t size, void *out)
+{
+	(void)size;
+	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE &&
+		    has_go_note(info->dlpi_addr, &info->dlpi_phdr[i]))
+			*(int *)out = 1;
+	return 1; /* the first object is the program */
+}
+
+static int go_program(void)
+{
+	int go = 0;
+	dl_iterate_phdr(main_program_notes, &go);
+	return go;
+}
+
 int perf_trap_usable(int traced)
 {
 	/* TSan runs a synchronous signal's handler at once, in the middle
 	 * of its own runtime, and SIGTRAP is one it takes as synchronous. */
-	if (!PERF_TRAP_ARCH || UNDER_TSAN || under_valgrind())
+	if (!PERF_TRAP_ARCH || UNDER_TSAN || under_valgrind() || go_program())
 		return 0;
 	return !traced && kernel_ok(); /* a tracer sees every SIGTRAP first */
 }

@@ -87,6 +87,7 @@ extern _Atomic int64_t perf_trap_period HIDDEN;
 /* Whether events may deliver by sigtrap here: the architecture, a
  * kernel that sends the signal from task work with its later fixes, no
  * tracer (traced: a debugger stops on every SIGTRAP), not under TSan or
- * valgrind. */
+ * valgrind, not in a Go program (its runtime takes SIGTRAP behind our
+ * back and dies of ours). */
 HIDDEN int perf_trap_usable(int traced);
 #endif

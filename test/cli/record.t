@@ -461,3 +461,14 @@ stdout /^0$/
 stdout /strace \[[0-9]+\]$/
 !stdout /rec-prog/
 stderr /2 processes were not sampled: traced by another program when they started .*rec-prog \[[0-9]+\] by strace/
+
+# A Go program samples on a real-time signal, never on SIGTRAP: Go's
+# runtime takes every signal by raw system calls at its start and dies of
+# a SIGTRAP it did not raise ("SIGTRAP: trace trap"), and a sigtrap
+# event's samples cannot move to another signal.  A Go program without
+# cgo, linked dynamically, died at its first sample on perf events.
+# rec-go carries Go's note and dies as Go does
+$ profil record -o go.pprof $REC/rec-go rawsig 30 && profil report go.pprof
+stdout /^done$/
+!stderr /trace trap/
+row /main_hot/ 2 >= 90

@@ -42,6 +42,7 @@
  *   echo      copies stdin to stdout, writes "to stderr" on stderr, exits 7
  *   rawsig    main_hot, then takes every signal by raw system calls as Go's
  *             runtime does (x86-64), then main_hot again; prints "done"
+ *             (built as rec-go, it passes for a Go program, below)
  *   ownprof   profiles itself as glibc's gmon (-pg) does: a SIGPROF
  *             handler set by a raw system call (glibc's internal
  *             sigaction, which no interposer sees) and ITIMER_PROF at
@@ -322,9 +323,28 @@ static int echo(void)
 }
 
 #if RAWSIG_OK
+/* Built as rec-go (-DREC_GO): the note Go's linker puts in every program
+ * (owner "Go\0\0", type 4, the build ID), and a handler that dies of a
+ * SIGTRAP it did not raise, as Go's runtime does ("SIGTRAP: trace trap") */
+#ifdef REC_GO
+__asm__(".pushsection .note.go.buildid,\"a\",@note\n"
+        ".balign 4\n"
+        ".long 4\n.long 8\n.long 4\n"
+        ".asciz \"Go\"\n.byte 0\n"
+        ".ascii \"rec-go-1\"\n"
+        ".popsection\n");
+#endif
+
 static void go_like_handler(int sig, siginfo_t *info, void *uc)
 {
 	(void)sig, (void)info, (void)uc;
+#ifdef REC_GO
+	if (sig == SIGTRAP) {
+		static const char msg[] = "SIGTRAP: trace trap\n";
+		(void)!write(2, msg, sizeof msg - 1);
+		_exit(2);
+	}
+#endif
 }
 #endif
 
