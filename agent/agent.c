@@ -121,7 +121,8 @@ static int recorder_alive(void)
  * nobody reads.  From the helper thread, so by withdrawal (engine.h);
  * then nothing writes into the ring (no handler holds the table, the
  * module log is off), and its mapping, up to 9 MiB of an unlinked file
- * nobody reads, goes.  0, or -1 to try again at the next sweep. */
+ * nobody reads, goes, and the helper thread after it (sweeper_retire()).
+ * 0, or -1 to try again at the next sweep. */
 static int recording_over(struct ring_file *rf)
 {
 	if (engine_withdraw() != 0)
@@ -130,6 +131,7 @@ static int recording_over(struct ring_file *rf)
 	modules_stop();
 	atomic_store(&current, NULL);
 	munmap(rf, rf->modlog_offset + rf->modlog_size); /* as ringfile_create() mapped it */
+	sweeper_retire(); /* and this helper thread goes after the reap */
 	return 0;
 }
 

@@ -183,6 +183,11 @@ HIDDEN int sweeper_pause(void);
 HIDDEN void sweeper_resume(void);
 HIDDEN void sweeper_forget(void);
 HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
+/* The agent's recording is over (its table withdrawn: engine_withdraw()):
+ * the helper's next sweep releases the timers or events (engine_reap())
+ * and then the helper ends, leaving a process that outlived its
+ * recording (a daemon, a background job) without a thread of ours. */
+HIDDEN void sweeper_retire(void);
 /* The program's threads made through our pthread_create (threads.c), so
  * that the sweeper leaves once they and the main thread have all ended:
  * counted up before a thread exists, down as its last act; reset to the

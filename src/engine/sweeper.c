@@ -286,6 +286,28 @@ static int events_in_table(void)
  * pthread_join() has returned it is this run's (sweeper_pause()). */
 static _Atomic pid_t sweeper_tid;
 
+/* Set by the agent when its recording is over (sweeper_retire()). */
+static _Atomic int retiring;
+
+void sweeper_retire(void)
+{
+	atomic_store(&retiring, 1);
+	sweeper_wake();
+}
+
+/* The helper ends itself: detached, unless a stop is already joining it
+ * (it set running to 0 first, under mu), which then goes on as usual. */
+static void leave_by_itself(void)
+{
+	pthread_mutex_lock(&mu);
+	if (running) {
+		running = 0;
+		timers_exclude(0);
+		pthread_detach(pthread_self());
+	}
+	pthread_mutex_unlock(&mu);
+}
+
 static void *sweep(void *unused)
 {
 	(void)unused;
@@ -335,11 +357,16 @@ static void *sweep(void *unused)
 				break;
 			}
 			engine_reap();
+			int released = !timers_signal();
 			signal_settle();
 			if (signal_check_taken())
 				engine_signal_taken();
 			timers_rescan(nthreads);
 			engine_unlock();
+			if (released && atomic_load(&retiring)) {
+				leave_by_itself(); /* nothing is sampled any more */
+				break;
+			}
 		} else {
 			ms = 5; /* a move may be waiting: try again soon */
 		}

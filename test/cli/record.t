@@ -413,16 +413,19 @@ stdout /^0$/
 # sweep (100 ms) its timers or perf events are gone (they went on costing
 # its CPU for samples nobody read, until it exited; 726 signals a second
 # on perf events).  An event is held by its mapping, a timer is listed;
-# its ring (9 MiB of an unlinked file) is unmapped too
-$ profil record -o bg.pprof sh -c "$REC/rec-prog spin 1 >/dev/null 2>&1 & echo \$! >bg.pid" 2>/dev/null; sleep 1; p=$(cat bg.pid); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); r=$(grep -c '\.ring' /proc/$p/maps); kill $p; echo "sampling left: $n"; echo "rings mapped: $r"
+# its ring (9 MiB of an unlinked file) is unmapped too, and the agent's
+# helper thread ends (it went on waking every 100 ms until the exit)
+$ profil record -o bg.pprof sh -c "$REC/rec-prog spin 1 >/dev/null 2>&1 & echo \$! >bg.pid" 2>/dev/null; sleep 1; p=$(cat bg.pid); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); r=$(grep -c '\.ring' /proc/$p/maps); t=$(ls /proc/$p/task | wc -l); kill $p; echo "sampling left: $n"; echo "rings mapped: $r"; echo "threads: $t"
 stdout /^sampling left: 0$/
 stdout /^rings mapped: 0$/
+stdout /^threads: 1$/
 
 # A recorder killed (SIGKILL) while the command runs: nobody reads the
 # rings any more, and the command, which runs on, stops being sampled
 # within a sweep (its lock on the directory went with it)
-$ (profil record -o k.pprof sh -c "echo \$\$ >cmd.pid; exec $REC/rec-prog spin 1" >/dev/null 2>&1 & echo $! >rec.pid; wait) & sleep 1; kill -9 $(cat rec.pid); sleep 1; p=$(cat cmd.pid); d=$(tr '\0' '\n' </proc/$p/environ | sed -n 's/^PROFIL_RECORD_DIR=//p'); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); kill $p; case "$d" in */profil-record.*) rm -rf "$d";; esac; echo "sampling left: $n"
+$ (profil record -o k.pprof sh -c "echo \$\$ >cmd.pid; exec $REC/rec-prog spin 1" >/dev/null 2>&1 & echo $! >rec.pid; wait) & sleep 1; kill -9 $(cat rec.pid); sleep 1; p=$(cat cmd.pid); d=$(tr '\0' '\n' </proc/$p/environ | sed -n 's/^PROFIL_RECORD_DIR=//p'); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); t=$(ls /proc/$p/task | wc -l); kill $p; case "$d" in */profil-record.*) rm -rf "$d";; esac; echo "sampling left: $n"; echo "threads: $t"
 stdout /^sampling left: 0$/
+stdout /^threads: 1$/
 
 # A program built with gcc's -fsanitize=address links libasan.so, which
 # stops the program at its start unless it is the first library loaded;
