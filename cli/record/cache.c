@@ -9,7 +9,8 @@
  * <root> is $PROFIL_CACHE ("" turns caching off), else
  * $XDG_CACHE_HOME/profil, else ~/.cache/profil.  Every file in it is
  * keyed by build-id, written whole under a temporary name and renamed,
- * and checked when read: the directory can be removed at any time.
+ * and checked when read: the directory can be removed at any time, and
+ * cachetrim.c keeps it within a size.
  */
 #include "record_int.h"
 
@@ -37,20 +38,35 @@ static int make_dirs(char *path)
 	}
 }
 
-const char *record_cache_dir(const char *sub, char *buf, size_t size)
+/* <root>/sub ("" for <root> itself) into buf: its length, or -1. */
+static int cache_path(const char *sub, char *buf, size_t size)
 {
 	const char *root = getenv("PROFIL_CACHE");
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *sep = *sub ? "/" : "";
 	int n;
 	if (root)
-		n = *root ? snprintf(buf, size, "%s/%s", root, sub) : -1;
+		n = *root ? snprintf(buf, size, "%s%s%s", root, sep, sub) : -1;
 	else if (xdg && xdg[0] == '/')
-		n = snprintf(buf, size, "%s/profil/%s", xdg, sub);
+		n = snprintf(buf, size, "%s/profil%s%s", xdg, sep, sub);
 	else if (home && home[0] == '/')
-		n = snprintf(buf, size, "%s/.cache/profil/%s", home, sub);
+		n = snprintf(buf, size, "%s/.cache/profil%s%s", home, sep, sub);
 	else
 		n = -1;
-	if (n <= 0 || (size_t)n >= size || buf[0] != '/' || make_dirs(buf) != 0)
+	return n <= 0 || (size_t)n >= size || buf[0] != '/' ? -1 : n;
+}
+
+const char *record_cache_dir(const char *sub, char *buf, size_t size)
+{
+	if (cache_path(sub, buf, size) < 0 || make_dirs(buf) != 0)
+		return NULL;
+	return buf;
+}
+
+const char *record_cache_root(char *buf, size_t size)
+{
+	struct stat st;
+	if (cache_path("", buf, size) < 0 || stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
 		return NULL;
 	return buf;
 }

@@ -363,6 +363,9 @@ int cmd_record(int argc, char **argv)
 		prof_free(p);
 	}
 	images_free(&set);
+	char root[4096];
+	if (record_cache_root(root, sizeof root))
+		record_cache_trim(root);
 	if (rc != 0 && status == 0)
 		status = 1;
 	return status;

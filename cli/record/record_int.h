@@ -2,9 +2,9 @@
  * record_int.h - the parts of `profil record` (cli/record/): spawn.c runs
  * the command with the agent preloaded, images.c reads the ring files,
  * build.c turns them into a profile, cache.c says where files that
- * outlive a recording go, workdir.c makes and cleans the rings' directory,
- * traced.c reports the processes left alone for a tracer, record.c ties
- * them together.
+ * outlive a recording go (cachetrim.c bounds them), workdir.c makes and
+ * cleans the rings' directory, traced.c reports the processes left alone
+ * for a tracer, record.c ties them together.
  */
 #ifndef PROFIL_CLI_RECORD_INT_H
 #define PROFIL_CLI_RECORD_INT_H
@@ -42,6 +42,13 @@ int spawn_exit_status(int wstatus);
 /* cache.c.  <cache root>/sub, created if missing; NULL when caching is
  * off ($PROFIL_CACHE set to "") or the directory cannot be had. */
 const char *record_cache_dir(const char *sub, char *buf, size_t size);
+/* <cache root> itself when it exists, else NULL (nothing to trim). */
+const char *record_cache_root(char *buf, size_t size);
+
+/* cachetrim.c.  Removes the least recently used files of the cache under
+ * root while it holds more than $PROFIL_CACHE_MAX MiB (default 1024);
+ * only when something was added since it last looked. */
+void record_cache_trim(const char *root);
 
 /* workdir.c.  A new directory for the rings, locked as ours for our
  * whole life; directories of recorders that died are removed first.
