@@ -5,6 +5,7 @@
 #include "safety.h"
 
 #include <fcntl.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -137,6 +138,54 @@ TEST_IMPL(safety_fork_from_nonmain_thread)
 	if (!WIFEXITED(f.status) || WEXITSTATUS(f.status) != 0)
 		FAIL_AT("child status %#x", f.status);
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	return 0;
+}
+
+/* A child forked while another thread was inside dl_iterate_phdr() (a
+ * dlopen, a C++ exception's unwinding do the same) inherits the loader's
+ * lock held by a thread it does not have: starting profiling there must
+ * not take that lock.  The engine once asked dl_iterate_phdr whether the
+ * program was Go's at every start, and the stress mix's forked children
+ * hung in profil() for ever. */
+static atomic_int in_phdr_walk;
+
+static int slow_phdr_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)info, (void)size, (void)data;
+	atomic_store(&in_phdr_walk, 1);
+	usleep(500 * 1000);
+	return 1;
+}
+
+static void *hold_loader_lock(void *unused)
+{
+	(void)unused;
+	dl_iterate_phdr(slow_phdr_callback, NULL);
+	return NULL;
+}
+
+TEST_IMPL(safety_fork_while_loader_locked)
+{
+	if (skip_under("tsan", "TSan does not support threads after a multi-threaded fork"))
+		return 0;
+	pthread_t t;
+	ASSERT_EQ(pthread_create(&t, NULL, hold_loader_lock, NULL), 0);
+	while (!atomic_load(&in_phdr_walk))
+		usleep(1000);
+	fflush(NULL);
+	pid_t pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		static unsigned short buf[2];
+		if (profil(buf, sizeof buf, 0, 2) != 0)
+			_exit(2);
+		burn(0.05);
+		_exit(profil(no_buf, 0, 0, 0) != 0 ? 3 : 0);
+	}
+	int status = wait_bounded(pid, 10);
+	ASSERT_EQ(pthread_join(t, NULL), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		FAIL_AT("child status %#x", status);
 	return 0;
 }
 

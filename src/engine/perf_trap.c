@@ -119,18 +119,23 @@ static int main_program_notes(struct dl_phdr_info *info, size_t size, void *out)
 	return 1; /* the first object is the program */
 }
 
-static int go_program(void)
+/* Read once, at load: a forked child must not call dl_iterate_phdr (the
+ * loader's lock may have been held by another thread of the parent at
+ * the fork, and stays held for ever in the child: the stress mix's
+ * forked children hung in profil() so), and the program only changes at
+ * exec, which loads us anew. */
+static int go_main;
+
+__attribute__((constructor)) static void go_program(void)
 {
-	int go = 0;
-	dl_iterate_phdr(main_program_notes, &go);
-	return go;
+	dl_iterate_phdr(main_program_notes, &go_main);
 }
 
 int perf_trap_usable(int traced)
 {
 	/* TSan runs a synchronous signal's handler at once, in the middle
 	 * of its own runtime, and SIGTRAP is one it takes as synchronous. */
-	if (!PERF_TRAP_ARCH || UNDER_TSAN || under_valgrind() || go_program())
+	if (!PERF_TRAP_ARCH || UNDER_TSAN || under_valgrind() || go_main)
 		return 0;
 	return !traced && kernel_ok(); /* a tracer sees every SIGTRAP first */
 }
