@@ -126,7 +126,9 @@ static int main_program_notes(struct dl_phdr_info *info, size_t size, void *out)
  * exec, which loads us anew. */
 static int go_main;
 
-__attribute__((constructor)) static void go_program(void)
+/* Before the agent's constructor, which starts the engine (priority 101:
+ * ahead of every constructor without one). */
+__attribute__((constructor(101))) static void go_program(void)
 {
 	dl_iterate_phdr(main_program_notes, &go_main);
 }
