@@ -39,8 +39,11 @@ stderr /ignoring .*truncated while being read/
 # ring is not read again, but the samples of its first loop, read before,
 # are its profile: status 0, and the report has the shell in it.  (Once
 # the whole profile was dropped with the ring, and record said the agent
-# had not started in sh: cli_ring_scribbled_3 failed so in CI.)
-$ profil record -o s.pprof sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; for f in "$PROFIL_RECORD_DIR"/*.ring; do printf "\005\000\000\000\000\000\000\000" | dd of="$f" bs=1 seek=80 conv=notrunc 2>/dev/null; done; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo scribbled'; echo "status $?"; profil report --by process s.pprof
+# had not started in sh: cli_ring_scribbled_3 failed so in CI.)  The
+# shell then idles a second before the scribble: the recorder naps up to
+# 100 ms between reads when little comes in, and read nothing during the
+# 70 ms loop once in CI ("the 0 samples read before are kept").
+$ profil record -o s.pprof sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 1; for f in "$PROFIL_RECORD_DIR"/*.ring; do printf "\005\000\000\000\000\000\000\000" | dd of="$f" bs=1 seek=80 conv=notrunc 2>/dev/null; done; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo scribbled'; echo "status $?"; profil report --by process s.pprof
 stdout /^scribbled$/
 stdout /^status 0$/
 stdout /^ +[1-9][0-9]* .* sh \[[0-9]+\]$/
