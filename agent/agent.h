@@ -67,6 +67,10 @@ HIDDEN int account_exec_value(char *buf, size_t size);
 /* agent.c: whether this process is being recorded now. */
 HIDDEN int agent_running(void);
 
+/* ringfile.c: a small file (/proc's) into buf, NUL-terminated, maybe
+ * cut; its length (0 when it cannot be read). */
+HIDDEN size_t agent_read_small(const char *path, char *buf, size_t size);
+
 /* traced.c: the pid of the program tracing this process (a debugger,
  * strace), 0 for none or unknown; agent_note_traced() tells the recorder
  * in "<dir>/<pid>.traced" that this process is not sampled for that. */

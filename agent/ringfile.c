@@ -21,11 +21,8 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
-/* Reads a small /proc/self file into buf (NUL-terminated, maybe cut). */
-static size_t read_self(const char *name, char *buf, size_t size)
+size_t agent_read_small(const char *path, char *buf, size_t size)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/%s", name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -64,7 +61,7 @@ static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_si
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	rf->start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	size_t n = read_self("cmdline", rf->cmdline, sizeof rf->cmdline);
+	size_t n = agent_read_small("/proc/self/cmdline", rf->cmdline, sizeof rf->cmdline);
 	(void)n;
 	/* The calling thread's name is the process's here (the main thread at
 	 * load, a forked child's only thread): no /proc file to open.  Left

@@ -16,6 +16,7 @@
  * how to let them pass.
  */
 #include "agent.h"
+#include "../src/engine/perf_engine.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,36 +25,23 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 
-/* A small /proc file into buf, NUL-terminated; its length, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 pid_t agent_tracer(void)
 {
-	char status[4096];
-	if (read_small("/proc/self/status", status, sizeof status) < 0)
-		return 0;
-	const char *t = strstr(status, "\nTracerPid:");
-	return t ? (pid_t)atol(t + strlen("\nTracerPid:")) : 0;
+	int seccomp;
+	long tracer;
+	perf_probe_status(&seccomp, &tracer);
+	return tracer > 0 ? (pid_t)tracer : 0;
 }
 
 void agent_note_traced(const char *dir, pid_t tracer)
 {
 	char path[4096 + 32], comm[17] = {0}, tcomm[64] = "?", line[160];
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
-	ssize_t n = read_small(path, tcomm, sizeof tcomm);
+	size_t n = agent_read_small(path, tcomm, sizeof tcomm);
 	if (n > 0 && tcomm[n - 1] == '\n')
 		tcomm[n - 1] = '\0';
+	else if (n == 0)
+		snprintf(tcomm, sizeof tcomm, "?"); /* gone already */
 	(void)prctl(PR_GET_NAME, comm);
 	int len = snprintf(line, sizeof line, "%s\t%d\t%s\n", comm, (int)tracer, tcomm);
 	snprintf(path, sizeof path, "%s/%d.traced", dir, (int)getpid());

@@ -59,9 +59,10 @@ HIDDEN int perf_engine_task_gone(int fd);
 /* perf_probe.c: what the system allows, and the events themselves. */
 /* The kernel's cap on samples per CPU second, read afresh each time. */
 HIDDEN unsigned int perf_probe_max_rate(void);
-/* Whether a seccomp filter is in force, whether a tracer is attached
- * (1 when /proc/self/status cannot be read), in one read of it. */
-HIDDEN void perf_probe_status(int *seccomp, int *traced);
+/* Whether a seccomp filter is in force, and the pid of the process
+ * tracing us (0: none; -1 when /proc/self/status cannot be read), in one
+ * read of it. */
+HIDDEN void perf_probe_status(int *seccomp, long *tracer);
 /* A disabled task-clock event on tid (0: the caller) with period per
  * ns, close-on-exec, numbered high; with trap, delivering by sigtrap
  * with sig_data.  Its descriptor, or -1 (errno). */

@@ -72,9 +72,6 @@ unsigned int perf_probe_max_rate(void)
 	return v ? v : 100000; /* the kernel's default */
 }
 
-/* What /proc/self/status says about us: whether a seccomp filter is in
- * force ("Seccomp: 2") and whether a tracer is attached ("TracerPid"
- * not 0; 1 when it cannot be read: assume the worst). */
 /* The number after "\nName:" in buf, or -1. */
 static long status_number(const char *buf, const char *name)
 {
@@ -87,13 +84,17 @@ static long status_number(const char *buf, const char *name)
 	return *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
 }
 
-void perf_probe_status(int *seccomp, int *traced)
+/* What /proc/self/status says about us: whether a seccomp filter is in
+ * force ("Seccomp: 2") and which process traces us ("TracerPid", 0 for
+ * none; -1 when it cannot be read).  Uses nothing shared: the agent asks
+ * it at load too (agent/traced.c). */
+void perf_probe_status(int *seccomp, long *tracer)
 {
 	/* Read whole and searched, not stdio's line-by-line sscanf: this
 	 * runs in every process and forked child at start. */
 	char buf[16384]; /* a long Groups: line comes before them */
 	*seccomp = 0;
-	*traced = 1;
+	*tracer = -1;
 	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -104,7 +105,7 @@ void perf_probe_status(int *seccomp, int *traced)
 	close(fd);
 	buf[n] = '\0';
 	*seccomp = status_number(buf, "\nSeccomp:") == 2;
-	*traced = status_number(buf, "\nTracerPid:") != 0;
+	*tracer = status_number(buf, "\nTracerPid:");
 }
 
 /*
@@ -115,8 +116,9 @@ void perf_probe_status(int *seccomp, int *traced)
  */
 int engine_seccomp_filtered(void)
 {
-	int seccomp, traced;
-	perf_probe_status(&seccomp, &traced);
+	int seccomp;
+	long tracer;
+	perf_probe_status(&seccomp, &tracer);
 	return seccomp;
 }
 
