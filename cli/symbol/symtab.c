@@ -190,8 +190,6 @@ static int note_symbol(struct sym_symtab *t, int i, const char *name, const GElf
 	       (v != addr && sym_reach_add(&t->sized, v, v + size, i));
 }
 
-/* Every candidate's start and end, sorted and unique; NULL on failure
- * (the caller then asks libdwfl every time, as before). */
 static void clear_index(struct sym_symtab *t);
 
 /* The index into t, which has none yet: 0, or -1 (t without one). */
