@@ -28,6 +28,21 @@ static int wait_bounded(pid_t pid, double secs)
 	}
 }
 
+/* fork(), stdio flushed first; in the child, profiling is on (it exits
+ * with fail_status when it cannot be).  fork's value. */
+static pid_t fork_profiling(int fail_status)
+{
+	fflush(NULL); /* the child's exit flushes its copy of stdio */
+	pid_t pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		static unsigned short buf[2];
+		if (profil(buf, sizeof buf, 0, 2) != 0)
+			_exit(fail_status);
+	}
+	return pid;
+}
+
 /* The child: its counts, from its copy of buf, match its CPU time. */
 static int child_checks(unsigned short *buf, unsigned int hz)
 {
@@ -141,6 +156,36 @@ TEST_IMPL(safety_fork_from_nonmain_thread)
 	return 0;
 }
 
+/* The same end without a fork: the main thread calls pthread_exit() while
+ * profiling is on, and the process ends when its other thread does. */
+static void *burn_briefly(void *unused)
+{
+	(void)unused;
+	burn(0.05);
+	return NULL;
+}
+
+TEST_IMPL(safety_main_pthread_exit)
+{
+	/* A TSan build does not interpose pthread_create (threads.c), so the
+	 * sweeper cannot count the program's threads and waits for every
+	 * listed one, TSan's background thread included, which never ends. */
+	if (skip_under("tsan", "no pthread_create trampoline to count threads; "
+	               "the helper would wait for TSan's own thread"))
+		return 0;
+	pid_t pid = fork_profiling(11);
+	if (pid == 0) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, burn_briefly, NULL) != 0)
+			_exit(12);
+		pthread_exit(NULL);
+	}
+	int status = wait_bounded(pid, 10);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		FAIL_AT("child status %#x", status);
+	return 0;
+}
+
 /* A child forked while another thread was inside dl_iterate_phdr() (a
  * dlopen, a C++ exception's unwinding do the same) inherits the loader's
  * lock held by a thread it does not have: starting profiling there must
@@ -172,53 +217,13 @@ TEST_IMPL(safety_fork_while_loader_locked)
 	ASSERT_EQ(pthread_create(&t, NULL, hold_loader_lock, NULL), 0);
 	while (!atomic_load(&in_phdr_walk))
 		usleep(1000);
-	fflush(NULL);
-	pid_t pid = fork();
-	ASSERT(pid >= 0);
+	pid_t pid = fork_profiling(2);
 	if (pid == 0) {
-		static unsigned short buf[2];
-		if (profil(buf, sizeof buf, 0, 2) != 0)
-			_exit(2);
 		burn(0.05);
 		_exit(profil(no_buf, 0, 0, 0) != 0 ? 3 : 0);
 	}
 	int status = wait_bounded(pid, 10);
 	ASSERT_EQ(pthread_join(t, NULL), 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		FAIL_AT("child status %#x", status);
-	return 0;
-}
-
-/* The same end without a fork: the main thread calls pthread_exit() while
- * profiling is on, and the process ends when its other thread does. */
-static void *burn_briefly(void *unused)
-{
-	(void)unused;
-	burn(0.05);
-	return NULL;
-}
-
-TEST_IMPL(safety_main_pthread_exit)
-{
-	/* A TSan build does not interpose pthread_create (threads.c), so the
-	 * sweeper cannot count the program's threads and waits for every
-	 * listed one, TSan's background thread included, which never ends. */
-	if (skip_under("tsan", "no pthread_create trampoline to count threads; "
-	               "the helper would wait for TSan's own thread"))
-		return 0;
-	fflush(NULL);
-	pid_t pid = fork();
-	ASSERT(pid >= 0);
-	if (pid == 0) {
-		static unsigned short buf[2];
-		if (profil(buf, sizeof buf, 0, 2) != 0)
-			_exit(11);
-		pthread_t t;
-		if (pthread_create(&t, NULL, burn_briefly, NULL) != 0)
-			_exit(12);
-		pthread_exit(NULL);
-	}
-	int status = wait_bounded(pid, 10);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		FAIL_AT("child status %#x", status);
 	return 0;
