@@ -14,12 +14,9 @@
  * ASAN_OPTIONS with verify_asan_link_order=0 (below).  An environment
  * that has them already goes as it is.
  *
- * ASAN_OPTIONS: a program built with gcc's -fsanitize=address stops at
- * its start when a library was loaded before libasan.so, as the agent is
- * (cli/record/spawn.c says why turning the check off is safe with it).
- * Test suites often run such a program with options of their own
- * (ASAN_OPTIONS=detect_leaks=0 ./t): the key is added to what the
- * program passes, unless it sets the key itself.  With --no-children
+ * ASAN_OPTIONS: src/base/asanopt.h says why and how; test suites often
+ * run an ASan program with options of their own (ASAN_OPTIONS=
+ * detect_leaks=0 ./t), so the key is added to what the program passes.  With --no-children
  * only the recorded process's own execs (same pid, still the recorded
  * process) are so treated; a forked child drops the hook (agent.c).
  *
@@ -33,6 +30,7 @@
  */
 #include "agent.h"
 #include "../src/process/process.h"
+#include "../src/base/asanopt.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -46,7 +44,6 @@
  * had sampled when it exec'd.  Never saved, never inherited stale. */
 #define EXEC_CPU "PROFIL_EXEC_CPU="
 #define ASAN_OPTIONS "ASAN_OPTIONS="
-#define ASAN_KEY "verify_asan_link_order"
 #define SAVED_MAX 32
 #define SAVED_BYTES 8192
 
@@ -132,14 +129,13 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	for (size_t j = 0; j < nsaved; j++)
 		missing += !has_entry(envp, saved[j]);
 	int new_preload = !preload || !preloads_agent(preload);
-	int new_asan = !asan || !strstr(asan, ASAN_KEY);
+	int new_asan = asanopt_wanted(asan);
 	if (!missing && !new_preload && !new_asan && !with_cpu)
 		return NULL;
 	size_t old_len = preload && *preload ? strlen(preload) + 1 : 0;
 	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + strlen(agent_path) + old_len + 1 : 0;
-	size_t asan_len = asan && *asan ? strlen(asan) + 1 : 0;
 	if (new_asan)
-		bytes += strlen(ASAN_OPTIONS) + asan_len + strlen(ASAN_KEY "=0") + 1;
+		bytes += strlen(ASAN_OPTIONS) + asanopt_size(asan);
 	char cpu[64];
 	size_t cpu_bytes = 0;
 	if (with_cpu && account_exec_value(cpu, sizeof cpu) == 0)
@@ -166,11 +162,7 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	}
 	if (new_asan) {
 		strcpy(s, ASAN_OPTIONS);
-		if (asan_len) {
-			strcat(s, asan);
-			strcat(s, ":");
-		}
-		strcat(s, ASAN_KEY "=0");
+		asanopt_write(asan, s + strlen(ASAN_OPTIONS));
 		out[k++] = s;
 		s += strlen(s) + 1;
 	}

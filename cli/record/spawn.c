@@ -9,6 +9,7 @@
  * recording then ends with what was sampled.
  */
 #include "record_int.h"
+#include "../../src/base/asanopt.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -100,27 +101,16 @@ static char *preload_value(const char *agent)
 	return v;
 }
 
-/*
- * A program built with gcc's -fsanitize=address loads libasan.so, which
- * stops the program at its start ("ASan runtime does not come first in
- * initial library list") when another library was loaded before it: the
- * agent is, as the first LD_PRELOAD item.  The check guards against a
- * library ahead of ASan replacing malloc and free; the agent replaces no
- * allocation function, so the check is turned off (ASAN_OPTIONS), unless
- * the user set it either way.  The agent does the same for every program
- * it passes on to (agent/envfix.c).  Other programs ignore ASAN_OPTIONS.
- */
-#define ASAN_KEY "verify_asan_link_order"
-
+/* ASAN_OPTIONS with verify_asan_link_order=0 (src/base/asanopt.h says
+ * why), the user's own kept. */
 static void asan_allow_agent(void)
 {
 	const char *old = getenv("ASAN_OPTIONS");
-	if (old && strstr(old, ASAN_KEY))
-		return;
 	char v[4096];
-	if (snprintf(v, sizeof v, "%s%s" ASAN_KEY "=0", old ? old : "", old && *old ? ":" : "") <
-	    (int)sizeof v)
+	if (asanopt_wanted(old) && asanopt_size(old) <= sizeof v) {
+		asanopt_write(old, v);
 		setenv("ASAN_OPTIONS", v, 1);
+	}
 }
 
 pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir)
