@@ -22,7 +22,7 @@ int sym_reach_add(struct sym_reach *r, uint64_t start, uint64_t end, int idx)
 		r->v = v;
 		r->cap = cap;
 	}
-	r->v[r->n++] = (struct sym_span){start, end, idx};
+	r->v[r->n++] = (struct sym_span){start, end, idx, 0};
 	return 0;
 }
 

@@ -6,6 +6,7 @@
  *   scopes.c  the DIEs holding an address (dwarf_getscopes, cheaper)
  *   kids.c    DIE lists walked as libdw does, indexed by address
  *   symtab.c  the symbol table's answer per address, asked once per stretch
+ *   symkeep.c symtab.c's index kept across recordings, by build-id
  *   reach.c   intervals by start, for symtab.c and perfmap.c
  *   plt.c     the PLT's stubs named after the functions they jump to
  *   fde.c     the start of the function (FDE) holding an address
@@ -76,6 +77,7 @@ int sym_image_has_cxx_symbols(struct sym_image *im);
 struct sym_span {
 	uint64_t start, end;
 	int idx;
+	int pad; /* 0: symtab.c's kept index writes spans as they are */
 };
 struct sym_reach {
 	struct sym_span *v;

@@ -30,45 +30,21 @@
  * once.  test/sym's sym_symtab_matches_libdwfl compares every path with
  * libdwfl on real modules.
  */
-#include "symint.h"
+#include "symtab_int.h"
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <stdlib.h>
-
-struct slot_answer {
-	int asked;
-	const char *name; /* libdwfl's answer (its string), NULL: none */
-};
-
-struct rec {
-	const char *name; /* libdwfl's string */
-	GElf_Addr value, size;
-	int bind; /* binding_value() of libdwfl: higher is preferred */
-};
+#include <sys/mman.h>
 
 /* A module's first lookups are libdwfl's (one pass over its symbols
  * each): the index costs about fifteen such passes to build (libpython:
  * 13 M instructions), and a module DWARF describes is asked once or
- * twice a recording, for the few addresses no function covers. */
+ * twice a recording, for the few addresses no function covers.  An index
+ * kept by an earlier recording (symkeep.c) is used from the first. */
 #define DIRECT_ASKS 8
 
-struct sym_symtab {
-	unsigned direct;       /* lookups libdwfl answered before the index */
-	int state;             /* 0: not built, 1: built, -1: failed (libdwfl) */
-	struct rec *recs;      /* by table index; name NULL: not a candidate */
-	int plain;             /* every candidate's address is its st_value */
-	int two_passes;        /* a local pass exists (first_global > 1) */
-	struct sym_reach gsized, lsized; /* sized candidates of each pass */
-	struct sym_reach gsizeless_at;   /* [v, v+1) of the global sizeless */
-	struct sym_reach sized;    /* every sized candidate, by either value */
-	struct sym_reach labels;   /* the global pass's candidates */
-	struct sym_reach sizeless; /* sizeless candidates, by either value */
-	struct sym_reach bounds;   /* [b, b) per boundary: sorted, unique */
-	struct slot_answer *slots; /* 2 * bounds.n + 1 */
-};
-
-static int binding_value(const GElf_Sym *sym)
+int sym_symtab_binding(const GElf_Sym *sym)
 {
 	switch (GELF_ST_BIND(sym->st_info)) {
 	case STB_GLOBAL:
@@ -85,11 +61,12 @@ static int binding_value(const GElf_Sym *sym)
 /* Whether libdwfl's answer for addr is certainly "no symbol". */
 static int certainly_none(const struct sym_symtab *t, GElf_Addr addr)
 {
-	if (sym_reach_upto(&t->sized, addr) > addr)
+	if (sym_reach_upto(&t->reach[REACH_SIZED], addr) > addr)
 		return 0; /* a sized symbol covers it */
-	GElf_Addr min_label = sym_reach_upto(&t->labels, addr);
-	size_t below = sym_reach_count(&t->sizeless, addr); /* sizeless ones <= addr */
-	return below == 0 || t->sizeless.v[below - 1].start < min_label;
+	GElf_Addr min_label = sym_reach_upto(&t->reach[REACH_LABELS], addr);
+	const struct sym_reach *sizeless = &t->reach[REACH_SIZELESS];
+	size_t below = sym_reach_count(sizeless, addr); /* sizeless ones <= addr */
+	return below == 0 || sizeless->v[below - 1].start < min_label;
 }
 
 static int by_index(const void *a, const void *b)
@@ -99,7 +76,7 @@ static int by_index(const void *a, const void *b)
 }
 
 /* One pass's fold over the sized symbols covering addr; -1: none, -2: too
- * many to fold here. */
+ * many to fold here (or a kept file's index out of the table). */
 #define FOLD_MAX 32
 static int fold_covering(const struct sym_symtab *t, const struct sym_reach *r, GElf_Addr addr)
 {
@@ -107,11 +84,14 @@ static int fold_covering(const struct sym_symtab *t, const struct sym_reach *r, 
 	int k = sym_reach_covering(r, addr, c, FOLD_MAX);
 	if (k < 0)
 		return -2;
+	for (int i = 0; i < k; i++)
+		if (c[i]->idx < 0 || (size_t)c[i]->idx >= t->nsyms)
+			return -2;
 	qsort(c, (size_t)k, sizeof *c, by_index);
-	const struct rec *best = NULL;
+	const struct sym_rec *best = NULL;
 	int besti = -1;
 	for (int i = 0; i < k; i++) {
-		const struct rec *s = &t->recs[c[i]->idx];
+		const struct sym_rec *s = &t->recs[c[i]->idx];
 		if (!best || best->value < s->value || best->bind < s->bind ||
 		    (best->value == s->value &&
 		     ((best->size > s->size && best->bind <= s->bind) ||
@@ -121,8 +101,20 @@ static int fold_covering(const struct sym_symtab *t, const struct sym_reach *r, 
 	return besti;
 }
 
+/* Symbol i's name: libdwfl's string, taken from it on first use when the
+ * index was kept (its names are not). */
+static const char *name_of(struct sym_symtab *t, Dwfl_Module *mod, int i)
+{
+	if (!t->names[i]) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		t->names[i] = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+	}
+	return t->names[i];
+}
+
 /* The answer by the rules above: 1 and *name, or 0 (libdwfl's to give). */
-static int own_answer(const struct sym_symtab *t, GElf_Addr addr, const char **name)
+static int own_answer(struct sym_symtab *t, Dwfl_Module *mod, GElf_Addr addr, const char **name)
 {
 	if (certainly_none(t, addr)) {
 		*name = NULL;
@@ -130,17 +122,17 @@ static int own_answer(const struct sym_symtab *t, GElf_Addr addr, const char **n
 	}
 	if (!t->plain)
 		return 0;
-	int i = fold_covering(t, &t->gsized, addr);
-	if (i == -1 && t->two_passes && sym_reach_upto(&t->gsizeless_at, addr) <= addr)
-		i = fold_covering(t, &t->lsized, addr);
-	if (i < 0)
+	int i = fold_covering(t, &t->reach[REACH_GSIZED], addr);
+	if (i == -1 && t->two_passes &&
+	    sym_reach_upto(&t->reach[REACH_GSIZELESS_AT], addr) <= addr)
+		i = fold_covering(t, &t->reach[REACH_LSIZED], addr);
+	if (i < 0 || !(*name = name_of(t, mod, i)))
 		return 0;
-	*name = t->recs[i].name;
 	return 1;
 }
 
 /* A symbol libdwfl could answer with (its filter in search_table). */
-static int candidate(const char *name, const GElf_Sym *sym)
+int sym_symtab_candidate(const char *name, const GElf_Sym *sym)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
 	return name && name[0] && sym->st_shndx != SHN_UNDEF && type != STT_SECTION &&
@@ -167,7 +159,7 @@ static int add_sections(Dwfl_Module *mod, struct sym_symtab *t)
 
 static int add_bound(struct sym_symtab *t, GElf_Addr b)
 {
-	return sym_reach_add(&t->bounds, b, b, 0);
+	return sym_reach_add(&t->reach[REACH_BOUNDS], b, b, 0);
 }
 
 /* Indexes candidate i (global: in libdwfl's first pass). */
@@ -175,19 +167,21 @@ static int note_symbol(struct sym_symtab *t, int i, const char *name, const GElf
                        GElf_Addr addr, int global)
 {
 	GElf_Addr size = sym->st_size;
-	t->recs[i] = (struct rec){name, addr, size, binding_value(sym)};
+	struct sym_reach *r = t->reach;
+	t->recs[i] = (struct sym_rec){addr, size, sym_symtab_binding(sym), 1};
+	t->names[i] = name;
 	if (addr != sym->st_value)
 		t->plain = 0;
-	if (global && sym_reach_add(&t->labels, addr, addr + size, i) != 0)
+	if (global && sym_reach_add(&r[REACH_LABELS], addr, addr + size, i) != 0)
 		return -1;
 	GElf_Addr v = sym->st_value; /* libdwfl tries it too when it differs */
 	if (!size)
-		return sym_reach_add(&t->sizeless, addr, addr, i) ||
-		       (v != addr && sym_reach_add(&t->sizeless, v, v, i)) ||
-		       (global && sym_reach_add(&t->gsizeless_at, addr, addr + 1, i));
-	return sym_reach_add(global ? &t->gsized : &t->lsized, addr, addr + size, i) ||
-	       sym_reach_add(&t->sized, addr, addr + size, i) ||
-	       (v != addr && sym_reach_add(&t->sized, v, v + size, i));
+		return sym_reach_add(&r[REACH_SIZELESS], addr, addr, i) ||
+		       (v != addr && sym_reach_add(&r[REACH_SIZELESS], v, v, i)) ||
+		       (global && sym_reach_add(&r[REACH_GSIZELESS_AT], addr, addr + 1, i));
+	return sym_reach_add(&r[global ? REACH_GSIZED : REACH_LSIZED], addr, addr + size, i) ||
+	       sym_reach_add(&r[REACH_SIZED], addr, addr + size, i) ||
+	       (v != addr && sym_reach_add(&r[REACH_SIZED], v, v + size, i));
 }
 
 static void clear_index(struct sym_symtab *t);
@@ -198,8 +192,10 @@ static int build(struct sym_symtab *t, Dwfl_Module *mod)
 	int n = dwfl_module_getsymtab(mod);
 	if (n < 0)
 		goto fail;
+	t->nsyms = (size_t)n;
 	t->recs = calloc((size_t)n + 1, sizeof *t->recs);
-	if (!t->recs)
+	t->names = calloc((size_t)n + 1, sizeof *t->names);
+	if (!t->recs || !t->names)
 		goto fail;
 	int first_global = dwfl_module_getsymtab_first_global(mod);
 	t->plain = 1;
@@ -208,7 +204,7 @@ static int build(struct sym_symtab *t, Dwfl_Module *mod)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
-		if (!candidate(name, &sym))
+		if (!sym_symtab_candidate(name, &sym))
 			continue;
 		if (note_symbol(t, i, name, &sym, addr, i >= first_global) != 0)
 			goto fail;
@@ -219,18 +215,19 @@ static int build(struct sym_symtab *t, Dwfl_Module *mod)
 		     (add_bound(t, sym.st_value) || add_bound(t, sym.st_value + sym.st_size))))
 			goto fail;
 	}
-	if (add_sections(mod, t) != 0 || sym_reach_finish(&t->sized) != 0 ||
-	    sym_reach_finish(&t->labels) != 0 || sym_reach_finish(&t->sizeless) != 0 ||
-	    sym_reach_finish(&t->gsized) != 0 || sym_reach_finish(&t->lsized) != 0 ||
-	    sym_reach_finish(&t->gsizeless_at) != 0)
+	if (add_sections(mod, t) != 0)
 		goto fail;
-	if (sym_reach_finish(&t->bounds) != 0)
-		goto fail;
+	for (int r = 0; r < REACHES; r++)
+		if (sym_reach_finish(&t->reach[r]) != 0)
+			goto fail;
+	struct sym_reach *bounds = &t->reach[REACH_BOUNDS];
 	size_t u = 0;
-	for (size_t i = 0; i < t->bounds.n; i++)
-		if (u == 0 || t->bounds.v[u - 1].start != t->bounds.v[i].start)
-			t->bounds.v[u++] = t->bounds.v[i];
-	t->bounds.n = u;
+	for (size_t i = 0; i < bounds->n; i++)
+		if (u == 0 || bounds->v[u - 1].start != bounds->v[i].start) {
+			bounds->maxend[u] = bounds->v[i].start; /* [b, b): its own end */
+			bounds->v[u++] = bounds->v[i];
+		}
+	bounds->n = u;
 	t->slots = calloc(2 * u + 1, sizeof *t->slots);
 	if (!t->slots)
 		goto fail;
@@ -244,10 +241,11 @@ fail:
  * interval after it. */
 static size_t slot_of(const struct sym_symtab *t, GElf_Addr vaddr)
 {
-	size_t lo = sym_reach_count(&t->bounds, vaddr); /* boundaries <= vaddr */
+	const struct sym_reach *bounds = &t->reach[REACH_BOUNDS];
+	size_t lo = sym_reach_count(bounds, vaddr); /* boundaries <= vaddr */
 	if (lo == 0)
 		return 0;
-	return 2 * (lo - 1) + 1 + (vaddr > t->bounds.v[lo - 1].start);
+	return 2 * (lo - 1) + 1 + (vaddr > bounds->v[lo - 1].start);
 }
 
 /* Questions put to libdwfl, for the tests (one symbolizing thread). */
@@ -266,22 +264,36 @@ static const char *ask_libdwfl(Dwfl_Module *mod, uint64_t vaddr)
 	return dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL);
 }
 
+/* Index t, empty: kept by an earlier recording, else (after the direct
+ * asks) built here and kept for the next; 1 done, -1 failed, 0 not yet. */
+static int make_index(struct sym_symtab *t, Dwfl_Module *mod)
+{
+	if (t->direct == 0 && sym_symtab_load(t, mod) == 0)
+		return 1;
+	if (t->direct < DIRECT_ASKS)
+		return 0;
+	if (build(t, mod) != 0)
+		return -1;
+	sym_symtab_keep(t, mod);
+	return 1;
+}
+
 const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr)
 {
 	if (!*tp && !(*tp = calloc(1, sizeof **tp)))
 		return ask_libdwfl(mod, vaddr);
 	struct sym_symtab *t = *tp;
-	if (t->state == 0 && t->direct < DIRECT_ASKS) {
+	if (t->state == 0)
+		t->state = make_index(t, mod);
+	if (t->state == 0) {
 		t->direct++;
 		return ask_libdwfl(mod, vaddr);
 	}
-	if (t->state == 0)
-		t->state = build(t, mod) == 0 ? 1 : -1;
 	if (t->state < 0)
 		return ask_libdwfl(mod, vaddr);
 	struct slot_answer *a = &t->slots[slot_of(t, vaddr)];
 	const char *name;
-	if (own_answer(t, vaddr, &name))
+	if (own_answer(t, mod, vaddr, &name))
 		return name;
 	if (!a->asked)
 		*a = (struct slot_answer){1, ask_libdwfl(mod, vaddr)};
@@ -290,17 +302,22 @@ const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t v
 
 static void clear_index(struct sym_symtab *t)
 {
-	sym_reach_free(&t->bounds);
+	for (int r = 0; r < REACHES; r++)
+		if (t->map)
+			t->reach[r] = (struct sym_reach){0}; /* the mapping's */
+		else
+			sym_reach_free(&t->reach[r]);
+	if (t->map)
+		munmap(t->map, t->map_size);
+	else
+		free(t->recs);
 	free(t->slots);
-	free(t->recs);
+	free(t->names);
+	t->map = NULL;
 	t->slots = NULL;
 	t->recs = NULL;
-	sym_reach_free(&t->gsized);
-	sym_reach_free(&t->lsized);
-	sym_reach_free(&t->gsizeless_at);
-	sym_reach_free(&t->sized);
-	sym_reach_free(&t->labels);
-	sym_reach_free(&t->sizeless);
+	t->names = NULL;
+	t->nsyms = 0;
 }
 
 void sym_symtab_free(struct sym_symtab *t)

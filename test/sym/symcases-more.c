@@ -132,6 +132,7 @@ const struct symcase symcases[] = {
 	{"sym_changed_file", sym_changed_file},
 	{"sym_two_processes", sym_two_processes},
 	{"sym_symtab_matches_libdwfl", sym_symtab_matches_libdwfl},
+	{"sym_symtab_kept", sym_symtab_kept},
 	{"sym_plt_stubs", sym_plt_stubs},
 	{"sym_fde_start_names", sym_fde_start_names},
 	{"sym_debug_cache", sym_debug_cache},

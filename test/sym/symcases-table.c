@@ -6,7 +6,8 @@
  * holds tens of thousands of symbols), the name symtab.c gives every
  * address around every symbol boundary, and at random addresses, must be
  * dwfl_module_addrinfo's.  The addresses are asked in an order that makes
- * symtab.c answer most of them from a slot it filled earlier.
+ * symtab.c answer most of them from a slot it filled earlier.  The same
+ * with the index kept on disk (symkeep.c): made, read back, damaged.
  */
 #include "symtest.h"
 #include "../../cli/symbol/symint.h"
@@ -14,6 +15,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* At most this many boundaries are tried, fewer of a large table: each
@@ -59,11 +61,13 @@ static size_t bounds_of(Dwfl_Module *mod, GElf_Addr *out, size_t max)
 	return k;
 }
 
-/* Compares every address near each boundary, then random ones; returns
- * how many were compared. */
-static size_t compare_module(const char *path)
+/* Compares every address near each boundary, then random ones, with
+ * symtab.c's index kept in cache (NULL: none); returns how many were
+ * compared. */
+static size_t compare_module(const char *path, const char *cache)
 {
-	struct sym_cache *c = sym_cache_new(NULL);
+	struct sym_options opt = {.debug_cache = cache};
+	struct sym_cache *c = sym_cache_new(&opt);
 	char id[128];
 	file_build_id(path, id, sizeof id);
 	struct sym_image *im = sym_cache_get(c, path, id);
@@ -120,7 +124,7 @@ void sym_symtab_matches_libdwfl(void)
 			continue;
 		}
 		unsigned long asks = sym_symtab_libdwfl_asks();
-		size_t n = compare_module(mods[i]);
+		size_t n = compare_module(mods[i], NULL);
 		asks = sym_symtab_libdwfl_asks() - asks;
 		fprintf(stderr, "  %s: %zu addresses, same names; libdwfl asked %lu times\n", mods[i],
 		        n, asks);
@@ -128,4 +132,110 @@ void sym_symtab_matches_libdwfl(void)
 		 * each a search of cc1's 40,000 symbols. */
 		CHECK(asks * 10 < n);
 	}
+}
+
+/* The only *.sym file in dir (into path), and its size; -1 when not one. */
+static long kept_file(const char *dir, char *path, size_t size)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "ls %s/*.sym 2>/dev/null", dir);
+	FILE *f = popen(cmd, "r");
+	CHECK(f != NULL);
+	char line[512];
+	int n = 0;
+	while (fgets(line, sizeof line, f))
+		n++, snprintf(path, size, "%.*s", (int)strcspn(line, "\n"), line);
+	pclose(f);
+	struct stat st;
+	return n == 1 && stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Sets the symbol index of every span of the kept file's first array
+ * (the global pass's sized symbols) to one past any table, by the layout
+ * symkeep.c's comment gives: a 112-byte header (the table's size at 24,
+ * the arrays' counts from 56), the table's 24-byte records, then each
+ * array's 24-byte spans (the index at 16). */
+static void spoil_span_indexes(const char *path)
+{
+	FILE *f = fopen(path, "r+b");
+	CHECK(f != NULL);
+	uint64_t nsyms, count;
+	CHECK(fseek(f, 24, SEEK_SET) == 0 && fread(&nsyms, 8, 1, f) == 1);
+	CHECK(fseek(f, 56, SEEK_SET) == 0 && fread(&count, 8, 1, f) == 1);
+	CHECK(count > 0);
+	int32_t bad = INT32_MAX;
+	for (uint64_t i = 0; i < count; i++)
+		CHECK(fseek(f, (long)(112 + nsyms * 24 + i * 24 + 16), SEEK_SET) == 0 &&
+		      fwrite(&bad, 4, 1, f) == 1);
+	CHECK(fclose(f) == 0);
+}
+
+static void sh_ok(const char *cmd)
+{
+	CHECK(system(cmd) == 0);
+}
+
+/* One module's index kept in a fresh cache: the names stay libdwfl's
+ * when it is made, when it is read back, and when it is damaged. */
+static void kept_module(const char *path, const char *cache)
+{
+	char cmd[1200], kept[512];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+	sh_ok(cmd);
+	unsigned long asks = sym_symtab_libdwfl_asks();
+	compare_module(path, cache);
+	unsigned long made = sym_symtab_libdwfl_asks() - asks;
+	long size = kept_file(cache, kept, sizeof kept);
+	CHECK(size > 112);
+	snprintf(cmd, sizeof cmd, "cp %s %s.good", kept, kept);
+	sh_ok(cmd);
+
+	/* read back: no question before the index (the direct ones) */
+	asks = sym_symtab_libdwfl_asks();
+	compare_module(path, cache);
+	unsigned long read = sym_symtab_libdwfl_asks() - asks;
+	fprintf(stderr, "  %s: %ld bytes kept; libdwfl asked %lu times, then %lu\n", path, size,
+	        made, read);
+	CHECK(read < made);
+
+	/* short, or records that are not the table's: rebuilt as it was */
+	const char *damage[] = {"truncate -s 100 %s", "truncate -s -8 %s",
+	                        "head -c 960 /dev/zero | tr '\\0' '\\377' | "
+	                        "dd of=%s bs=1 seek=112 conv=notrunc status=none"};
+	for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
+		snprintf(cmd, sizeof cmd, damage[i], kept);
+		sh_ok(cmd);
+		compare_module(path, cache);
+		snprintf(cmd, sizeof cmd, "cmp -s %s %s.good", kept, kept);
+		sh_ok(cmd);
+	}
+
+	/* spans naming no symbol of the table: libdwfl answers those */
+	spoil_span_indexes(kept);
+	compare_module(path, cache);
+}
+
+void sym_symtab_kept(void)
+{
+	char cache[256], noid[512], cmd[1200];
+	snprintf(cache, sizeof cache, "/tmp/symtest-symkeep-%d", (int)getpid());
+	/* rustc's libraries have no build-id: kept by the file's identity */
+	snprintf(noid, sizeof noid, "/tmp/symtest-symkeep-noid-%d.so", (int)getpid());
+	snprintf(cmd, sizeof cmd, "objcopy --remove-section .note.gnu.build-id %s/libsymnest.so %s",
+	         SYM_BIN, noid);
+	sh_ok(cmd);
+	char id[128];
+	file_build_id(noid, id, sizeof id);
+	CHECK(id[0] == 0);
+	const char *mods[] = {SYM_BIN "/libsymnest.so", SYM_BIN "/libsymlib.dynsym.so", noid,
+	                      "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"};
+	for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
+		if (access(mods[i], R_OK) != 0) {
+			fprintf(stderr, "  %s: not here, not compared\n", mods[i]);
+			continue;
+		}
+		kept_module(mods[i], cache);
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s", cache, noid);
+	sh_ok(cmd);
 }
