@@ -116,14 +116,17 @@ static int recorder_alive(void)
 	return alive;
 }
 
-/* The recording is over in a descendant the command left running (a
- * daemon, a background job): sampling it would cost its CPU for samples
- * nobody reads.  From the helper thread, so by withdrawal (engine.h);
- * then nothing writes into the ring (no handler holds the table, the
- * module log is off), and its mapping, up to 9 MiB of an unlinked file
- * nobody reads, goes, and the helper thread after it (sweeper_retire()).
+/* Sampling ends in this process while it goes on running: the recording
+ * is over in a descendant the command left running (a daemon, a
+ * background job: sampling it would cost its CPU for samples nobody
+ * reads), or a debugger attached to it (its samples would stop it for
+ * the debugger: traced.c).  From the helper thread, so by withdrawal
+ * (engine.h); then nothing writes into the ring (no handler holds the
+ * table, the module log is off), and its mapping, up to 9 MiB of a file
+ * the recorder reads or nobody reads, goes, and the helper thread after
+ * it (sweeper_retire()).  What was sampled before stays in the file.
  * 0, or -1 to try again at the next sweep. */
-static int recording_over(struct ring_file *rf)
+static int stop_sampling(struct ring_file *rf)
 {
 	if (engine_withdraw() != 0)
 		return -1;
@@ -135,12 +138,26 @@ static int recording_over(struct ring_file *rf)
 	return 0;
 }
 
+/* A tracer attached since the start (gdb -p, strace -p): told to the
+ * recorder, and sampling ends (the samples of up to a sweep after the
+ * attach still reach the tracer).  1 when it has. */
+static int attached(struct ring_file *rf)
+{
+	pid_t tracer = agent_tracer();
+	if (tracer <= 0)
+		return 0;
+	agent_note_traced(dir, tracer, 1);
+	return stop_sampling(rf) == 0;
+}
+
 /* Every sweep (100 ms), in the engine's helper thread. */
 static void tick(void)
 {
 	modules_poll();
 	struct ring_file *rf = atomic_load(&current);
-	if (rf && !recorder_alive() && recording_over(rf) == 0)
+	if (rf && !recorder_alive() && stop_sampling(rf) == 0)
+		return;
+	if (rf && attached(rf))
 		return;
 	if (rf)
 		report_foreign(rf);
@@ -204,7 +221,7 @@ static void in_child(void)
 	}
 	pid_t tracer = agent_tracer(); /* strace -f follows forks (traced.c) */
 	if (tracer > 0) {
-		agent_note_traced(dir, tracer);
+		agent_note_traced(dir, tracer, 0);
 		leave_child();
 		return;
 	}
@@ -248,7 +265,7 @@ __attribute__((constructor)) static void agent_start(void)
 	pid_t tracer = agent_tracer();
 	if (tracer > 0) { /* a debugger's or strace's: not sampled (traced.c) */
 		if (recorder_alive())
-			agent_note_traced(dir, tracer);
+			agent_note_traced(dir, tracer, 0);
 		return;
 	}
 	if (start() != 0)

@@ -73,10 +73,11 @@ HIDDEN size_t agent_read_small(const char *path, char *buf, size_t size);
 
 /* traced.c: the pid of the program tracing this process (a debugger,
  * strace), 0 for none or unknown; agent_note_traced() tells the recorder
- * in "<dir>/<pid>.traced" that this process is not sampled for that. */
+ * in "<dir>/<pid>.traced" that this process is not sampled for that, or
+ * (attached) in "<dir>/<pid>.attached" that sampling ended when it came. */
 #include <sys/types.h>
 HIDDEN pid_t agent_tracer(void);
-HIDDEN void agent_note_traced(const char *dir, pid_t tracer);
+HIDDEN void agent_note_traced(const char *dir, pid_t tracer, int attached);
 
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever

@@ -12,8 +12,12 @@
  * record` in a file "<pid>.traced" of the recording's directory, which
  * the recorder reports at the end (cli/record/traced.c): one line,
  *   <comm> TAB <tracer pid> TAB <tracer comm>
- * A tracer that attaches later (gdb -p) sees the samples; the manual says
- * how to let them pass.
+ * A tracer that attaches later (gdb -p, strace -p) is seen by the helper
+ * thread's next sweep (agent.c: a read of /proc/self/status, 11 us every
+ * 100 ms): sampling ends there, the samples before stay, and the file is
+ * "<pid>.attached" (same line).  gdb stopped the process at every sample
+ * (SIGTRAP, which it does not pass on) before; now at most at those of
+ * that first tenth of a second.
  */
 #include "agent.h"
 #include "../src/engine/perf_engine.h"
@@ -33,7 +37,7 @@ pid_t agent_tracer(void)
 	return tracer > 0 ? (pid_t)tracer : 0;
 }
 
-void agent_note_traced(const char *dir, pid_t tracer)
+void agent_note_traced(const char *dir, pid_t tracer, int attached)
 {
 	char path[4096 + 32], comm[17] = {0}, tcomm[64] = "?", line[160];
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
@@ -44,7 +48,7 @@ void agent_note_traced(const char *dir, pid_t tracer)
 		snprintf(tcomm, sizeof tcomm, "?"); /* gone already */
 	(void)prctl(PR_GET_NAME, comm);
 	int len = snprintf(line, sizeof line, "%s\t%d\t%s\n", comm, (int)tracer, tcomm);
-	snprintf(path, sizeof path, "%s/%d.traced", dir, (int)getpid());
+	snprintf(path, sizeof path, "%s/%d.%s", dir, (int)getpid(), attached ? "attached" : "traced");
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return; /* the recording is over, or not ours to write in */

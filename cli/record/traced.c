@@ -3,7 +3,9 @@
  * traced them (a debugger, strace: agent/traced.c says why), told to the
  * user in one line at the end, so that a process missing from the profile
  * is not a mystery.  Each left a file "<pid>.traced" in the recording's
- * directory holding "<comm> TAB <tracer pid> TAB <tracer comm>".
+ * directory holding "<comm> TAB <tracer pid> TAB <tracer comm>"; one a
+ * tracer attached to later, whose samples stop there, "<pid>.attached"
+ * (a second line).
  */
 #include "record_int.h"
 
@@ -21,12 +23,16 @@ struct traced {
 	char comm[17], tcomm[17];
 };
 
-/* dir/name's line into *t; 0, or -1 when it is not one of ours. */
-static int read_note(const char *dir, const char *name, struct traced *t)
+enum { AT_START, ATTACHED, KINDS };
+static const char *const suffix[KINDS] = {".traced", ".attached"};
+
+/* dir/name's line into *t, for a file of that kind; 0, or -1 when it is
+ * not one of ours. */
+static int read_note(const char *dir, const char *name, int kind, struct traced *t)
 {
 	char path[4096], line[160], *end;
 	t->pid = strtol(name, &end, 10);
-	if (end == name || strcmp(end, ".traced") != 0 ||
+	if (end == name || strcmp(end, suffix[kind]) != 0 ||
 	    snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		return -1;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -51,32 +57,54 @@ static int read_note(const char *dir, const char *name, struct traced *t)
 	return 0;
 }
 
-int record_report_traced(const char *dir, pid_t root)
+/* The processes of one kind: their count, the first SHOWN into shown;
+ * *root_seen when root is one of them. */
+static size_t collect(const char *dir, int kind, pid_t root, struct traced *shown,
+                      int *root_seen)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return 0;
-	struct traced shown[SHOWN], t;
+	struct traced t;
 	size_t n = 0;
-	int root_traced = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		if (read_note(dir, de->d_name, &t) != 0)
+		if (read_note(dir, de->d_name, kind, &t) != 0)
 			continue;
-		root_traced |= t.pid == (long)root;
+		*root_seen |= t.pid == (long)root;
 		if (n < SHOWN)
 			shown[n] = t;
 		n++;
 	}
 	closedir(d);
-	if (!n)
-		return 0;
-	fprintf(stderr, "profil record: %zu process%s not sampled: traced by another program "
-	        "when %s started (a debugger would stop at every sample):", n,
-	        n == 1 ? " was" : "es were", n == 1 ? "it" : "they");
+	return n;
+}
+
+static void list(const struct traced *shown, size_t n)
+{
 	for (size_t i = 0; i < n && i < SHOWN; i++)
 		fprintf(stderr, "%s %s [%ld] by %s [%ld]", i ? "," : "", shown[i].comm, shown[i].pid,
 		        shown[i].tcomm, shown[i].tracer);
 	fprintf(stderr, "%s\n", n > SHOWN ? ", ..." : "");
+}
+
+int record_report_traced(const char *dir, pid_t root)
+{
+	struct traced shown[SHOWN];
+	int root_traced = 0, root_attached = 0;
+	size_t n = collect(dir, AT_START, root, shown, &root_traced);
+	if (n) {
+		fprintf(stderr, "profil record: %zu process%s not sampled: traced by another program "
+		        "when %s started (a debugger would stop at every sample):", n,
+		        n == 1 ? " was" : "es were", n == 1 ? "it" : "they");
+		list(shown, n);
+	}
+	n = collect(dir, ATTACHED, root, shown, &root_attached);
+	if (n) {
+		fprintf(stderr, "profil record: %zu process%s sampled only until another program "
+		        "attached to trace %s (a debugger would stop at every sample):", n,
+		        n == 1 ? " was" : "es were", n == 1 ? "it" : "them");
+		list(shown, n);
+	}
 	return root_traced;
 }

@@ -465,6 +465,17 @@ stdout /strace \[[0-9]+\]$/
 !stdout /rec-prog/
 stderr /2 processes were not sampled: traced by another program when they started .*rec-prog \[[0-9]+\] by strace/
 
+# A tracer that attaches later (gdb -p, strace -p) got every sample's
+# signal: gdb stopped the program at each one (SIGTRAP, which it does not
+# pass on).  The agent's next sweep sees the tracer and sampling ends;
+# the samples before stay.  rec-tracer attaches after 0.5 s of a 1.8 s
+# program and passes each signal on: 1,300 stops before this, now those
+# of a sweep (100 ms: 100 at 1000 Hz; up to 399 allowed for a late one)
+$ profil record -o late.pprof $REC/rec-tracer 500 $REC/rec-prog inline 300; profil report --by process late.pprof
+stdout /^stops ([0-9]|[0-9][0-9]|[1-3][0-9][0-9])$/
+row /rec-prog/ 1 >= 100
+stderr /1 process was sampled only until another program attached to trace it .*: rec-prog \[[0-9]+\] by rec-tracer \[[0-9]+\]$/
+
 # A Go program samples on a real-time signal, never on SIGTRAP: Go's
 # runtime takes every signal by raw system calls at its start and dies of
 # a SIGTRAP it did not raise ("SIGTRAP: trace trap"), and a sigtrap
