@@ -12,7 +12,10 @@
  * on the PROFIL_* variables this process started with, and LD_PRELOAD
  * with the agent first (the program's own preloads kept after it), and
  * ASAN_OPTIONS with verify_asan_link_order=0 (below).  An environment
- * that has them already goes as it is.
+ * that has them already goes as it is; so does one that names another
+ * recording's directory: a `profil record` run inside this recording made
+ * it for its own command, and that subtree is its recording (ours
+ * replaced its variables, and the inner recording found nothing).
  *
  * ASAN_OPTIONS: src/base/asanopt.h says why and how; test suites often
  * run an ASan program with options of their own (ASAN_OPTIONS=
@@ -43,6 +46,7 @@
 /* Written for each exec (account.c): "pid:ns", the CPU time this image
  * had sampled when it exec'd.  Never saved, never inherited stale. */
 #define EXEC_CPU "PROFIL_EXEC_CPU="
+#define RECORD_DIR "PROFIL_RECORD_DIR="
 #define ASAN_OPTIONS "ASAN_OPTIONS="
 #define SAVED_MAX 32
 #define SAVED_BYTES 8192
@@ -97,6 +101,19 @@ static int has_entry(char *const envp[], const char *entry)
 	return 0;
 }
 
+/* Whether envp names a recording directory that is not ours (above). */
+static int other_recording(char *const envp[])
+{
+	for (size_t j = 0; j < nsaved; j++) {
+		if (!same_name(saved[j], RECORD_DIR))
+			continue;
+		for (size_t i = 0; envp[i]; i++)
+			if (same_name(envp[i], RECORD_DIR) && strcmp(envp[i], saved[j]) != 0)
+				return 1;
+	}
+	return 0;
+}
+
 /* Whether envp[i] is replaced by what we add. */
 static int replaced(const char *e, int new_preload, int new_asan)
 {
@@ -118,6 +135,8 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 {
 	if (only_pid && (pid_t)syscall(SYS_getpid) != only_pid)
 		return NULL; /* a vfork child: not followed */
+	if (other_recording(envp))
+		return NULL;
 	const char *preload = NULL, *asan = NULL;
 	size_t n = 0, missing = 0;
 	for (; envp[n]; n++) {

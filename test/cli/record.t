@@ -499,3 +499,14 @@ stdout /^removed debuginfo\/old1$/
 stdout /^removed debuginfo\/k.lines$/
 stdout /^kept debuginfo\/old2$/
 stdout /^kept unwind\/fresh$/
+
+# A `profil record` inside a recording records its own command: the
+# outer agent passed its own recording's variables on to every exec,
+# over those the inner recorder had set, so the inner one said "was not
+# profiled: the agent did not start in it" and wrote nothing.  An
+# environment naming another recording's directory now goes as it is
+$ profil record -o outer.pprof profil record -o inner.pprof $REC/rec-prog threads 10 && profil report --by process inner.pprof && profil report --by process outer.pprof
+stdout /^# inner.pprof: /
+row /rec-prog/ 2 >= 99
+stdout /^# outer.pprof: /
+stdout /profil \[[0-9]+\]$/
