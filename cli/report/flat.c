@@ -183,6 +183,8 @@ static void print_csv(const struct rows *a, const struct ropts *o, int64_t total
 	}
 }
 
+#define PIPE_NAME_COLUMN 60
+
 /* Terminal columns when stdout is one, else 0 (no truncation). */
 static int term_width(int tty)
 {
@@ -205,6 +207,11 @@ static void print_text(const struct profile *p, const struct rows *a, const stru
 	/* fixed part: 8+1+7+1+8+1+7+1+9+2 = 45 columns */
 	if (width && namew > width - 45 - 12)
 		namew = width - 45 - 12 > 20 ? width - 45 - 12 : 20;
+	/* Not a terminal: names are printed whole (scripts, grep), but one
+	 * long C++ name (clang's run to 900 characters) must not pad every
+	 * row that wide: a longer name overruns its column, its row only. */
+	if (!width && namew > PIPE_NAME_COLUMN)
+		namew = PIPE_NAME_COLUMN;
 	report_header(p, o->file, f);
 	int two = *col_names[o->by][1];
 	fprintf(f, "%8s %7s %8s %7s %9s  %-*s%s%s\n", "self", "self%", "cum", "cum%", "seconds",

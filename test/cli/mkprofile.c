@@ -9,6 +9,7 @@
  *                  290), pid 200 ("child": 10); lost 3
  *   prog.c         the source basic.pprof's functions point at
  *   unsym.pprof    no symbols: frames are module+0xoffset
+ *   longname.pprof a function named in 300 characters beside a short one
  *   nofile.pprof   self.pprof with no source file known for hot_spot
  *   self.pprof     samples at real addresses of this program (hot_spot
  *                  900, main 100), for gmon/gprof and disassembly
@@ -116,6 +117,27 @@ static void unsym(void)
 	prof_add_sample(p, (uint64_t[]){a}, 1, 30, 7, 7, "tool", "tool");
 	prof_add_sample(p, (uint64_t[]){b, a}, 2, 10, 7, 7, "tool", "tool");
 	if (pprof_write(p, at("unsym.pprof")) != 0)
+		exit(1);
+	prof_free(p);
+}
+
+/* A C++-like name of 300 characters beside a short one (test/cli/report.t). */
+static void longname(void)
+{
+	struct profile *p = prof_new();
+	p->period_ns = 1000000;
+	struct prof_mapping m = {0x400000, 0x500000, 0, "/opt/x/bin/tool", "", 7, 1, 0};
+	uint64_t exe = prof_add_mapping(p, &m);
+	char name[301];
+	memset(name, 'n', 300);
+	memcpy(name, "ns::", 4);
+	name[300] = '\0';
+	uint64_t flong = prof_intern_function(p, name, NULL, "", 0);
+	uint64_t fshort = prof_intern_function(p, "short_one", NULL, "", 0);
+	uint64_t a = loc(p, exe, 0x401000, flong, 0), b = loc(p, exe, 0x402000, fshort, 0);
+	prof_add_sample(p, (uint64_t[]){a}, 1, 30, 7, 7, "tool", "tool");
+	prof_add_sample(p, (uint64_t[]){b}, 1, 10, 7, 7, "tool", "tool");
+	if (pprof_write(p, at("longname.pprof")) != 0)
 		exit(1);
 	prof_free(p);
 }
@@ -298,6 +320,7 @@ int main(int argc, char **argv)
 	hot_spot(10);
 	basic();
 	unsym();
+	longname();
 	self("/nonexistent/hot.c", "self.pprof");
 	self("", "nofile.pprof");
 	deep();

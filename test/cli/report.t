@@ -138,3 +138,11 @@ $ profil report --format gmon --module nosuch -o g.out self.pprof
 exit 1
 stderr /^profil report: no module 'nosuch' in the profile$/
 nofile g.out
+
+# Piped, names are written whole (for scripts), but one long name
+# (clang's C++ names run to 900 characters) no longer pads every row that
+# wide: it overruns its own column only
+$ profil report longname.pprof | awk 'NR > 2 { print (length($0) > 150 ? "wide " : "narrow ") $NF }'
+stdout /^wide tool$/
+stdout /^narrow tool$/
+stdout-lines 2
