@@ -428,6 +428,15 @@ $(SYM_T)/symprog.zdebug: $(SYM_T)/symprog
 	objcopy --only-keep-debug --compress-debug-sections=zlib $< $@
 $(SYM_T)/symprog.stripped: $(SYM_T)/symprog
 	strip --strip-all -o $@ $<
+# linked by LLVM's lld when it is installed (its .eh_frame_hdr is typed
+# X86_64_UNWIND and comes after .eh_frame), stripped: test/sym's FDE names
+ifneq ($(shell command -v ld.lld 2>/dev/null),)
+SYM_FILES  += $(SYM_T)/symprog.lld.stripped
+endif
+$(SYM_T)/symprog.lld.stripped: test/sym/symprog.c test/sym/symprog.h $(SYM_T)/libsymlib.so $(SYM_T)/libsymcxx.so
+	$(CC) $(SYM_CFLAGS) -fuse-ld=lld -o $@.tmp $< $(SYM_LINK)
+	strip --strip-all -o $@ $@.tmp
+	rm -f $@.tmp
 $(SYM_T)/libsymlib.dynsym.so: $(SYM_T)/libsymlib.so
 	strip --strip-all -o $@ $<
 $(SYM_T)/linked/symprog: $(SYM_T)/symprog | $(SYM_T)/linked/.debug

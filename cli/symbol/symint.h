@@ -57,9 +57,12 @@ int sym_image_bias(struct sym_image *im, uint64_t start, uint64_t file_offset, u
  * returns the count, 0 when nothing names the address. */
 size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max);
 /* fde.c: start of the function holding vaddr by its CFI (the FDE's
- * initial location); 0, or -1 when no CFI covers vaddr.  *sym_image_fdes
+ * initial location; between two entries of .eh_frame_hdr's table, the
+ * first's); 0, or -1 when no CFI covers vaddr.  *sym_image_fdes
  * (the image's, NULL at first) is fde.c's index, built on first use. */
 int sym_image_fde_start(struct sym_image *im, uint64_t vaddr, uint64_t *start);
+/* How many times sym_image_fde_start() has asked libdw (tests). */
+unsigned long sym_fde_libdw_asks(void);
 struct sym_fdes;
 struct sym_fdes **sym_image_fdes(struct sym_image *im);
 void sym_fdes_free(struct sym_fdes *f);

@@ -9,6 +9,7 @@
  * files every Debian machine has (sort, libc): files we did not build.
  */
 #include "symtest.h"
+#include "../../cli/symbol/symint.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -172,6 +173,23 @@ void sym_fde_start_names(void)
 	char stripped[512];
 	snprintf(stripped, sizeof stripped, "%s/symprog.stripped", SYM_BIN);
 	compare_fdes(stripped, 3);
+	/* lld's: its table's section is SHT_X86_64_UNWIND; unread, functions
+	 * were split into their CFI rows' starts.  The table answers every
+	 * address it bounds, so libdw is asked at most for the last FDE. */
+	snprintf(stripped, sizeof stripped, "%s/symprog.lld.stripped", SYM_BIN);
+	if (access(stripped, R_OK) == 0) {
+		unsigned long asks = sym_fde_libdw_asks();
+		compare_fdes(stripped, 3);
+		CHECK(sym_fde_libdw_asks() - asks <= 3);
+	} else {
+		fprintf(stderr, "  %s: not here (no ld.lld), not compared\n", stripped);
+	}
+	/* functions of many CFI rows, linked by lld (clang's own library) */
+	const char *llvm = "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
+	if (access(llvm, R_OK) == 0)
+		compare_fdes(llvm, 100);
+	else
+		fprintf(stderr, "  %s: not here, not compared\n", llvm);
 	if (access("/usr/bin/sort", R_OK) == 0)
 		compare_fdes("/usr/bin/sort", 100);
 }
