@@ -46,7 +46,14 @@ void agent_note_traced(const char *dir, pid_t tracer, int attached)
 		tcomm[n - 1] = '\0';
 	else if (n == 0)
 		snprintf(tcomm, sizeof tcomm, "?"); /* gone already */
-	(void)prctl(PR_GET_NAME, comm);
+	/* the process's name (its main thread's): this may run in the
+	 * helper thread, whose own name is what the program was called when
+	 * the helper started */
+	n = agent_read_small("/proc/self/comm", comm, sizeof comm);
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+	else if (n == 0)
+		(void)prctl(PR_GET_NAME, comm);
 	int len = snprintf(line, sizeof line, "%s\t%d\t%s\n", comm, (int)tracer, tcomm);
 	snprintf(path, sizeof path, "%s/%d.%s", dir, (int)getpid(), attached ? "attached" : "traced");
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
