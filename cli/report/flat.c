@@ -41,6 +41,15 @@ static size_t loc_module(const struct profile *p, const struct prof_location *l,
 	return 1;
 }
 
+/* Rows per command name: a build's 200 runs of cc1 in one row. */
+static void by_command(const struct profile *p, size_t si, struct rows *a)
+{
+	const struct prof_sample *s = &p->samples[si];
+	char key[300];
+	snprintf(key, sizeof key, "%.250s", *s->comm ? s->comm : "?");
+	rows_add(rows_row(a, key, key, ""), si, 1, s->count, s->cpu_ns);
+}
+
 static void by_task(const struct profile *p, size_t si, struct rows *a, int thread)
 {
 	const struct prof_sample *s = &p->samples[si];
@@ -144,6 +153,7 @@ static void no_stack(const struct profile *p, size_t si, struct rows *a)
 static const char *const col_names[][2] = {
 	[BY_FUNCTION] = {"function", "module"}, [BY_MODULE] = {"module", ""},
 	[BY_THREAD] = {"thread", "process"}, [BY_PROCESS] = {"process", ""},
+	[BY_COMMAND] = {"command", ""},
 	[BY_LINE] = {"line", "function"},
 };
 
@@ -236,6 +246,8 @@ static void build(const struct profile *p, enum by by, struct rows *a)
 			no_stack(p, si, a);
 		if (by == BY_THREAD || by == BY_PROCESS)
 			by_task(p, si, a, by == BY_THREAD);
+		if (by == BY_COMMAND)
+			by_command(p, si, a);
 	}
 	if (by == BY_FUNCTION || by == BY_LINE || by == BY_MODULE)
 		by_frames(p, a, by == BY_FUNCTION ? loc_functions : by == BY_LINE ? loc_lines

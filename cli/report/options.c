@@ -11,7 +11,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: profil report [options] [FILE]   (FILE: profil.pprof)\n"
-	      "  --by function|module|thread|process   rows of the flat profile\n"
+	      "  --by function|module|thread|process|command\n"
+	      "                        rows of the flat profile\n"
 	      "  --lines               per source line, with the inline chain\n"
 	      "  --annotate FUNC       FUNC's source (or disassembly) with samples per line\n"
 	      "  --callers FUNC, --callees FUNC, --tree [--threshold PCT]   call graph\n"
@@ -63,14 +64,14 @@ static const struct option longopts[] = {
 
 static int one(int c, const char *arg, struct ropts *o)
 {
-	static const char *const bys[] = {"function", "module", "thread", "process"};
+	static const char *const bys[] = {"function", "module", "thread", "process", "command"};
 	static const char *const fmts[] = {"text", "csv", "pprof", "gmon", "folded", "html"};
 	int v;
 	char *end;
 	switch (c) {
 	case O_BY:
-		if (pick(arg, bys, 4, &v) != 0)
-			return bad("--by takes function, module, thread or process, not", arg);
+		if (pick(arg, bys, 5, &v) != 0)
+			return bad("--by takes function, module, thread, process or command, not", arg);
 		o->by = (enum by)v;
 		return 0;
 	case O_LINES: o->by = BY_LINE; return 0;

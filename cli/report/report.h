@@ -14,7 +14,7 @@
 /* argv[0] is "report"; returns profil's exit status. */
 int cmd_report(int argc, char **argv);
 
-enum by { BY_FUNCTION, BY_MODULE, BY_THREAD, BY_PROCESS, BY_LINE };
+enum by { BY_FUNCTION, BY_MODULE, BY_THREAD, BY_PROCESS, BY_COMMAND, BY_LINE };
 enum fmt { FMT_TEXT, FMT_CSV, FMT_PPROF, FMT_GMON, FMT_FOLDED, FMT_HTML };
 
 struct ropts {

@@ -85,7 +85,7 @@ stderr /No space left on device/
 # Bad command lines
 $ profil report --by nothing basic.pprof
 exit 2
-stderr /^profil report: --by takes function, module, thread or process, not 'nothing'/
+stderr /^profil report: --by takes function, module, thread, process or command, not 'nothing'/
 
 $ profil report --format xml basic.pprof
 exit 2

@@ -510,3 +510,9 @@ stdout /^# inner.pprof: /
 row /rec-prog/ 2 >= 99
 stdout /^# outer.pprof: /
 stdout /profil \[[0-9]+\]$/
+
+# --by command: one row per program, whatever the process (a build's
+# hundreds of cc1 runs): two rec-prog processes in one row
+$ profil record -o two.pprof sh -c "$REC/rec-prog threads 5 & $REC/rec-prog threads 5; wait" >/dev/null && profil report --by command two.pprof && profil report --by process two.pprof | grep -c 'rec-prog \['
+stdout /^2$/
+row / rec-prog$/ 2 >= 90

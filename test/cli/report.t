@@ -39,6 +39,10 @@ $ profil report --by process basic.pprof
 row /prog \[100\]/ 1 == 990
 row /child \[200\]/ 1 == 10
 
+$ profil report --by command --format csv basic.pprof
+stdout /^990,99\.00,990,99\.00,9\.900000,prog,.$/
+stdout /^10,1\.00,10,1\.00,0\.100000,child,.$/
+
 # Filters
 $ profil report --pid 200 basic.pprof
 stdout /^# basic.pprof: 10 samples, 0.100 CPU seconds, 100 Hz, 1 process, 1 thread, 3 lost$/
