@@ -405,6 +405,7 @@ void images_free(struct images *set)
 		agg_free(&im->samples);
 	}
 	free(set->v);
+	free(set->known);
 	if (set->dir) /* rings, the agent's shared unwind tables, their temporaries */
 		record_workdir_remove(set->dir);
 	free(set->dir);

@@ -68,6 +68,9 @@ struct images {
 	 * many ring files in it were not ready to open (ns since the epoch). */
 	int64_t scanned_ns, dir_mtime_ns;
 	size_t pending;
+	/* scan.c: the ring files opened, by name: v's index + 1 per slot of
+	 * an open-addressing table (0: empty), known_n of v entered so far. */
+	size_t *known, known_cap, known_n;
 	/* The last poll: most bytes read from one ring, the smallest ring. */
 	uint64_t max_read, min_ring;
 };
