@@ -279,7 +279,14 @@ TEST_IMPL(interpose_failed_hand_over)
 	double cpu = cpu_process() - c0;
 	int own = atomic_load(&hits);
 	printf("program's SIGPROF: %d in %.3f CPU s; samples %u\n", own, cpu, buf[0] - b0);
-	ASSERT_NEAR(own / (cpu * 100), 1.0, 0.3);
+	/* ITIMER_PROF runs on the tick-sampled CPU time (utime + stime),
+	 * cpu_process() on the scheduler's exact one: on a busy machine a
+	 * process found running at more ticks than its share is charged
+	 * more, and its itimer fires sooner (CI saw 1.52 while other
+	 * programs loaded both cores).  What the test tells apart is 1 (its
+	 * own 100 Hz) from 0 (swallowed) and from 10 or more (our 1000 Hz
+	 * samples delivered to it): a factor of two either way. */
+	ASSERT(own / (cpu * 100) > 0.5 && own / (cpu * 100) < 2.0);
 	ASSERT((buf[0] - b0) > cpu * profil_hz() * 0.5);
 	ASSERT_OK(sigaction(SIGPROF, NULL, &old));
 	ASSERT(old.sa_handler == handler_count);
