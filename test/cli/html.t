@@ -153,11 +153,15 @@ stdout /^screenshot=.*python-source\.png$/
 # (the pc a sample finds after the slow divide decides which, skid the
 # program does not control; under load the loop line came out on top
 # once), so the division line must be hot (heat >= 0.5), not the hottest.
-$ profil record -o d.pprof $REC/../../examples/demo >/dev/null 2>&1 && profil report --format html -o d.html d.pprof 2>/dev/null && $REC/../html-check d.html selftest && $REC/../html-check --shot demo-source --size 1280,1000 d.html show=source && $REC/../html-check --shot demo-flame --size 1280,700 d.html show=flame
+# The page's top bar is the function the report puts first: integrate
+# (about 46%) as a rule, but hash_bytes (about 29%) ran on the slower
+# vCPU once in CI and took 39.96% to integrate's 39.79% (the shares are
+# of CPU time, and equal work is not equal CPU time on this VM)
+$ profil record -o d.pprof $REC/../../examples/demo >/dev/null 2>&1 && profil report --format html -o d.html d.pprof 2>/dev/null && $REC/../html-check d.html selftest >s.txt && cat s.txt && $REC/../html-check --shot demo-source --size 1280,1000 d.html show=source && $REC/../html-check --shot demo-flame --size 1280,700 d.html show=flame && t=$(profil report --format csv --top 1 d.pprof | sed -n '2p' | cut -d, -f6) && grep -qx "top_bar=$t" s.txt && echo "top bar: the report's first, $t"
 needs chromium
 stdout /^selftest=done$/
 stdout /^errors=0$/
-stdout /^top_bar=integrate$/
+stdout /^top bar: the report's first, (integrate|hash_bytes)$/
 stdout /^screenshot=.*demo-source\.png$/
 file d.html /<td class="c" style="--h:(1\.000|0\.[5-9][0-9]*)">[0-9]+<\/td><td class="p">[0-9.]+%<\/td><td class="n">[0-9]+<\/td><td class="t"><code>.*sum \+= 4\.0/
 
