@@ -268,6 +268,11 @@ __attribute__((constructor)) static void agent_start(void)
 			agent_note_traced(dir, tracer, 0);
 		return;
 	}
+	if (agent_is_zygote()) { /* must stay single-threaded (zygote.c) */
+		if (recorder_alive())
+			agent_note_left(dir, "zygote", 0);
+		return;
+	}
 	if (start() != 0)
 		return;
 	envfix_init(environ, only_root);

@@ -78,6 +78,13 @@ HIDDEN size_t agent_read_small(const char *path, char *buf, size_t size);
 #include <sys/types.h>
 HIDDEN pid_t agent_tracer(void);
 HIDDEN void agent_note_traced(const char *dir, pid_t tracer, int attached);
+/* The note itself: "<dir>/<pid>.<kind>" holding "comm TAB tracer pid TAB
+ * tracer comm" (tracer 0: none, "-"). */
+HIDDEN void agent_note_left(const char *dir, const char *kind, pid_t tracer);
+
+/* zygote.c: whether this process is a Chromium zygote (its arguments
+ * hold --type=zygote), which must stay single-threaded. */
+HIDDEN int agent_is_zygote(void);
 
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever

@@ -37,15 +37,18 @@ pid_t agent_tracer(void)
 	return tracer > 0 ? (pid_t)tracer : 0;
 }
 
-void agent_note_traced(const char *dir, pid_t tracer, int attached)
+void agent_note_left(const char *dir, const char *kind, pid_t tracer)
 {
-	char path[4096 + 32], comm[17] = {0}, tcomm[64] = "?", line[160];
-	snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
-	size_t n = agent_read_small(path, tcomm, sizeof tcomm);
-	if (n > 0 && tcomm[n - 1] == '\n')
-		tcomm[n - 1] = '\0';
-	else if (n == 0)
-		snprintf(tcomm, sizeof tcomm, "?"); /* gone already */
+	char path[4096 + 32], comm[17] = {0}, tcomm[64] = "-", line[160];
+	size_t n;
+	if (tracer > 0) {
+		snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
+		n = agent_read_small(path, tcomm, sizeof tcomm);
+		if (n > 0 && tcomm[n - 1] == '\n')
+			tcomm[n - 1] = '\0';
+		else if (n == 0)
+			snprintf(tcomm, sizeof tcomm, "?"); /* gone already */
+	}
 	/* the process's name (its main thread's): this may run in the
 	 * helper thread, whose own name is what the program was called when
 	 * the helper started */
@@ -55,11 +58,16 @@ void agent_note_traced(const char *dir, pid_t tracer, int attached)
 	else if (n == 0)
 		(void)prctl(PR_GET_NAME, comm);
 	int len = snprintf(line, sizeof line, "%s\t%d\t%s\n", comm, (int)tracer, tcomm);
-	snprintf(path, sizeof path, "%s/%d.%s", dir, (int)getpid(), attached ? "attached" : "traced");
+	snprintf(path, sizeof path, "%s/%d.%s", dir, (int)getpid(), kind);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return; /* the recording is over, or not ours to write in */
 	if (len > 0)
 		(void)!write(fd, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1);
 	close(fd);
+}
+
+void agent_note_traced(const char *dir, pid_t tracer, int attached)
+{
+	agent_note_left(dir, attached ? "attached" : "traced", tracer);
 }

@@ -5,7 +5,8 @@
  * is not a mystery.  Each left a file "<pid>.traced" in the recording's
  * directory holding "<comm> TAB <tracer pid> TAB <tracer comm>"; one a
  * tracer attached to later, whose samples stop there, "<pid>.attached"
- * (a second line).
+ * (a second line); a Chromium zygote, which must stay single-threaded
+ * (agent/zygote.c), "<pid>.zygote" (a third; no tracer: 0).
  */
 #include "record_int.h"
 
@@ -23,8 +24,8 @@ struct traced {
 	char comm[17], tcomm[17];
 };
 
-enum { AT_START, ATTACHED, KINDS };
-static const char *const suffix[KINDS] = {".traced", ".attached"};
+enum { AT_START, ATTACHED, ZYGOTE, KINDS };
+static const char *const suffix[KINDS] = {".traced", ".attached", ".zygote"};
 
 /* dir/name's line into *t, for a file of that kind; 0, or -1 when it is
  * not one of ours. */
@@ -82,9 +83,11 @@ static size_t collect(const char *dir, int kind, pid_t root, struct traced *show
 
 static void list(const struct traced *shown, size_t n)
 {
-	for (size_t i = 0; i < n && i < SHOWN; i++)
-		fprintf(stderr, "%s %s [%ld] by %s [%ld]", i ? "," : "", shown[i].comm, shown[i].pid,
-		        shown[i].tcomm, shown[i].tracer);
+	for (size_t i = 0; i < n && i < SHOWN; i++) {
+		fprintf(stderr, "%s %s [%ld]", i ? "," : "", shown[i].comm, shown[i].pid);
+		if (shown[i].tracer > 0)
+			fprintf(stderr, " by %s [%ld]", shown[i].tcomm, shown[i].tracer);
+	}
 	fprintf(stderr, "%s\n", n > SHOWN ? ", ..." : "");
 }
 
@@ -104,6 +107,15 @@ int record_report_traced(const char *dir, pid_t root)
 		fprintf(stderr, "profil record: %zu process%s sampled only until another program "
 		        "attached to trace %s (a debugger would stop at every sample):", n,
 		        n == 1 ? " was" : "es were", n == 1 ? "it" : "them");
+		list(shown, n);
+	}
+	int root_zygote = 0; /* Chromium's zygote is never the command itself */
+	n = collect(dir, ZYGOTE, root, shown, &root_zygote);
+	if (n) {
+		fprintf(stderr, "profil record: %zu Chromium zygote%s not sampled, nor the renderers "
+		        "%s forked (a zygote stops when it finds a second thread; --no-zygote "
+		        "--no-sandbox has every process sampled):", n, n == 1 ? " was" : "s were",
+		        n == 1 ? "it" : "they");
 		list(shown, n);
 	}
 	return root_traced;
