@@ -394,6 +394,9 @@ help:
 # (dlopen()ed when a name needs it: cli/symbol/demangle.c says why).
 # The command's link rule uses CLI_LIBS.
 CLI_LIBS   += -ldw -lelf
+# Rust's mangled names (v0 and legacy): libiberty's demangler, the one
+# binutils' c++filt uses, linked statically (Debian ships only libiberty.a)
+CLI_LIBS   += -liberty
 SYM_SRC    := $(sort $(wildcard cli/symbol/*.c))
 
 # Its tests: test/sym/symtest symbolizes the addresses the programs and

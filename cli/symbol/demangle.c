@@ -8,10 +8,18 @@
  * alone or with libstdc++ too), a tenth of `profil record`'s own CPU on a
  * short C program, which has no C++ name to demangle.  Without libstdc++
  * the mangled name is kept.
+ *
+ * Rust's names, v0 ("_R...") and legacy ("_ZN...17h<hash>E", which the
+ * C++ demangler would read with the hash as a last component), are
+ * libiberty's rust_demangle()'s, as binutils' c++filt shows them without
+ * its verbose flag: paths without crate disambiguators and hashes
+ * ("rustc_metadata::locator::get_metadata_section").  It returns NULL for
+ * anything else, C++ names included.
  */
 #include "symint.h"
 
 #include <dlfcn.h>
+#include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +55,11 @@ char *sym_strdup(const char *s)
 
 char *sym_demangle(const char *name)
 {
+	if (strncmp(name, "_R", 2) == 0 || strncmp(name, "_ZN", 3) == 0) {
+		char *rust = rust_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+		if (rust)
+			return rust;
+	}
 	/* Only _Z names are C++ (a C "main" must stay "main", which the
 	 * demangler would read as a type name). */
 	demangle_fn *demangle = strncmp(name, "_Z", 2) == 0 ? demangler() : NULL;

@@ -529,3 +529,12 @@ stdout /^<html><head><\/head><body><p>hi<\/p><\/body><\/html>$/
 stdout /^exit 0$/
 stdout /^profil record: [0-9]+ Chromium zygotes? (was|were) not sampled, nor the renderers .*: chromium \[[0-9]+\]/
 row / chromium$/ 1 >= 50
+
+# Rust's names are demangled (libiberty's demangler, c++filt's), both
+# manglings rustc writes: legacy (its default for a program: the C++
+# demangler showed the hash as a last component) and v0 (rustc's own
+# libraries: shown mangled before)
+$ printf '#[inline(never)]\nfn hot(n: u64) -> u64 {\n    let mut s = 1u64;\n    for i in 0..n {\n        s = s.wrapping_mul(6364136223846793005).wrapping_add(i ^ (s >> 29));\n    }\n    s\n}\nfn main() {\n    let n = std::env::args().nth(1).map(|a| a.parse().unwrap()).unwrap_or(0);\n    println!("{}", hot(n));\n}\n' >rec_rust.rs && rustc -O -o legacy rec_rust.rs && rustc -O -C symbol-mangling-version=v0 -o v0 rec_rust.rs && profil record -o legacy.pprof ./legacy 200000000 >/dev/null && profil record -o v0.pprof ./v0 200000000 >/dev/null && profil report --top 1 legacy.pprof && profil report --top 1 v0.pprof
+needs rustc
+stdout /^ +[0-9]+ +([89][0-9]|100)\.[0-9]+% .* rec_rust::hot +legacy$/
+stdout /^ +[0-9]+ +([89][0-9]|100)\.[0-9]+% .* rec_rust::hot +v0$/

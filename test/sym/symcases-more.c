@@ -1,9 +1,12 @@
 /*
  * symcases-more.c - the symbolizer's cases for addresses that symbols do
- * not name, the vDSO, changed files, and caching across processes.
+ * not name, the vDSO, changed files, caching across processes, and
+ * demangling.
  */
 #include "symtest.h"
+#include "../../cli/symbol/symint.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
@@ -117,12 +120,37 @@ void sym_two_processes(void)
 	prof_free(p);
 }
 
+/* Names as people read them: C++ by libstdc++, Rust (v0 and legacy, an
+ * LTO suffix included) by libiberty, C as it is. */
+void sym_demangle_names(void)
+{
+	static const char *const cases[][2] = {
+		{"_RNvNtCs5FxD4tM6viY_14rustc_metadata7locator20get_metadata_section",
+		 "rustc_metadata::locator::get_metadata_section"},
+		{"_RNvNvMs0_NtNtNtCsjrHSEGnQ3l9_3std3sys6thread4unixNtB7_6Thread3new12thread_start"
+		 ".llvm.364393679", "<std::sys::thread::unix::Thread>::new::thread_start"},
+		{"_ZN8rec_rust3hot17h0123456789abcdefE", "rec_rust::hot"},
+		{"_ZN3foo3barEv", "foo::bar()"},
+		{"_ZN3foo3barE", "foo::bar"},
+		{"main", "main"},
+		{"_Rnot_rust", "_Rnot_rust"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = sym_demangle(cases[i][0]);
+		if (strcmp(got, cases[i][1]) != 0)
+			fprintf(stderr, "  %s: %s, want %s\n", cases[i][0], got, cases[i][1]);
+		CHECK(strcmp(got, cases[i][1]) == 0);
+		free(got);
+	}
+}
+
 const struct symcase symcases[] = {
 	{"sym_pie", sym_pie},
 	{"sym_nopie", sym_nopie},
 	{"sym_inline_chain", sym_inline_chain},
 	{"sym_shared_library", sym_shared_library},
 	{"sym_cxx_demangled", sym_cxx_demangled},
+	{"sym_demangle_names", sym_demangle_names},
 	{"sym_stripped_build_id", sym_stripped_build_id},
 	{"sym_stripped_debuglink", sym_stripped_debuglink},
 	{"sym_usr_lib_debug", sym_usr_lib_debug},
