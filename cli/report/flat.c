@@ -47,7 +47,30 @@ static void by_command(const struct profile *p, size_t si, struct rows *a)
 	const struct prof_sample *s = &p->samples[si];
 	char key[300];
 	snprintf(key, sizeof key, "%.250s", *s->comm ? s->comm : "?");
-	rows_add(rows_row(a, key, key, ""), si, 1, s->count, s->cpu_ns);
+	rows_add(rows_row(a, key, key, "0"), si, 1, s->count, s->cpu_ns);
+}
+
+/* --by command's second column: how many processes ran each command
+ * (a process that exec'd counts once per command it ran). */
+static void count_processes(const struct profile *p, struct rows *a)
+{
+	struct rows pairs = {0};
+	for (size_t si = 0; si < p->nsamples; si++) {
+		const struct prof_sample *s = &p->samples[si];
+		char key[300], comm[260];
+		snprintf(comm, sizeof comm, "%.250s", *s->comm ? s->comm : "?");
+		snprintf(key, sizeof key, "%" PRIu32 "/%s", s->pid, comm);
+		size_t before = pairs.n;
+		rows_row(&pairs, key, "", "");
+		if (pairs.n == before)
+			continue; /* this process was counted */
+		struct row *r = rows_row(a, comm, comm, "0");
+		char n[32];
+		snprintf(n, sizeof n, "%ld", atol(r->detail) + 1);
+		free(r->detail);
+		r->detail = prof_xstrdup(n);
+	}
+	rows_free(&pairs);
 }
 
 static void by_task(const struct profile *p, size_t si, struct rows *a, int thread)
@@ -153,7 +176,7 @@ static void no_stack(const struct profile *p, size_t si, struct rows *a)
 static const char *const col_names[][2] = {
 	[BY_FUNCTION] = {"function", "module"}, [BY_MODULE] = {"module", ""},
 	[BY_THREAD] = {"thread", "process"}, [BY_PROCESS] = {"process", ""},
-	[BY_COMMAND] = {"command", ""},
+	[BY_COMMAND] = {"command", "processes"},
 	[BY_LINE] = {"line", "function"},
 };
 
@@ -249,6 +272,8 @@ static void build(const struct profile *p, enum by by, struct rows *a)
 		if (by == BY_COMMAND)
 			by_command(p, si, a);
 	}
+	if (by == BY_COMMAND)
+		count_processes(p, a);
 	if (by == BY_FUNCTION || by == BY_LINE || by == BY_MODULE)
 		by_frames(p, a, by == BY_FUNCTION ? loc_functions : by == BY_LINE ? loc_lines
 		                                                                  : loc_module);

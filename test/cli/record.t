@@ -512,10 +512,11 @@ stdout /^# outer.pprof: /
 stdout /profil \[[0-9]+\]$/
 
 # --by command: one row per program, whatever the process (a build's
-# hundreds of cc1 runs): two rec-prog processes in one row
+# hundreds of cc1 runs), with the number of its processes: two rec-prog
+# processes in one row
 $ profil record -o two.pprof sh -c "$REC/rec-prog threads 5 & $REC/rec-prog threads 5; wait" >/dev/null && profil report --by command two.pprof && profil report --by process two.pprof | grep -c 'rec-prog \['
 stdout /^2$/
-row / rec-prog$/ 2 >= 90
+row / rec-prog +2$/ 2 >= 90
 
 # Chromium's zygote CHECKs that it is single-threaded, and the agent's
 # helper thread killed it (int3) and the browser after it ("GPU process

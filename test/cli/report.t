@@ -40,8 +40,9 @@ row /prog \[100\]/ 1 == 990
 row /child \[200\]/ 1 == 10
 
 $ profil report --by command --format csv basic.pprof
-stdout /^990,99\.00,990,99\.00,9\.900000,prog,.$/
-stdout /^10,1\.00,10,1\.00,0\.100000,child,.$/
+stdout /^self,self_percent,cum,cum_percent,seconds,command,processes.$/
+stdout /^990,99\.00,990,99\.00,9\.900000,prog,1.$/
+stdout /^10,1\.00,10,1\.00,0\.100000,child,1.$/
 
 # Filters
 $ profil report --pid 200 basic.pprof
