@@ -529,7 +529,7 @@ needs chromium
 stdout /^<html><head><\/head><body><p>hi<\/p><\/body><\/html>$/
 stdout /^exit 0$/
 stdout /^profil record: [0-9]+ Chromium zygotes? (was|were) not sampled, nor the renderers .*: chromium \[[0-9]+\]/
-row / chromium$/ 1 >= 50
+row / chromium +[0-9]+$/ 1 >= 50
 
 # Rust's names are demangled (libiberty's demangler, c++filt's), both
 # manglings rustc writes: legacy (its default for a program: the C++
