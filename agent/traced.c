@@ -37,25 +37,28 @@ pid_t agent_tracer(void)
 	return tracer > 0 ? (pid_t)tracer : 0;
 }
 
+/* A /proc comm file's name into buf, without its newline; 0 when it
+ * cannot be read (buf then empty). */
+static size_t read_comm(const char *path, char *buf, size_t size)
+{
+	size_t n = agent_read_small(path, buf, size);
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return n;
+}
+
 void agent_note_left(const char *dir, const char *kind, pid_t tracer)
 {
 	char path[4096 + 32], comm[17] = {0}, tcomm[64] = "-", line[160];
-	size_t n;
 	if (tracer > 0) {
 		snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
-		n = agent_read_small(path, tcomm, sizeof tcomm);
-		if (n > 0 && tcomm[n - 1] == '\n')
-			tcomm[n - 1] = '\0';
-		else if (n == 0)
+		if (read_comm(path, tcomm, sizeof tcomm) == 0)
 			snprintf(tcomm, sizeof tcomm, "?"); /* gone already */
 	}
 	/* the process's name (its main thread's): this may run in the
 	 * helper thread, whose own name is what the program was called when
 	 * the helper started */
-	n = agent_read_small("/proc/self/comm", comm, sizeof comm);
-	if (n > 0 && comm[n - 1] == '\n')
-		comm[n - 1] = '\0';
-	else if (n == 0)
+	if (read_comm("/proc/self/comm", comm, sizeof comm) == 0)
 		(void)prctl(PR_GET_NAME, comm);
 	int len = snprintf(line, sizeof line, "%s\t%d\t%s\n", comm, (int)tracer, tcomm);
 	snprintf(path, sizeof path, "%s/%d.%s", dir, (int)getpid(), kind);
