@@ -390,12 +390,10 @@ help:
 	@echo "make clean       remove build directories and leftover gmon.out files"
 
 # The profil command's symbolizer (cli/symbol): ELF and DWARF through
-# elfutils (libdw-dev), C++ names through libstdc++'s __cxa_demangle
-# (dlopen()ed when a name needs it: cli/symbol/demangle.c says why).
-# The command's link rule uses CLI_LIBS.
+# elfutils (libdw-dev).  The command's link rule uses CLI_LIBS.
 CLI_LIBS   += -ldw -lelf
-# Rust's mangled names (v0 and legacy): libiberty's demangler, the one
-# binutils' c++filt uses, linked statically (Debian ships only libiberty.a)
+# C++ and Rust mangled names: libiberty's demanglers, the ones binutils'
+# c++filt uses, linked statically (Debian ships only libiberty.a)
 CLI_LIBS   += -liberty
 SYM_SRC    := $(sort $(wildcard cli/symbol/*.c))
 

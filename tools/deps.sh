@@ -9,11 +9,11 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v gprof >/dev/null 2>&1 || need="$need binutils"   # gmon.out tests
 command -v mandoc >/dev/null 2>&1 || need="$need mandoc"    # man page lint
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
-# the profil command's symbolizer: elfutils' libdw/libdwfl, libstdc++'s
-# demangler (C++), libiberty's (Rust); its tests build a C++ library, strip binaries, and read
+# the profil command's symbolizer: elfutils' libdw/libdwfl, libiberty's
+# demanglers (C++ and Rust); its tests build a C++ library, strip binaries, and read
 # libc's separate debuginfo under /usr/lib/debug
 [ -f /usr/include/elfutils/libdwfl.h ] || need="$need libdw-dev"
-[ -f /usr/include/libiberty/demangle.h ] || need="$need libiberty-dev" # Rust names
+[ -f /usr/include/libiberty/demangle.h ] || need="$need libiberty-dev" # C++ and Rust names
 command -v g++ >/dev/null 2>&1 || need="$need g++"
 command -v objcopy >/dev/null 2>&1 || need="$need binutils"
 if command -v dpkg >/dev/null 2>&1 && ! dpkg -s libc6-dbg >/dev/null 2>&1; then

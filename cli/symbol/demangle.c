@@ -1,47 +1,32 @@
 /*
- * demangle.c - C++ names for people, and the symbolizer's small string
- * helpers.  The demangler is libstdc++'s __cxa_demangle (the Itanium C++
- * ABI's, kept with GCC), looked up with dlopen() the first time a _Z name
- * needs it rather than linked: loading libstdc++ (and the libm and
- * libgcc_s it needs) costs every run of profil 0.7 ms of relocation
- * (measured: 1.19 against 1.88 ms for an empty program linked with libdw
- * alone or with libstdc++ too), a tenth of `profil record`'s own CPU on a
- * short C program, which has no C++ name to demangle.  Without libstdc++
- * the mangled name is kept.
+ * demangle.c - C++ and Rust names for people, and the symbolizer's small
+ * string helpers.
  *
- * Rust's names, v0 ("_R...") and legacy ("_ZN...17h<hash>E", which the
- * C++ demangler would read with the hash as a last component), are
- * libiberty's rust_demangle()'s, as binutils' c++filt shows them without
- * its verbose flag: paths without crate disambiguators and hashes
- * ("rustc_metadata::locator::get_metadata_section").  It returns NULL for
- * anything else, C++ names included.
+ * Both demanglers are libiberty's, linked statically (Debian ships only
+ * libiberty.a; its licence's linking exception allows it), the code
+ * binutils' c++filt runs:
+ *  - Rust's names, v0 ("_R...") and legacy ("_ZN...17h<hash>E", which the
+ *    C++ demangler would read with the hash as a last component), by
+ *    rust_demangle(), as c++filt shows them without its verbose flag:
+ *    paths without crate disambiguators and hashes
+ *    ("rustc_metadata::locator::get_metadata_section").  It returns NULL
+ *    for anything else, C++ names included.
+ *  - C++ names (the Itanium ABI's "_Z...") by cplus_demangle_v3(), the
+ *    cp-demangle.c that GCC also builds into libstdc++'s __cxa_demangle,
+ *    with the same options (parameters, std:: abbreviations kept short:
+ *    no DMGL_VERBOSE), so the same names.  It used to be __cxa_demangle
+ *    itself, dlopen()ed at the first _Z name so that C programs did not
+ *    pay libstdc++'s loading; but most real commands meet a C++ name
+ *    (gcc's cc1 is C++), and that dlopen (relocating libstdc++, libm and
+ *    libgcc_s) was a tenth of `profil record`'s own CPU on a 20 ms gcc -c.
+ * Anything else, or a name neither can read, is kept as it is.
  */
 #include "symint.h"
 
-#include <dlfcn.h>
 #include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define LIBSTDCXX_SONAME "libstdc++.so.6"
-
-typedef char *demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
-
-/* __cxa_demangle, or NULL when libstdc++ cannot be loaded (asked once;
- * the symbolizer runs on one thread) */
-static demangle_fn *demangler(void)
-{
-	static demangle_fn *fn;
-	static int asked;
-	if (!asked) {
-		asked = 1;
-		void *lib = dlopen(LIBSTDCXX_SONAME, RTLD_LAZY | RTLD_LOCAL);
-		if (lib)
-			*(void **)&fn = dlsym(lib, "__cxa_demangle");
-	}
-	return fn;
-}
 
 char *sym_strdup(const char *s)
 {
@@ -62,13 +47,10 @@ char *sym_demangle(const char *name)
 	}
 	/* Only _Z names are C++ (a C "main" must stay "main", which the
 	 * demangler would read as a type name). */
-	demangle_fn *demangle = strncmp(name, "_Z", 2) == 0 ? demangler() : NULL;
-	if (demangle) {
-		int status = -1;
-		char *d = demangle(name, NULL, NULL, &status);
-		if (d && status == 0)
-			return d;
-		free(d);
+	if (strncmp(name, "_Z", 2) == 0) {
+		char *cxx = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI);
+		if (cxx)
+			return cxx;
 	}
 	return sym_strdup(name);
 }

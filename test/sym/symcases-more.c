@@ -120,8 +120,9 @@ void sym_two_processes(void)
 	prof_free(p);
 }
 
-/* Names as people read them: C++ by libstdc++, Rust (v0 and legacy, an
- * LTO suffix included) by libiberty, C as it is. */
+/* Names as people read them, by libiberty: C++ as libstdc++'s
+ * __cxa_demangle writes them (std:: abbreviations kept, a clone suffix
+ * named), Rust (v0 and legacy, an LTO suffix included), C as it is. */
 void sym_demangle_names(void)
 {
 	static const char *const cases[][2] = {
@@ -132,6 +133,11 @@ void sym_demangle_names(void)
 		{"_ZN8rec_rust3hot17h0123456789abcdefE", "rec_rust::hot"},
 		{"_ZN3foo3barEv", "foo::bar()"},
 		{"_ZN3foo3barE", "foo::bar"},
+		{"_ZNSs6appendEPKc", "std::string::append(char const*)"},
+		{"_ZNSt6vectorIiSaIiEE9push_backEOi",
+		 "std::vector<int, std::allocator<int> >::push_back(int&&)"},
+		{"_Z3foov.cold", "foo() [clone .cold]"},
+		{"_Zjunk", "_Zjunk"},
 		{"main", "main"},
 		{"_Rnot_rust", "_Rnot_rust"},
 	};
