@@ -12,7 +12,9 @@
 #include "../src/unwind/unwind_cfi.c"
 #include "../src/unwind/unwind_table.c"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -223,6 +225,81 @@ TEST_IMPL(unwind_cache_cut_while_mapped)
 	ASSERT(r.cut >= 3); /* uwprog, libuwchain, libc, ld.so */
 	assert_complete(&r);
 	ASSERT(r.unknown >= r.hot * 99 / 100);
+	return 0;
+}
+
+/*
+ * The cache files' layout (unwind_cache.c's struct cache_hdr): a 48-byte
+ * header whose last two words are nrows and nidx, the rows (12 bytes
+ * each), the index (4 bytes an entry).  Overwrites every entry of the
+ * index of each "uw" file in dir with `fill`; how many files, -1 if one
+ * is not laid out so.  With check set, writes nothing and counts the
+ * files whose index is still all `fill`.
+ */
+static long fill_indexes(const char *dir, unsigned char fill, int check)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	long n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		uint64_t hdr[6];
+		if (strncmp(de->d_name, "uw", 2) != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+		off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+		if (fd < 0 || pread(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr ||
+		    size != (off_t)(sizeof hdr + hdr[4] * 12 + hdr[5] * 4)) {
+			n = -1;
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		size_t len = hdr[5] * 4;
+		unsigned char *idx = malloc(len), *want = malloc(len);
+		ASSERT(idx && want);
+		memset(want, fill, len);
+		off_t at = size - (off_t)len;
+		if (!check)
+			n += pwrite(fd, want, len, at) == (ssize_t)len;
+		else
+			n += pread(fd, idx, len, at) == (ssize_t)len && memcmp(idx, want, len) == 0;
+		free(idx), free(want);
+		close(fd);
+	}
+	closedir(d);
+	return n;
+}
+
+/* A cached table's index is mapped and used as it is, unchecked
+ * (unwind_cache.c).  Every entry of every kept index overwritten with
+ * 0xffffffff, past the last row, the files' sizes and headers intact, so
+ * that the next process takes them: the handler bounds each entry it
+ * reads and then searches the whole table (find_row()), so the stacks
+ * stay whole.  Unbounded, each lookup read far past the rows and faulted:
+ * no stack was complete. */
+TEST_IMPL(unwind_cache_index_damaged)
+{
+	if (skip_tools())
+		return 0;
+	char keep[] = "/tmp/profil-uwidx.XXXXXX", env[PATH_MAX], cmd[PATH_MAX];
+	ASSERT(mkdtemp(keep) != NULL);
+	snprintf(env, sizeof env, "PROFIL_UNWIND_CACHE=%s", keep);
+	ASSERT_EQ(putenv(env), 0);
+	struct uwresult r = uwprog_runs("recurse", 128, 1, NULL); /* fills the cache */
+	assert_complete(&r);
+	long damaged = fill_indexes(keep, 0xff, 0);
+	printf("indexes damaged: %ld\n", damaged);
+	ASSERT(damaged >= 3); /* uwprog, libc, ld.so (and the vDSO...) */
+	r = uwprog_runs("recurse", 128, 1, NULL);
+	long kept = fill_indexes(keep, 0xff, 1); /* taken as they were, not rebuilt */
+	snprintf(cmd, sizeof cmd, "rm -rf %s", keep);
+	ASSERT_EQ(system(cmd), 0);
+	ASSERT_EQ(kept, damaged);
+	assert_complete(&r);
 	return 0;
 }
 

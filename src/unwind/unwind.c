@@ -58,7 +58,11 @@ static const struct uw_module *find_module(const struct uw_table *t, uintptr_t p
 
 /* The row in force at pc, 0 when pc is below the first.  The index
  * narrows the search to the rows of pc's 256-byte block, the first of
- * which is in force at the block's start or before. */
+ * which is in force at the block's start or before.  The index may come
+ * from a file nobody checked entry by entry (unwind_cache.c): entries out
+ * of order or past the last row widen the search to the whole table, so
+ * every row read is one of the table's (upper bound over [lo, hi) with
+ * rows[0].pc <= off returns a row at or above 1, below hi). */
 static const struct uw_row *find_row(const struct uw_module *m, uintptr_t pc)
 {
 	uint32_t off = (uint32_t)(pc - m->lo);
@@ -66,6 +70,8 @@ static const struct uw_row *find_row(const struct uw_module *m, uintptr_t pc)
 	if (m->nrows == 0 || off < m->rows[0].pc)
 		return 0;
 	size_t lo = m->index[blk], hi = (size_t)m->index[blk + 1] + 1;
+	if (lo >= hi || hi > m->nrows)
+		lo = 0, hi = m->nrows;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (off < m->rows[mid].pc)
