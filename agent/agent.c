@@ -13,6 +13,7 @@
  */
 #include "agent.h"
 #include "../src/engine/engine.h"
+#include "../src/engine/perf_engine.h"
 #include "../src/base/ring.h"
 #include "../src/unwind/unwind.h"
 #include "../src/process/process.h"
@@ -213,7 +214,7 @@ static void leave_child(void)
 	engine_publish(NULL);
 }
 
-static void in_child(void)
+static void child_start(void)
 {
 	if (only_root || !recorder_alive()) {
 		leave_child();
@@ -244,9 +245,16 @@ static void in_child(void)
 	account_startup(fork_child_timer_cpu, fork_child_timer_cpu, 0, hz_current());
 }
 
-__attribute__((constructor)) static void agent_start(void)
+/* A start reads /proc/self/status once (perf_probe_status_hold()). */
+static void in_child(void)
 {
-	agent_entry_cpu = account_cpu_now();
+	perf_probe_status_hold(1);
+	child_start();
+	perf_probe_status_hold(0);
+}
+
+static void process_start(void)
+{
 	const char *d = getenv("PROFIL_RECORD_DIR");
 	if (!d || !*d || strlen(d) >= sizeof dir)
 		return;
@@ -278,4 +286,12 @@ __attribute__((constructor)) static void agent_start(void)
 	envfix_init(environ, only_root);
 	atomic_store(&sweeper_tick_hook, tick);
 	atomic_store(&fork_child_hook, in_child);
+}
+
+__attribute__((constructor)) static void agent_start(void)
+{
+	agent_entry_cpu = account_cpu_now();
+	perf_probe_status_hold(1);
+	process_start();
+	perf_probe_status_hold(0);
 }

@@ -63,6 +63,9 @@ HIDDEN unsigned int perf_probe_max_rate(void);
  * tracing us (0: none; -1 when /proc/self/status cannot be read), in one
  * read of it. */
 HIDDEN void perf_probe_status(int *seccomp, long *tracer);
+/* 1: until called with 0, the calling thread's perf_probe_status() reads
+ * the file once and answers from that reading (a process's start). */
+HIDDEN void perf_probe_status_hold(int on);
 /* A disabled task-clock event on tid (0: the caller) with period per
  * ns, close-on-exec, numbered high; with trap, delivering by sigtrap
  * with sig_data.  Its descriptor, or -1 (errno). */

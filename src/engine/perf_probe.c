@@ -84,12 +84,38 @@ static long status_number(const char *buf, const char *name)
 	return *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
 }
 
+/*
+ * One process start asks three times (the agent whether it is traced,
+ * the engine's choice of delivery, the helper thread's descriptor table),
+ * and each reading cost 10-15 us of every process of a build (the kernel
+ * formats the whole file).  While the calling thread holds a start
+ * (perf_probe_status_hold()), the first answer serves the others: that
+ * is as if the three had asked at the same instant, and a tracer that
+ * attaches later is the helper's to find, at its sweeps, as it always
+ * was.  Thread-local: only the starting thread's own questions are
+ * answered from it.
+ */
+static __thread int status_held, status_kept;
+static __thread int kept_seccomp;
+static __thread long kept_tracer;
+
+void perf_probe_status_hold(int on)
+{
+	status_held = on;
+	status_kept = 0;
+}
+
 /* What /proc/self/status says about us: whether a seccomp filter is in
  * force ("Seccomp: 2") and which process traces us ("TracerPid", 0 for
  * none; -1 when it cannot be read).  Uses nothing shared: the agent asks
  * it at load too (agent/traced.c). */
 void perf_probe_status(int *seccomp, long *tracer)
 {
+	if (status_held && status_kept) {
+		*seccomp = kept_seccomp;
+		*tracer = kept_tracer;
+		return;
+	}
 	/* Read whole and searched, not stdio's line-by-line sscanf: this
 	 * runs in every process and forked child at start. */
 	char buf[16384]; /* a long Groups: line comes before them */
@@ -106,6 +132,10 @@ void perf_probe_status(int *seccomp, long *tracer)
 	buf[n] = '\0';
 	*seccomp = status_number(buf, "\nSeccomp:") == 2;
 	*tracer = status_number(buf, "\nTracerPid:");
+	if (status_held) {
+		kept_seccomp = *seccomp, kept_tracer = *tracer;
+		status_kept = 1;
+	}
 }
 
 /*
