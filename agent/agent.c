@@ -107,6 +107,12 @@ static int recorder_alive(void)
 {
 	char lock[sizeof dir + 8];
 	snprintf(lock, sizeof lock, "%s/.lock", dir);
+	/* In the helper, one descriptor for every sweep (helper_files.c):
+	 * the lock file, even unlinked with its directory, is shared the
+	 * moment the recorder is gone. */
+	int kept = helper_file(HELPER_LOCK, lock, O_RDONLY | O_NOFOLLOW);
+	if (kept >= 0)
+		return flock(kept, LOCK_SH | LOCK_NB) != 0;
 	int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		struct stat st;

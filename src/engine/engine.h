@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/types.h>
 
 #include "base/base.h"
 
@@ -116,8 +117,9 @@ HIDDEN int timers_set_hz(unsigned int hz);
 HIDDEN int timers_resignal(int sig);      /* all timers to sig, all or nothing */
 /* Drops dead threads' entries and covers new threads; lists them only
  * when something may have changed (timers_scan.c).  nthreads: the kernel's
- * count (/proc/self/stat), 0 if unknown. */
-HIDDEN int timers_rescan(unsigned int nthreads);
+ * count (/proc/self/stat), 0 if unknown; leader_ended: whether the main
+ * thread has ended by that same stat (1, 0), -1 if unknown. */
+HIDDEN int timers_rescan(unsigned int nthreads, int leader_ended);
 HIDDEN int timers_add_self(void);      /* calling thread, if not covered */
 HIDDEN int timers_add_born(void);      /* same, counting from its CPU time 0 */
 /* At the calling thread's exit: delete its timer and say in *owed how many
@@ -199,6 +201,18 @@ HIDDEN void sweeper_threads_reset(int n);
  * the threads again when it has moved (timers_scan.c). */
 HIDDEN unsigned long sweeper_thread_events(void);
 
+/* helper_files.c: files the helper thread keeps open between sweeps, in
+ * its own descriptor table.  helper_file() gives the descriptor of path
+ * (opened with flags at the first call), or -1 outside such a helper
+ * (the caller then opens and closes it); helper_files_own_table() is said
+ * by the helper once its table is its own.  helper_file_read() reads a
+ * kept file whole from offset 0 into buf, NUL-terminated; its length, or
+ * -1 when nothing was read. */
+enum helper_file { HELPER_STATUS, HELPER_MAX_RATE, HELPER_LOCK, HELPER_FILES };
+HIDDEN void helper_files_own_table(void);
+HIDDEN int helper_file(enum helper_file which, const char *path, int flags);
+HIDDEN ssize_t helper_file_read(int fd, char *buf, size_t size);
+
 /* sweeper.c: called every sweep, no lock held (agent/). */
 extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;
 
@@ -256,6 +270,9 @@ HIDDEN NO_TSAN int fault_user_sigaction_locked(int sig, const struct sigaction *
  */
 HIDDEN NO_TSAN void sigstate_lock(sigset_t *old);
 HIDDEN NO_TSAN void sigstate_unlock(const sigset_t *old);
+/* Said by a thread whose every signal stays blocked all its life (the
+ * helper): its sigstate_lock() then leaves its mask alone. */
+HIDDEN NO_TSAN void sigstate_thread_blocks_all(void);
 /* Whether this process is the one whose signal state this memory holds:
  * false in a vfork child (shared memory) or a raw clone's child, whose
  * calls the interposers pass straight to libc.  Async-signal-safe. */
@@ -291,6 +308,8 @@ HIDDEN int fault_retake(void);
 /* The handler libc's own sigaction() reads back for sig: the kernel's
  * (handover.c and fault.c compare it with what they installed). */
 HIDDEN void *fault_kernel_handler(int sig);
+/* The handler a disposition names (sa_sigaction or sa_handler). */
+HIDDEN void *fault_action_handler(const struct sigaction *k);
 HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
 /* libc's pthread_sigmask(), bypassing our interposer (maskwrap.c): every

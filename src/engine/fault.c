@@ -130,12 +130,17 @@ static int on[NSIG_OWNED];
  * is invisible to TSan). */
 static _Atomic(void *) installed[NSIG_OWNED];
 
+void *fault_action_handler(const struct sigaction *k)
+{
+	return (k->sa_flags & SA_SIGINFO) ? (void *)k->sa_sigaction : (void *)k->sa_handler;
+}
+
 void *fault_kernel_handler(int sig)
 {
 	struct sigaction k;
 	if (fault_real_sigaction(sig, NULL, &k) != 0)
 		return NULL;
-	return (k.sa_flags & SA_SIGINFO) ? (void *)k.sa_sigaction : (void *)k.sa_handler;
+	return fault_action_handler(&k);
 }
 /* The process whose state this is (sigstate_mine()): set when profiling
  * installs anything, and in a fork child.  Atomic. */
@@ -159,13 +164,26 @@ NO_TSAN static int slot_of(int sig)
 	return sig == SIGSEGV ? 0 : sig == SIGBUS ? 1 : -1;
 }
 
+/* Set by a thread that blocks every signal for its whole life (the
+ * helper, sweeper.c, which takes this lock several times a sweep): it
+ * need not block them again, two system calls each time. */
+static __thread int blocks_all __attribute__((tls_model("initial-exec")));
+
+void sigstate_thread_blocks_all(void)
+{
+	blocks_all = 1;
+}
+
 /* Block every signal on this thread, then take the spin lock: no handler
  * can interrupt the holder, so the holder is never waiting on itself. */
 void sigstate_lock(sigset_t *old)
 {
 	sigset_t all;
 	sigfillset(&all);
-	fault_real_sigmask(SIG_SETMASK, &all, old);
+	if (blocks_all)
+		*old = all;
+	else
+		fault_real_sigmask(SIG_SETMASK, &all, old);
 	while (atomic_flag_test_and_set_explicit(&spin, memory_order_acquire))
 		sched_yield();
 }
@@ -173,7 +191,8 @@ void sigstate_lock(sigset_t *old)
 void sigstate_unlock(const sigset_t *old)
 {
 	atomic_flag_clear_explicit(&spin, memory_order_release);
-	fault_real_sigmask(SIG_SETMASK, old, NULL);
+	if (!blocks_all)
+		fault_real_sigmask(SIG_SETMASK, old, NULL);
 }
 
 NO_TSAN static void handler(int sig, siginfo_t *info, void *uc);

@@ -437,7 +437,7 @@ NO_TSAN static int kernel_took(int from)
 	sigstate_lock(&old);
 	struct sigaction k;
 	int taken = !atomic_load(&ignoring) && fault_real_sigaction(from, NULL, &k) == 0 &&
-	            fault_kernel_handler(from) != atomic_load(&installed);
+	            fault_action_handler(&k) != atomic_load(&installed);
 	if (taken)
 		cur.prog = k;
 	sigstate_unlock(&old);

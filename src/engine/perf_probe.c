@@ -60,10 +60,19 @@ unsigned int perf_engine_tick_hz(void)
 /* The kernel's cap on samples per CPU second (it throttles above it);
  * the kernel may lower it at run time, so it is read at every start, rate
  * change and sweep. */
+#define MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
+
 unsigned int perf_probe_max_rate(void)
 {
 	unsigned int v = 0;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	char buf[32];
+	int fd = helper_file(HELPER_MAX_RATE, MAX_RATE_PATH, O_RDONLY); /* each sweep */
+	if (fd >= 0) {
+		if (helper_file_read(fd, buf, sizeof buf) > 0)
+			v = (unsigned int)strtoul(buf, NULL, 10);
+		return v ? v : 100000;
+	}
+	FILE *f = fopen(MAX_RATE_PATH, "re");
 	if (f) {
 		if (fscanf(f, "%u", &v) != 1)
 			v = 0;
@@ -121,15 +130,20 @@ void perf_probe_status(int *seccomp, long *tracer)
 	char buf[16384]; /* a long Groups: line comes before them */
 	*seccomp = 0;
 	*tracer = -1;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	size_t n = 0;
-	ssize_t r;
-	while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = '\0';
+	int fd = helper_file(HELPER_STATUS, "/proc/self/status", O_RDONLY); /* each sweep */
+	if (fd >= 0) {
+		if (helper_file_read(fd, buf, sizeof buf) < 0)
+			return;
+	} else {
+		if ((fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)) < 0)
+			return;
+		size_t n = 0;
+		ssize_t r;
+		while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
+			n += (size_t)r;
+		close(fd);
+		buf[n] = '\0';
+	}
 	*seccomp = status_number(buf, "\nSeccomp:") == 2;
 	*tracer = status_number(buf, "\nTracerPid:");
 	if (status_held) {

@@ -313,6 +313,7 @@ static void *sweep(void *unused)
 	(void)unused;
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	atomic_store(&sweeper_tid, self);
+	sigstate_thread_blocks_all(); /* sweeper_start() blocked them for us */
 	timers_exclude(self);
 	/* The main thread's own stat, not the process's: the same state and
 	 * thread count, without the kernel summing every thread's counters
@@ -337,8 +338,10 @@ static void *sweep(void *unused)
 		 * the shared one: as before. */
 		if (!set_up) {
 			set_up = 1;
-			if ((own_table = own_fd_table() == 0))
+			if ((own_table = own_fd_table() == 0)) {
 				leader_fd = open(leader_stat, O_RDONLY | O_CLOEXEC);
+				helper_files_own_table();
+			}
 		}
 		ms = SWEEP_MS;
 		unsigned int nthreads;
@@ -361,7 +364,7 @@ static void *sweep(void *unused)
 			signal_settle();
 			if (signal_check_taken())
 				engine_signal_taken();
-			timers_rescan(nthreads);
+			timers_rescan(nthreads, main_state ? ended(main_state) : -1);
 			engine_unlock();
 			if (released && atomic_load(&retiring)) {
 				leave_by_itself(); /* nothing is sampled any more */

@@ -237,15 +237,28 @@ static int relist_due(unsigned int nthreads)
 	       sweeper_thread_events() != listed_events || mono_ns() - listed_ns >= relist_after_ns;
 }
 
-int timers_rescan(unsigned int nthreads)
+/* Whether entry e's thread has exited.  The main thread's is answered by
+ * the state the sweeper read from its stat (leader_ended): its number
+ * cannot go to another thread while the process lives, so the stat is as
+ * sure as entry_gone(), which costs five system calls a sweep. */
+static int rescan_gone(const struct entry *e, pid_t leader, int leader_ended)
+{
+	if (leader > 0 && e->tid == leader)
+		return leader_ended;
+	return entry_gone(e);
+}
+
+int timers_rescan(unsigned int nthreads, int leader_ended)
 {
 	if (!timers_signal())
 		return 0;
 	/* the kernel lowers its sample-rate cap at run time */
 	int demote = perf_engine_on() && !perf_engine_keep(timers_hz());
 	int gone = 0;
+	pid_t leader = leader_ended >= 0 ? getpid() : 0;
 	for (size_t i = timers_nreg; i-- > 0;) {
-		if (!timers_reg[i].self_drops && entry_gone(&timers_reg[i])) {
+		if (!timers_reg[i].self_drops &&
+		    rescan_gone(&timers_reg[i], leader, leader_ended)) {
 			timers_drop(i);
 			gone = 1;
 		} else if (demote && timers_reg[i].fd >= 0) {
