@@ -276,6 +276,7 @@ static void process_start(void)
 	if (only_root && root && atol(root) != (long)getpid())
 		return;
 	signal_avoid_prof = 1; /* SIGPROF is the program's (engine.h) */
+	nspid_init();
 	pid_t tracer = agent_tracer();
 	if (tracer > 0) { /* a debugger's or strace's: not sampled (traced.c) */
 		if (recorder_alive())

@@ -86,6 +86,13 @@ HIDDEN void agent_note_left(const char *dir, const char *kind, pid_t tracer);
  * hold --type=zygote), which must stay single-threaded. */
 HIDDEN int agent_is_zygote(void);
 
+/* nspid.c: nspid_init() reads, at load, the recorder's PID namespace
+ * (PROFIL_RECORD_PIDNS); nspid_tell() tells the recorder the pid it sees
+ * for ring file ring_name (a name in dir) when this process's namespace
+ * is another, before the file's header is complete. */
+HIDDEN void nspid_init(void);
+HIDDEN void nspid_tell(const char *dir, const char *ring_name);
+
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever
  * environment the program gives it; root_only (--no-children): only the

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,12 +35,14 @@ size_t agent_read_small(const char *path, char *buf, size_t size)
 	return (size_t)n;
 }
 
-/* An exclusive new file: "<pid>.<n>.ring" with the first free n. */
-static int open_new(const char *dir)
+/* An exclusive new file: "<pid>.<n>.ring" with the first free n, its
+ * name in name[NAME_MAX + 1]. */
+static int open_new(const char *dir, char *name)
 {
 	char path[4096];
 	for (unsigned n = 0; n < 10000; n++) {
-		snprintf(path, sizeof path, "%s/%d.%u.ring", dir, (int)getpid(), n);
+		snprintf(name, NAME_MAX + 1, "%d.%u.ring", (int)getpid(), n);
+		snprintf(path, sizeof path, "%s/%s", dir, name);
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
@@ -82,7 +85,8 @@ struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modl
 		return NULL;
 	}
 	size_t total = RING_HEADER_SIZE + data_size + modlog_size;
-	int fd = open_new(dir);
+	char name[NAME_MAX + 1];
+	int fd = open_new(dir, name);
 	if (fd < 0)
 		return NULL;
 	void *p = MAP_FAILED;
@@ -95,6 +99,7 @@ struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modl
 		return NULL;
 	}
 	struct ring_file *rf = p;
+	nspid_tell(dir, name); /* before the header is complete: nspid.c */
 	fill_header(rf, data_size, modlog_size);
 	return rf;
 }

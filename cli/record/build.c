@@ -159,7 +159,10 @@ static void add_samples(struct profile *p, const struct image *im, const uint64_
 			if (!locs[k])
 				locs[k] = prof_intern_location(p, mid, pc);
 		}
-		prof_add_sample(p, locs, n, (int64_t)e->count, im->pid, tid,
+		/* in another PID namespace, the main thread's id is the pid
+		 * there: shown as the one here (nspid.c) */
+		uint32_t shown = im->ns_pid && tid == im->ns_pid ? im->pid : tid;
+		prof_add_sample(p, locs, n, (int64_t)e->count, im->pid, shown,
 		                image_thread_name(im, tid), im->comm);
 	}
 	(void)period_ns;

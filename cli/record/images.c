@@ -210,7 +210,7 @@ static void note_thread(struct image *im, uint32_t tid)
 {
 	int added;
 	struct thread_name *t = thread_entry(im, tid, &added);
-	if (!added)
+	if (!added || im->ns_pid) /* its tids are its namespace's */
 		return;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%u/task/%u/comm", im->pid, tid);
@@ -406,6 +406,7 @@ void images_free(struct images *set)
 	}
 	free(set->v);
 	free(set->known);
+	nspid_free(set);
 	if (set->dir) /* rings, the agent's shared unwind tables, their temporaries */
 		record_workdir_remove(set->dir);
 	free(set->dir);

@@ -58,6 +58,15 @@ struct image {
 	char engine[28];
 	int broken;             /* dropped for a format violation: not read
 	                         * again, what was read before is kept */
+	uint32_t ns_pid;        /* its pid in a PID namespace not ours, pid
+	                         * the one we see (nspid.c); 0 if ours.  Its
+	                         * threads' ids are that namespace's. */
+};
+
+/* nspid.c: a ring file's name and the pid its process has here. */
+struct nspid {
+	char *name;
+	uint32_t pid;
 };
 
 struct images {
@@ -73,6 +82,11 @@ struct images {
 	size_t *known, known_cap, known_n;
 	/* The last poll: most bytes read from one ring, the smallest ring. */
 	uint64_t max_read, min_ring;
+	/* nspid.c: the socket processes of other PID namespaces name their
+	 * ring files on (descriptor + 1, 0: none), and what they said. */
+	int pids_fd;
+	struct nspid *pids;
+	size_t npids;
 };
 
 /* Finds new ring files in set->dir and reads everything committed in
@@ -86,6 +100,16 @@ void images_scan(struct images *set);
 int images_open(struct image *im);
 /* Unmaps and removes the ring files and the directory; frees all. */
 void images_free(struct images *set);
+
+/* nspid.c: nspid_open() makes dir's socket for processes of other PID
+ * namespaces and tells the command our namespace (the environment): its
+ * descriptor, -1 if there is none.  nspid_drain() reads what they sent;
+ * nspid_apply() gives image im, opened from ring file `name`, the pid it
+ * has here (and its parent's), if its process said; nspid_free(). */
+int nspid_open(const char *dir);
+void nspid_drain(struct images *set);
+void nspid_apply(const struct images *set, struct image *im, const char *name);
+void nspid_free(struct images *set);
 /* Whether im's header was read and valid: its process was profiled, and
  * what was read from it counts even if it was dropped later. */
 static inline int image_valid(const struct image *im)

@@ -322,6 +322,7 @@ int cmd_record(int argc, char **argv)
 		        strerror(errno));
 		return 2;
 	}
+	set.pids_fd = nspid_open(set.dir) + 1;
 	int64_t t0 = now_ns(CLOCK_REALTIME), m0 = now_ns(CLOCK_MONOTONIC);
 	pid_t pid = spawn_start(&o, agent, set.dir);
 	if (pid < 0) {

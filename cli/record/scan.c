@@ -98,6 +98,7 @@ static int known(struct images *set, const char *name)
 void images_scan(struct images *set)
 {
 	struct timespec ts;
+	nspid_drain(set); /* before the files whose pids it names are opened */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (!worth_reading(set, ns_of(&ts)))
 		return;
@@ -122,6 +123,10 @@ void images_scan(struct images *set)
 			free(im.file);
 			set->pending++;
 			continue;
+		}
+		if (im.rf) { /* its header seen complete: its datagram is queued */
+			nspid_drain(set);
+			nspid_apply(set, &im, de->d_name);
 		}
 		set->v = prof_xrealloc(set->v, set->n + 1, sizeof *set->v);
 		set->v[set->n++] = im;

@@ -539,3 +539,15 @@ $ printf '#[inline(never)]\nfn hot(n: u64) -> u64 {\n    let mut s = 1u64;\n    
 needs rustc
 stdout /^ +[0-9]+ +([89][0-9]|100)\.[0-9]+% .* rec_rust::hot +legacy$/
 stdout /^ +[0-9]+ +([89][0-9]|100)\.[0-9]+% .* rec_rust::hot +v0$/
+
+# Processes in PID namespaces of their own (unshare --pid; bwrap's and
+# build sandboxes' actions) are told apart by the pids the recorder sees:
+# both programs here are pid 1 inside, and were taken for one process,
+# "rec-prog [1]" with both programs' samples (agent/nspid.c,
+# cli/record/nspid.c)
+$ profil record -o ns.pprof sh -c 'unshare -r --fork --pid --mount-proc "$0" threads 30 & unshare -r --fork --pid --mount-proc "$0" threads 30; wait' $REC/rec-prog && profil report --by process ns.pprof
+needs unshare
+!stdout /rec-prog \[1\]$/
+row /rec-prog \[[0-9]+\]$/ 2 >= 30
+row /rec-prog \[[0-9]+\]$/ 2 <= 70
+stderr /5 processes/

@@ -1,0 +1,139 @@
+/*
+ * nspid.c - processes of other PID namespaces, named by the pids this
+ * recorder sees.
+ *
+ * A ring file carries the pid its process had in its own PID namespace:
+ * in a sandbox made by unshare --pid, bwrap or a build system (bazel's
+ * actions each run in one), the first process is 1, and two sandboxes'
+ * programs were taken for one process, their samples added up under
+ * "pid 1", their threads' names read from our pid 1's /proc.  The agent
+ * of such a process sends the name of its ring file to the socket made
+ * here before the file's header is complete (agent/nspid.c); the kernel
+ * hands us the sender's pid as we see it (SO_PASSCRED), and images_scan()
+ * drains the socket before it opens new files, so a file is given its
+ * pid here, and its parent's from /proc, as it is opened.  The agent
+ * learns our namespace from PROFIL_RECORD_PIDNS, set here for the
+ * command.
+ */
+#include "record_int.h"
+#include "../model/profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+int nspid_open(const char *dir)
+{
+	struct stat st;
+	char ns[32];
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.pids", dir);
+	if (stat("/proc/self/ns/pid", &st) != 0 || n < 0 || (size_t)n >= sizeof a.sun_path)
+		return -1; /* namespaced processes keep their own pids */
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int on = 1, size = 1 << 20; /* datagrams of many starts between two polls */
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (const struct sockaddr *)&a, sizeof a) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
+		close(fd);
+		return -1;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+	snprintf(ns, sizeof ns, "%lu", (unsigned long)st.st_ino);
+	setenv("PROFIL_RECORD_PIDNS", ns, 1);
+	return fd;
+}
+
+/* One datagram: a ring file's name (no '/', ends ".ring") and its
+ * sender's pid here; 0 when there is none left. */
+static int take_one(int fd, char *name, size_t size, uint32_t *pid)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {name, size - 1};
+	struct msghdr m;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl.buf;
+	m.msg_controllen = sizeof ctl.buf;
+	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return errno == EINTR ? -1 : 0;
+	name[n] = '\0';
+	*pid = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+			struct ucred u;
+			memcpy(&u, CMSG_DATA(c), sizeof u);
+			*pid = (uint32_t)u.pid;
+		}
+	size_t l = strlen(name);
+	if (!*pid || (m.msg_flags & MSG_TRUNC) || strchr(name, '/') || l < 6 ||
+	    strcmp(name + l - 5, ".ring") != 0)
+		return -1; /* not one of ours: skipped */
+	return 1;
+}
+
+void nspid_drain(struct images *set)
+{
+	char name[256];
+	uint32_t pid;
+	int r;
+	if (set->pids_fd <= 0)
+		return;
+	while ((r = take_one(set->pids_fd - 1, name, sizeof name, &pid)) != 0) {
+		if (r < 0)
+			continue;
+		set->pids = prof_xrealloc(set->pids, set->npids + 1, sizeof *set->pids);
+		set->pids[set->npids].name = prof_xstrdup(name);
+		set->pids[set->npids++].pid = pid;
+	}
+}
+
+/* Field 4 of /proc/<pid>/stat (after the command's closing parenthesis);
+ * 0 when the process is gone. */
+static uint32_t parent_of(uint32_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%u/stat", pid);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	unsigned ppid = 0;
+	return p && sscanf(p, ") %*c %u", &ppid) == 1 ? ppid : 0;
+}
+
+void nspid_apply(const struct images *set, struct image *im, const char *name)
+{
+	for (size_t i = set->npids; i-- > 0;) {
+		if (strcmp(set->pids[i].name, name) != 0 || set->pids[i].pid == im->pid)
+			continue;
+		im->ns_pid = im->pid;
+		im->pid = set->pids[i].pid;
+		im->ppid = parent_of(im->pid);
+		return;
+	}
+}
+
+void nspid_free(struct images *set)
+{
+	for (size_t i = 0; i < set->npids; i++)
+		free(set->pids[i].name);
+	free(set->pids);
+	if (set->pids_fd > 0)
+		close(set->pids_fd - 1);
+}
