@@ -61,6 +61,9 @@ void record_workdir_remove(const char *dir);
  * sample because another program traced them (agent/traced.c); whether
  * root is one of them. */
 int record_report_traced(const char *dir, pid_t root);
+/* How many processes the agent left unsampled, or sampled only in part,
+ * for one of the reasons record_report_traced() reports. */
+size_t record_count_left(const char *dir);
 
 /* build.c.  record_unnamed_code_hint(): one line on stderr when much of
  * p's samples are in code no file holds (a JIT's, unnamed). */

@@ -91,6 +91,16 @@ static void list(const struct traced *shown, size_t n)
 	fprintf(stderr, "%s\n", n > SHOWN ? ", ..." : "");
 }
 
+size_t record_count_left(const char *dir)
+{
+	struct traced shown[SHOWN];
+	int root_seen = 0;
+	size_t n = 0;
+	for (int kind = 0; kind < KINDS; kind++)
+		n += collect(dir, kind, 0, shown, &root_seen);
+	return n;
+}
+
 int record_report_traced(const char *dir, pid_t root)
 {
 	struct traced shown[SHOWN];
