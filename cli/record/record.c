@@ -242,7 +242,9 @@ static void busy_warning(const struct images *set, const struct rusage *ru, doub
  * EXIT_ALLOWANCE_S a process allows for.  Much more means programs the
  * agent could not enter, which ran unseen: statically linked, set-uid or
  * with file capabilities (the loader drops LD_PRELOAD for them), or
- * started by a raw execve with an environment without it.  (Samples lost
+ * started by a raw execve with an environment without it; or processes
+ * whose agent could not write its ring file (another user's: it says so
+ * itself, and cannot leave us a note in our directory).  (Samples lost
  * to a full ring count as covered: the summary gives their number.)  Not
  * said with
  * --no-children (children are unsampled by request), nor when processes
@@ -265,9 +267,9 @@ static void uncovered_warning(const struct record_opts *o, const struct images *
 	if (record_count_left(set->dir))
 		return;
 	fprintf(stderr, "profil record: warning: the samples cover %.2f of the %.2f CPU s the "
-	        "command's processes used; the rest ran in programs the agent could not enter "
-	        "(statically linked, set-uid or with file capabilities, or started without "
-	        "LD_PRELOAD)\n", sampled, cpu);
+	        "command's processes used; the rest ran unsampled, in programs the agent cannot "
+	        "enter (statically linked, set-uid or with file capabilities, or started without "
+	        "LD_PRELOAD) or where it said it could not record\n", sampled, cpu);
 }
 
 static double own_cpu(void)

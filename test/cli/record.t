@@ -556,7 +556,7 @@ stderr /5 processes/
 # said in one line: a statically linked child ran unseen (the loader
 # ignores LD_PRELOAD), and the profile alone looked complete
 $ printf 'int main(void) { volatile double x = 0; for (long i = 0; i < 200000000; i++) x += i; return 0; }\n' >s.c && cc -O1 -static -o s s.c && profil record -o s.pprof sh -c './s; true'
-stderr /^profil record: warning: the samples cover 0\.[0-9]+ of the 0\.[0-9]+ CPU s the command's processes used; the rest ran in programs the agent could not enter/
+stderr /^profil record: warning: the samples cover 0\.[0-9]+ of the 0\.[0-9]+ CPU s the command's processes used; the rest ran unsampled, in programs the agent cannot enter/
 
 # ... but not for what hundreds of short processes' exits take (a shell
 # loop is 0.77-0.82 covered)
