@@ -119,8 +119,11 @@ int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now, int hooked)
 	atomic_store(&perf_trap_period, per);
 	atomic_store(&perf_fd_tid[s], (int)tid);
 	/* (15 us of /proc per thread: not for one our hooks made, whose
-	 * exit they see, so its number is never taken for a new thread's) */
-	slots[s].start = hooked ? 0 : thread_start(tid);
+	 * exit they see, so its number is never taken for a new thread's;
+	 * nor for the main thread, whose number no other thread can have
+	 * while the process lives, and whose end the sweeper reads from
+	 * the stat it reads anyway: timers_rescan()) */
+	slots[s].start = hooked || tid == getpid() ? 0 : thread_start(tid);
 	slots[s].page = map_event(s, tid, per);
 	if (!slots[s].page) {
 		atomic_store(&perf_fd_tid[s], -1);
