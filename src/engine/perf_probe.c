@@ -70,13 +70,11 @@ unsigned int perf_probe_max_rate(void)
 	if (fd >= 0) {
 		if (helper_file_read(fd, buf, sizeof buf) > 0)
 			v = (unsigned int)strtoul(buf, NULL, 10);
-		return v ? v : 100000;
-	}
-	FILE *f = fopen(MAX_RATE_PATH, "re");
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 0;
-		fclose(f);
+	} else if ((fd = open(MAX_RATE_PATH, O_RDONLY | O_CLOEXEC)) >= 0) {
+		ssize_t n = read(fd, buf, sizeof buf - 1); /* not stdio: every start */
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		v = (unsigned int)strtoul(buf, NULL, 10);
 	}
 	return v ? v : 100000; /* the kernel's default */
 }
