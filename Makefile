@@ -51,7 +51,8 @@ REC_T      := $(BUILD)/test/rec
 REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
-              rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer)
+              rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
+              rec-wait)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -486,6 +487,9 @@ $(REC_T)/rec-jit: test/rec/rec-jit.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # attaches to a running program as gdb -p does: test/cli/record.t
 $(REC_T)/rec-tracer: test/rec/rec-tracer.c | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $<
+# reaps children every way the agent interposes: test/cli/record.t
+$(REC_T)/rec-wait: test/rec/rec-wait.c | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 $(REC_T)/rec-static: test/rec/rec-static.c | $(REC_T)
 	$(CC) -O2 -static -o $@ $<

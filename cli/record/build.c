@@ -82,12 +82,13 @@ static uint64_t mapping_of(const struct image *im, const uint64_t *ids, uint64_t
 
 /* The location of a stack end marker: a function of that name, mapping 0,
  * the marker itself as its address. */
-static uint64_t marker_location(struct profile *p, uint64_t marker)
+uint64_t record_marker_location(struct profile *p, uint64_t marker)
 {
 	const char *name = marker == RING_PC_TRUNCATED ? "[truncated]"
 	                 : marker == RING_PC_STARTUP   ? "[start-up]"
 	                 : marker == RING_PC_UNSAMPLED ? "[unsampled]"
 	                 : marker == RING_PC_AGENT     ? "[profil agent start]"
+	                 : marker == RING_PC_EXIT      ? "[process exit]"
 	                                               : "[unknown]";
 	uint64_t id = prof_intern_location(p, 0, marker);
 	struct prof_line line = {prof_intern_function(p, name, name, "", 0), 0};
@@ -150,7 +151,7 @@ static void add_samples(struct profile *p, const struct image *im, const uint64_
 			/* Callers' entries are return addresses: the call is the
 			 * instruction before (pprof's rule: address - 1). */
 			if (RING_PC_IS_MARKER(e->words[2 + k])) {
-				locs[k] = marker_location(p, e->words[2 + k]);
+				locs[k] = record_marker_location(p, e->words[2 + k]);
 				continue;
 			}
 			uint64_t pc = e->words[2 + k] - (k > 0);

@@ -254,6 +254,15 @@ static size_t take_record(struct image *im, unsigned char *data, uint64_t off, u
 			return 0;
 		}
 		name_thread(im, (const struct ring_thread *)(data + off));
+	} else if (RING_HDR_TYPE(hdr) == RING_REAPED) {
+		if (bytes != sizeof(struct ring_reaped)) {
+			drop(im, "reaped-child record malformed");
+			return 0;
+		}
+		const struct ring_reaped *r = (const void *)(data + off);
+		im->reaped = prof_xrealloc(im->reaped, im->nreaped + 1, sizeof *im->reaped);
+		im->reaped[im->nreaped].pid = r->pid;
+		im->reaped[im->nreaped++].cpu_ns = r->cpu_ns;
 	} else if (RING_HDR_TYPE(hdr) != RING_SKIP) {
 		drop(im, "unknown record type");
 		return 0;
@@ -402,6 +411,7 @@ void images_free(struct images *set)
 			free(im->mods[k].path);
 		free(im->mods);
 		free(im->threads);
+		free(im->reaped);
 		agg_free(&im->samples);
 	}
 	free(set->v);

@@ -28,6 +28,13 @@ struct module_event {
 	char build_id[65];      /* lowercase hex */
 };
 
+/* A child an image reaped, with the CPU time (ns) the kernel counted for
+ * it and its reaped descendants (ring.h RING_REAPED). */
+struct reaped_child {
+	uint32_t pid;
+	uint64_t cpu_ns;
+};
+
 struct thread_name {
 	uint32_t tid;
 	char name[16];
@@ -58,6 +65,8 @@ struct image {
 	char engine[28];
 	int broken;             /* dropped for a format violation: not read
 	                         * again, what was read before is kept */
+	struct reaped_child *reaped; /* children this image reaped */
+	size_t nreaped;
 	uint32_t ns_pid;        /* its pid in a PID namespace not ours, pid
 	                         * the one we see (nspid.c); 0 if ours.  Its
 	                         * threads' ids are that namespace's. */

@@ -236,10 +236,12 @@ static void busy_warning(const struct images *set, const struct rusage *ru, doub
 
 /*
  * CPU time the kernel counted for the command's processes (the waited-for
- * ones) that no sample covers.  Some is always missing: each process's
- * exit, the kernel's teardown after the agent's last look (0.05-0.13 ms
- * a process here: shell loops of /bin/true are 0.77-0.82 covered), which
- * EXIT_ALLOWANCE_S a process allows for.  Much more means programs the
+ * ones) that no sample covers.  Some may be missing: each process's exit,
+ * the kernel's teardown after the agent's last look (0.05-0.13 ms a
+ * process here), when its parent did not reap it through the calls the
+ * agent interposes (reaped.c credits the others: shell loops of /bin/true
+ * were 0.77-0.82 covered before), which EXIT_ALLOWANCE_S a process allows
+ * for.  Much more means programs the
  * agent could not enter, which ran unseen: statically linked, set-uid or
  * with file capabilities (the loader drops LD_PRELOAD for them), or
  * started by a raw execve with an environment without it; or processes
@@ -396,6 +398,8 @@ int cmd_record(int argc, char **argv)
 		prof_set_string(&p->engine, set.v[0].engine);
 		free(command);
 		record_build(p, &set, p->period_ns);
+		record_credit_exits(p, &set, p->period_ns, (uint32_t)pid,
+		                    (uint64_t)(cpu_of(&ru) * 1e9 + 0.5));
 		rc = finish(&o, p);
 		if (rc == 0)
 			summary(&o, &set, p, &ru, own_running);

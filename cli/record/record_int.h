@@ -64,10 +64,19 @@ int record_report_traced(const char *dir, pid_t root);
 /* How many processes the agent left unsampled, or sampled only in part,
  * for one of the reasons record_report_traced() reports. */
 size_t record_count_left(const char *dir);
+/* Whether process pid is one of them. */
+int record_left_out(const char *dir, uint32_t pid);
 
 /* build.c.  record_unnamed_code_hint(): one line on stderr when much of
  * p's samples are in code no file holds (a JIT's, unnamed). */
 void record_build(struct profile *p, const struct images *set, int64_t period_ns);
+/* build.c: the location of a marker (ring.h RING_PC_*), named "[...]". */
+uint64_t record_marker_location(struct profile *p, uint64_t marker);
+/* reaped.c: adds, for each process whose total CPU time its parent's
+ * reap told (or ours, root_ns, for the command root), what none of its
+ * images accounted for, at "[process exit]". */
+void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
+                         uint32_t root, uint64_t root_ns);
 void record_unnamed_code_hint(const struct profile *p);
 
 #endif

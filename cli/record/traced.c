@@ -91,6 +91,17 @@ static void list(const struct traced *shown, size_t n)
 	fprintf(stderr, "%s\n", n > SHOWN ? ", ..." : "");
 }
 
+int record_left_out(const char *dir, uint32_t pid)
+{
+	for (int kind = 0; kind < KINDS; kind++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%u%s", dir, pid, suffix[kind]);
+		if (access(path, F_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 size_t record_count_left(const char *dir)
 {
 	struct traced shown[SHOWN];

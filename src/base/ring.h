@@ -22,7 +22,8 @@
  * weight to `lost`: the profiled program never waits for the reader.
  *
  *   hdr     bits 31..24 type (RING_SAMPLE, RING_SKIP, RING_THREAD: a
- *           thread's name, struct ring_thread below), 23..0 size in
+ *           thread's name, struct ring_thread below; RING_REAPED: a
+ *           child's CPU, struct ring_reaped), 23..0 size in
  *           8-byte words, header included (so never 0 once committed)
  *   tid     thread that was sampled
  *   weight  timer expiries this sample stands for (1 + overrun)
@@ -63,7 +64,8 @@
 enum ring_type {
 	RING_SAMPLE = 1,
 	RING_SKIP = 2,
-	RING_THREAD = 3
+	RING_THREAD = 3,
+	RING_REAPED = 4
 };
 
 #define RING_HDR(type, words) (((uint32_t)(type) << 24) | ((uint32_t)(words) & 0xffffffu))
@@ -88,6 +90,17 @@ struct ring_thread {
 	char name[16];
 };
 
+/* A child this process reaped (wait4() and the calls made of it:
+ * agent/reap.c) and the CPU time the kernel counted for it and its own
+ * reaped descendants (the rusage wait4 returns), so that the reader can
+ * credit what no sample of the child covered: its exit, above all.
+ * Written outside signal context, or in a SIGCHLD handler. */
+struct ring_reaped {
+	uint32_t hdr;            /* RING_HDR(RING_REAPED, 2) */
+	uint32_t pid;            /* as this process sees it */
+	uint64_t cpu_ns;
+};
+
 /* Most pcs one record may carry (the stack depth limit's ceiling). */
 #define RING_MAX_PCS 1024u
 
@@ -107,7 +120,11 @@ struct ring_thread {
  * own (its constructor, up to the timers' start), so that its cost is
  * not read as the program's. */
 #define RING_PC_AGENT UINT64_C(0xfffffffffffffffb)
-#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_AGENT)
+/* Never in a ring: the reader's own location for CPU time the kernel
+ * counted for a process after its agent's last account (its exit), from
+ * its parent's RING_REAPED (cli/record/reaped.c). */
+#define RING_PC_EXIT UINT64_C(0xfffffffffffffffa)
+#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_EXIT)
 /* Most frames a stack may hold: a marker must still fit. */
 #define RING_MAX_DEPTH (RING_MAX_PCS - 1u)
 

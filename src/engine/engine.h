@@ -95,6 +95,10 @@ HIDDEN void sample_credit_startup(pid_t tid, uintptr_t marker, unsigned long w);
 /* A ring's record of a thread's name (ring.h RING_THREAD), outside signal
  * context; nothing when the published table is not a ring. */
 HIDDEN void sample_thread_name(pid_t tid, const char name[16]);
+/* A child's CPU time (ns, its own and its reaped descendants') as this
+ * process reaped it, for a ring's reader (ring.h RING_REAPED);
+ * async-signal-safe, as a SIGCHLD handler may reap. */
+HIDDEN void sample_child_cpu(uint32_t pid, uint64_t cpu_ns);
 
 /*
  * engine lock: serialises every configuration change.  Never taken in

@@ -389,6 +389,41 @@ static __attribute__((noinline)) void record_name(struct ptable *t, pid_t tid,
 	sample_writing = 0;
 }
 
+/* A reaped child's CPU time into the ring table t (agent/reap.c), under
+ * the same fault recovery as record(). */
+static __attribute__((noinline)) void record_reaped(struct ptable *t, uint32_t pid,
+                                                    uint64_t cpu_ns)
+{
+	if (__builtin_setjmp(sample_recover)) {
+		sample_writing = 0;
+		if (!sample_abandon)
+			withdraw(t);
+		return;
+	}
+	sample_writing = 1;
+	uint64_t at;
+	struct ring_reaped *r;
+	if (!sample_abandon &&
+	    (r = (struct ring_reaped *)ring_reserve(t, sizeof *r, &at)) != 0) {
+		r->pid = pid;
+		r->cpu_ns = cpu_ns;
+		__atomic_store_n(&r->hdr, RING_HDR(RING_REAPED, sizeof *r / 8), __ATOMIC_RELEASE);
+	}
+	sample_writing = 0;
+}
+
+/* A child's CPU time as its parent reaped it (agent/reap.c: maybe in a
+ * SIGCHLD handler), for the reader: ring tables only.  Same in-flight
+ * handshake as sample_credit(). */
+void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	if (t && t->mode == PTABLE_RING)
+		record_reaped(t, pid, cpu_ns);
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
 /* A thread's name at its exit (threads.c), for the reader: ring tables
  * only.  Same in-flight handshake as sample_credit(). */
 void sample_thread_name(pid_t tid, const char name[16])

@@ -558,8 +558,23 @@ stderr /5 processes/
 $ printf 'int main(void) { volatile double x = 0; for (long i = 0; i < 200000000; i++) x += i; return 0; }\n' >s.c && cc -O1 -static -o s s.c && profil record -o s.pprof sh -c './s; true'
 stderr /^profil record: warning: the samples cover 0\.[0-9]+ of the 0\.[0-9]+ CPU s the command's processes used; the rest ran unsampled, in programs the agent cannot enter/
 
-# ... but not for what hundreds of short processes' exits take (a shell
-# loop is 0.77-0.82 covered)
+# ... nor for hundreds of short processes (a shell loop was 0.77-0.82
+# covered before their exits were credited from their parents' reaps)
 $ profil record -o loop.pprof sh -c 'for i in $(seq 300); do /bin/true; done'
 !stderr /warning: the samples cover/
 stderr /30[0-9] processes/
+
+# The calls that reap children are interposed to learn each child's CPU
+# time (agent/reap.c) and behave as without the agent: statuses,
+# WNOHANG, WUNTRACED's stops, rusage, ECHILD
+$ profil record -o w.pprof $REC/rec-wait
+stdout /^wait semantics ok$/
+stderr /4 processes/
+
+# What the kernel counts for a process after its agent's last look (its
+# exit) is credited from the parent's reap, at "[process exit]": a shell
+# loop of short programs was 0.77-0.82 covered, and the profile's totals
+# short by as much
+$ profil record -v -o ex.pprof sh -c 'for i in $(seq 300); do /bin/true; done' && profil report ex.pprof
+stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
+row /\[process exit\]/ 2 >= 5

@@ -1,0 +1,165 @@
+/*
+ * reaped.c - the CPU time of each process that no image of it accounted
+ * for: its exit, above all.
+ *
+ * An image's samples and its agent's credits (start-up, threads' last
+ * periods) cover the process's CPU up to the agent's last look; the
+ * kernel's work at the exit comes after (18-22% of the CPU of a shell
+ * loop of short programs was nowhere in the profile).  A parent that
+ * reaps a child learns the child's CPU time, its own and its reaped
+ * descendants' (wait4's RUSAGE_BOTH), and its agent writes it into the
+ * parent's ring (agent/reap.c, ring.h RING_REAPED); for the command
+ * itself we reaped it.  A process's own CPU is then its total less its
+ * reaped children's totals, and what exceeds what its images accounted
+ * for (samples, credits and lost samples, in periods) is added at a
+ * "[process exit]" location on its main thread.  What is left of a
+ * period, more or less, is carried from one process to the next, so that
+ * many short processes add up to the right total: the credit of one
+ * process can land on the next.  Not for a process whose parent
+ * did not tell (reaped by waitid(), by the kernel, by a parent not
+ * recorded or in another PID namespace, whose pids are not ours), for a
+ * pid that two processes of the recording had, nor for a process whose
+ * sampling ended before it did (a tracer, its program taking our
+ * signals: another line says so), whose rest is no exit.
+ */
+#include "record_int.h"
+#include "../model/profile.h"
+#include "../../src/base/ring.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct told {
+	uint32_t pid, parent;
+	uint64_t cpu_ns;
+	uint64_t children_ns; /* the totals of the children it reaped */
+};
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct told *x = a, *y = b;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The entry for pid, NULL if none or if pid was told of twice. */
+static struct told *find(struct told *t, size_t n, uint32_t pid)
+{
+	struct told key = {pid, 0, 0, 0};
+	struct told *f = bsearch(&key, t, n, sizeof *t, by_pid);
+	if (!f || (f > t && f[-1].pid == pid) || (f + 1 < t + n && f[1].pid == pid))
+		return NULL;
+	return f;
+}
+
+/* Every reap the images told of, and the command's own, sorted by pid,
+ * each with its reaped children's totals summed. */
+static struct told *collect(const struct images *set, uint32_t root, uint64_t root_ns,
+                            size_t *n)
+{
+	size_t cap = 1;
+	for (size_t i = 0; i < set->n; i++)
+		cap += set->v[i].nreaped;
+	struct told *t = prof_xcalloc(cap, sizeof *t);
+	size_t k = 0;
+	t[k++] = (struct told){root, 0, root_ns, 0};
+	for (size_t i = 0; i < set->n; i++) {
+		const struct image *im = &set->v[i];
+		if (im->ns_pid || !image_valid(im))
+			continue; /* its children's pids are another namespace's */
+		for (size_t j = 0; j < im->nreaped; j++)
+			t[k++] = (struct told){im->reaped[j].pid, im->pid, im->reaped[j].cpu_ns, 0};
+	}
+	qsort(t, k, sizeof *t, by_pid);
+	for (size_t i = 0; i < k; i++) {
+		struct told *parent = t[i].parent ? find(t, k, t[i].parent) : NULL;
+		if (parent)
+			parent->children_ns += t[i].cpu_ns;
+	}
+	*n = k;
+	return t;
+}
+
+/* A process: its valid images' indexes, first and last, the periods
+ * they accounted for (samples, credits, lost samples), and whether one
+ * of them stopped sampling before the process ended. */
+struct proc {
+	uint32_t pid;
+	size_t first, last;
+	uint64_t accounted;
+	int cut;
+};
+
+/* Sampling ended in the image before the process did: it took our
+ * signals (Go's runtime), or its ring broke a rule and was not read
+ * again; what followed was never sampled, and is no exit. */
+static int cut_short(const struct image *im)
+{
+	return im->signal < 0 || im->broken;
+}
+
+static int by_pid_then_index(const void *a, const void *b)
+{
+	const struct proc *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The processes of set (one entry per image first, merged by pid). */
+static struct proc *processes(const struct images *set, size_t *n)
+{
+	struct proc *v = prof_xcalloc(set->n ? set->n : 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < set->n; i++)
+		if (image_valid(&set->v[i]))
+			v[k++] = (struct proc){set->v[i].pid, i, i, set->v[i].weight + set->v[i].lost,
+			                       cut_short(&set->v[i])};
+	qsort(v, k, sizeof *v, by_pid_then_index);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && v[m - 1].pid == v[i].pid) {
+			v[m - 1].last = v[i].first;
+			v[m - 1].accounted += v[i].accounted;
+			v[m - 1].cut |= v[i].cut;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	*n = m;
+	return v;
+}
+
+void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
+                         uint32_t root, uint64_t root_ns)
+{
+	size_t nt, np;
+	struct told *t = collect(set, root, root_ns, &nt);
+	struct proc *v = processes(set, &np);
+	int64_t carry = 0;
+	uint64_t loc = 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct told *me = find(t, nt, v[i].pid);
+		if (!me || v[i].cut || record_left_out(set->dir, v[i].pid))
+			continue; /* nobody told us its total, or it was not all sampled */
+		int64_t own = (int64_t)me->cpu_ns - (int64_t)me->children_ns;
+		int64_t missing = own - (int64_t)v[i].accounted * period_ns;
+		/* Signed: an image's credits are whole periods, rounded up at
+		 * random (account.c), so a short process is as often accounted
+		 * a period more than it ran as a fraction less; clipping those
+		 * to 0 credited 0.15 ms too much to each child of fork+_exit */
+		carry += missing;
+		if (carry < period_ns)
+			continue; /* (a negative carry stays whole) */
+		int64_t w = carry / period_ns;
+		carry -= w * period_ns;
+		if (!loc)
+			loc = record_marker_location(p, RING_PC_EXIT);
+		/* on its main thread, under its last image's name */
+		const struct image *last = &set->v[v[i].last];
+		uint32_t main_tid = last->ns_pid ? last->ns_pid : last->pid;
+		prof_add_sample(p, &loc, 1, w, last->pid, last->pid, image_thread_name(last, main_tid),
+		                last->comm);
+	}
+	free(v);
+	free(t);
+}
