@@ -203,6 +203,25 @@ TEST_IMPL(unwind_cache_across_recordings)
 	return 0;
 }
 
+/* A cache directory of its own (PROFIL_UNWIND_CACHE) in keep, a mkdtemp
+ * template, for the agents this test starts, filled by one whole run. */
+static void fill_own_cache(char *keep)
+{
+	static char env[PATH_MAX]; /* putenv keeps the string */
+	ASSERT(mkdtemp(keep) != NULL);
+	snprintf(env, sizeof env, "PROFIL_UNWIND_CACHE=%s", keep);
+	ASSERT_EQ(putenv(env), 0);
+	struct uwresult r = uwprog_runs("recurse", 128, 1, NULL);
+	assert_complete(&r);
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	ASSERT_EQ(system(cmd), 0);
+}
+
 /* The rows of a cached table are mapped from its file (unwind_cache.c).
  * Every file cut to nothing under a running process's mappings: the stack
  * walks fault on their first row, which costs each sample its callers and
@@ -212,15 +231,10 @@ TEST_IMPL(unwind_cache_cut_while_mapped)
 {
 	if (skip_tools())
 		return 0;
-	char keep[] = "/tmp/profil-uwcut.XXXXXX", env[PATH_MAX], cmd[PATH_MAX];
-	ASSERT(mkdtemp(keep) != NULL);
-	snprintf(env, sizeof env, "PROFIL_UNWIND_CACHE=%s", keep);
-	ASSERT_EQ(putenv(env), 0);
-	struct uwresult r = uwprog_runs("recurse", 128, 1, NULL); /* fills the cache */
-	assert_complete(&r);
-	r = uwprog_runs("cutcache", 128, 1, NULL); /* pclose: exit status 0 */
-	snprintf(cmd, sizeof cmd, "rm -rf %s", keep);
-	ASSERT_EQ(system(cmd), 0);
+	char keep[] = "/tmp/profil-uwcut.XXXXXX";
+	fill_own_cache(keep);
+	struct uwresult r = uwprog_runs("cutcache", 128, 1, NULL); /* pclose: exit status 0 */
+	remove_dir(keep);
 	printf("tables cut: %ld\n", r.cut);
 	ASSERT(r.cut >= 3); /* uwprog, libuwchain, libc, ld.so */
 	assert_complete(&r);
@@ -285,19 +299,14 @@ TEST_IMPL(unwind_cache_index_damaged)
 {
 	if (skip_tools())
 		return 0;
-	char keep[] = "/tmp/profil-uwidx.XXXXXX", env[PATH_MAX], cmd[PATH_MAX];
-	ASSERT(mkdtemp(keep) != NULL);
-	snprintf(env, sizeof env, "PROFIL_UNWIND_CACHE=%s", keep);
-	ASSERT_EQ(putenv(env), 0);
-	struct uwresult r = uwprog_runs("recurse", 128, 1, NULL); /* fills the cache */
-	assert_complete(&r);
+	char keep[] = "/tmp/profil-uwidx.XXXXXX";
+	fill_own_cache(keep);
 	long damaged = fill_indexes(keep, 0xff, 0);
 	printf("indexes damaged: %ld\n", damaged);
 	ASSERT(damaged >= 3); /* uwprog, libc, ld.so (and the vDSO...) */
-	r = uwprog_runs("recurse", 128, 1, NULL);
+	struct uwresult r = uwprog_runs("recurse", 128, 1, NULL);
 	long kept = fill_indexes(keep, 0xff, 1); /* taken as they were, not rebuilt */
-	snprintf(cmd, sizeof cmd, "rm -rf %s", keep);
-	ASSERT_EQ(system(cmd), 0);
+	remove_dir(keep);
 	ASSERT_EQ(kept, damaged);
 	assert_complete(&r);
 	return 0;

@@ -210,8 +210,8 @@ HIDDEN unsigned long sweeper_thread_events(void);
  * (opened with flags at the first call), or -1 outside such a helper
  * (the caller then opens and closes it); helper_files_own_table() is said
  * by the helper once its table is its own.  helper_file_read() reads a
- * kept file whole from offset 0 into buf, NUL-terminated; its length, or
- * -1 when nothing was read. */
+ * file (kept or just opened) whole from offset 0 into buf, NUL-terminated;
+ * its length, or -1 when nothing was read. */
 enum helper_file { HELPER_STATUS, HELPER_MAX_RATE, HELPER_LOCK, HELPER_FILES };
 HIDDEN void helper_files_own_table(void);
 HIDDEN int helper_file(enum helper_file which, const char *path, int flags);

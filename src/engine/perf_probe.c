@@ -66,16 +66,14 @@ unsigned int perf_probe_max_rate(void)
 {
 	unsigned int v = 0;
 	char buf[32];
-	int fd = helper_file(HELPER_MAX_RATE, MAX_RATE_PATH, O_RDONLY); /* each sweep */
-	if (fd >= 0) {
-		if (helper_file_read(fd, buf, sizeof buf) > 0)
-			v = (unsigned int)strtoul(buf, NULL, 10);
-	} else if ((fd = open(MAX_RATE_PATH, O_RDONLY | O_CLOEXEC)) >= 0) {
-		ssize_t n = read(fd, buf, sizeof buf - 1); /* not stdio: every start */
-		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
+	/* kept open by the helper (each sweep), else opened and closed; not
+	 * stdio: every process start reads it */
+	int kept = helper_file(HELPER_MAX_RATE, MAX_RATE_PATH, O_RDONLY);
+	int fd = kept >= 0 ? kept : open(MAX_RATE_PATH, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && helper_file_read(fd, buf, sizeof buf) > 0)
 		v = (unsigned int)strtoul(buf, NULL, 10);
-	}
+	if (fd >= 0 && kept < 0)
+		close(fd);
 	return v ? v : 100000; /* the kernel's default */
 }
 
@@ -128,20 +126,16 @@ void perf_probe_status(int *seccomp, long *tracer)
 	char buf[16384]; /* a long Groups: line comes before them */
 	*seccomp = 0;
 	*tracer = -1;
-	int fd = helper_file(HELPER_STATUS, "/proc/self/status", O_RDONLY); /* each sweep */
-	if (fd >= 0) {
-		if (helper_file_read(fd, buf, sizeof buf) < 0)
-			return;
-	} else {
-		if ((fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)) < 0)
-			return;
-		size_t n = 0;
-		ssize_t r;
-		while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
-			n += (size_t)r;
+	/* kept open by the helper (each sweep), else opened and closed */
+	int kept = helper_file(HELPER_STATUS, "/proc/self/status", O_RDONLY);
+	int fd = kept >= 0 ? kept : open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = helper_file_read(fd, buf, sizeof buf);
+	if (kept < 0)
 		close(fd);
-		buf[n] = '\0';
-	}
+	if (n < 0)
+		return;
 	*seccomp = status_number(buf, "\nSeccomp:") == 2;
 	*tracer = status_number(buf, "\nTracerPid:");
 	if (status_held) {

@@ -365,10 +365,12 @@ void sample_credit_startup(pid_t tid, uintptr_t marker, unsigned long w)
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
-/* Writes a thread's name record into the ring table t, under the same
- * fault recovery as record(): the ring is memory the program could unmap. */
-static __attribute__((noinline)) void record_name(struct ptable *t, pid_t tid,
-                                                  const char *name)
+/* Writes rec, a record of size bytes (a multiple of 8) whose first word
+ * is its hdr, into the ring table t as a record of that type, under the
+ * same fault recovery as record(): the ring is memory the program could
+ * unmap.  Outside sampling (a thread's name, a reaped child). */
+static __attribute__((noinline)) void record_plain(struct ptable *t, const void *rec,
+                                                   uint32_t size, uint32_t type)
 {
 	if (__builtin_setjmp(sample_recover)) {
 		sample_writing = 0;
@@ -378,36 +380,12 @@ static __attribute__((noinline)) void record_name(struct ptable *t, pid_t tid,
 	}
 	sample_writing = 1;
 	uint64_t at;
-	struct ring_thread *r;
-	if (!sample_abandon &&
-	    (r = (struct ring_thread *)ring_reserve(t, sizeof *r, &at)) != 0) {
-		r->tid = (uint32_t)tid;
-		for (unsigned i = 0; i < sizeof r->name; i++) /* no memcpy: see CONTRACT */
-			r->name[i] = i + 1 < sizeof r->name ? name[i] : '\0';
-		__atomic_store_n(&r->hdr, RING_HDR(RING_THREAD, sizeof *r / 8), __ATOMIC_RELEASE);
-	}
-	sample_writing = 0;
-}
-
-/* A reaped child's CPU time into the ring table t (agent/reap.c), under
- * the same fault recovery as record(). */
-static __attribute__((noinline)) void record_reaped(struct ptable *t, uint32_t pid,
-                                                    uint64_t cpu_ns)
-{
-	if (__builtin_setjmp(sample_recover)) {
-		sample_writing = 0;
-		if (!sample_abandon)
-			withdraw(t);
-		return;
-	}
-	sample_writing = 1;
-	uint64_t at;
-	struct ring_reaped *r;
-	if (!sample_abandon &&
-	    (r = (struct ring_reaped *)ring_reserve(t, sizeof *r, &at)) != 0) {
-		r->pid = pid;
-		r->cpu_ns = cpu_ns;
-		__atomic_store_n(&r->hdr, RING_HDR(RING_REAPED, sizeof *r / 8), __ATOMIC_RELEASE);
+	unsigned char *r;
+	if (!sample_abandon && (r = ring_reserve(t, size, &at)) != 0) {
+		const unsigned char *from = rec;
+		for (uint32_t i = sizeof(uint32_t); i < size; i++) /* no memcpy: see CONTRACT */
+			r[i] = from[i];
+		__atomic_store_n((uint32_t *)r, RING_HDR(type, size / 8), __ATOMIC_RELEASE);
 	}
 	sample_writing = 0;
 }
@@ -419,8 +397,10 @@ void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
 {
 	atomic_fetch_add(&profil_inflight, 1);
 	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING)
-		record_reaped(t, pid, cpu_ns);
+	if (t && t->mode == PTABLE_RING) {
+		struct ring_reaped r = {0, pid, cpu_ns};
+		record_plain(t, &r, sizeof r, RING_REAPED);
+	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
@@ -430,8 +410,12 @@ void sample_thread_name(pid_t tid, const char name[16])
 {
 	atomic_fetch_add(&profil_inflight, 1);
 	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING)
-		record_name(t, tid, name);
+	if (t && t->mode == PTABLE_RING) {
+		struct ring_thread r = {0, (uint32_t)tid, {0}};
+		for (unsigned i = 0; i + 1 < sizeof r.name; i++)
+			r.name[i] = name[i];
+		record_plain(t, &r, sizeof r, RING_THREAD);
+	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
