@@ -211,6 +211,19 @@ int agent_running(void)
 	return atomic_load(&current) != NULL;
 }
 
+void agent_mark_exec(int on)
+{
+	struct ring_file *rf = atomic_load(&current);
+	if (rf && rf->pid == (uint32_t)getpid())
+		atomic_store(&rf->done, on ? RING_EXECING : 0u);
+}
+
+/* exec.c's hook: the exec returned, this program goes on. */
+static void exec_returned(void)
+{
+	agent_mark_exec(0);
+}
+
 /* A forked child we do not profile: nothing more is logged or sampled. */
 static void leave_child(void)
 {
@@ -291,6 +304,7 @@ static void process_start(void)
 	if (start() != 0)
 		return;
 	envfix_init(environ, only_root);
+	atomic_store(&exec_failed_hook, exec_returned);
 	atomic_store(&sweeper_tick_hook, tick);
 	atomic_store(&fork_child_hook, in_child);
 }

@@ -66,6 +66,11 @@ HIDDEN void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int afte
 HIDDEN int account_exec_value(char *buf, size_t size);
 /* agent.c: whether this process is being recorded now. */
 HIDDEN int agent_running(void);
+/* This image's exec is under way (on: from the exec hook, envfix.c) or
+ * failed (off): said in the ring (ring.h RING_EXECING).  Only the
+ * process that made the ring marks it, never a vfork child sharing its
+ * memory.  Async-signal-safe. */
+HIDDEN void agent_mark_exec(int on);
 
 /* ringfile.c: a small file (/proc's) into buf, NUL-terminated, maybe
  * cut; its length (0 when it cannot be read). */

@@ -197,6 +197,7 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 /* exec.c's hook (process.h). */
 static char *const *fix_env(char *const envp[], char **out, size_t cap)
 {
+	agent_mark_exec(1); /* cleared if the exec fails (agent.c) */
 	return build_env(envp, out, cap, 1);
 }
 

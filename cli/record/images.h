@@ -67,6 +67,8 @@ struct image {
 	                         * again, what was read before is kept */
 	struct reaped_child *reaped; /* children this image reaped */
 	size_t nreaped;
+	int execing;            /* its process was exec'ing at the last read
+	                         * (ring.h RING_EXECING) */
 	uint32_t ns_pid;        /* its pid in a PID namespace not ours, pid
 	                         * the one we see (nspid.c); 0 if ours.  Its
 	                         * threads' ids are that namespace's. */

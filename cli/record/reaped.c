@@ -20,7 +20,8 @@
  * recorded or in another PID namespace, whose pids are not ours), for a
  * pid that two processes of the recording had, nor for a process whose
  * sampling ended before it did (a tracer, its program taking our
- * signals: another line says so), whose rest is no exit.
+ * signals: another line says so; an exec into a program no agent
+ * entered), whose rest is no exit.
  */
 #include "record_int.h"
 #include "../model/profile.h"
@@ -80,13 +81,18 @@ static struct told *collect(const struct images *set, uint32_t root, uint64_t ro
 }
 
 /* A process: its valid images' indexes, first and last, the periods
- * they accounted for (samples, credits, lost samples), and whether one
- * of them stopped sampling before the process ended. */
+ * they accounted for (samples, credits, lost samples), whether one
+ * of them stopped sampling before the process ended, and whether the
+ * last one was exec'ing when it was last read: no image followed, so
+ * the process went on in a program no agent entered (a statically
+ * linked one, or one whose LD_PRELOAD was removed), and the rest of its
+ * CPU time is that program's (record.c's coverage warning tells). */
 struct proc {
 	uint32_t pid;
 	size_t first, last;
 	uint64_t accounted;
-	int cut;
+	int cut, execed;
+	int64_t start_ns; /* its first image's start: images of a pid by exec */
 };
 
 /* Sampling ended in the image before the process did: it took our
@@ -97,11 +103,13 @@ static int cut_short(const struct image *im)
 	return im->signal < 0 || im->broken;
 }
 
-static int by_pid_then_index(const void *a, const void *b)
+static int by_pid_then_start(const void *a, const void *b)
 {
 	const struct proc *x = a, *y = b;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (x->start_ns != y->start_ns) /* a scan may find an exec'd one first */
+		return x->start_ns < y->start_ns ? -1 : 1;
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
@@ -113,14 +121,16 @@ static struct proc *processes(const struct images *set, size_t *n)
 	for (size_t i = 0; i < set->n; i++)
 		if (image_valid(&set->v[i]))
 			v[k++] = (struct proc){set->v[i].pid, i, i, set->v[i].weight + set->v[i].lost,
-			                       cut_short(&set->v[i])};
-	qsort(v, k, sizeof *v, by_pid_then_index);
+			                       cut_short(&set->v[i]), set->v[i].execing,
+			                       set->v[i].start_ns};
+	qsort(v, k, sizeof *v, by_pid_then_start);
 	size_t m = 0;
 	for (size_t i = 0; i < k; i++) {
 		if (m && v[m - 1].pid == v[i].pid) {
 			v[m - 1].last = v[i].first;
 			v[m - 1].accounted += v[i].accounted;
 			v[m - 1].cut |= v[i].cut;
+			v[m - 1].execed = v[i].execed;
 		} else {
 			v[m++] = v[i];
 		}
@@ -139,7 +149,7 @@ void record_credit_exits(struct profile *p, const struct images *set, int64_t pe
 	uint64_t loc = 0;
 	for (size_t i = 0; i < np; i++) {
 		const struct told *me = find(t, nt, v[i].pid);
-		if (!me || v[i].cut || record_left_out(set->dir, v[i].pid))
+		if (!me || v[i].cut || v[i].execed || record_left_out(set->dir, v[i].pid))
 			continue; /* nobody told us its total, or it was not all sampled */
 		int64_t own = (int64_t)me->cpu_ns - (int64_t)me->children_ns;
 		int64_t missing = own - (int64_t)v[i].accounted * period_ns;

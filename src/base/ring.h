@@ -125,6 +125,13 @@ struct ring_reaped {
  * its parent's RING_REAPED (cli/record/reaped.c). */
 #define RING_PC_EXIT UINT64_C(0xfffffffffffffffa)
 #define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_EXIT)
+
+/* ring_file.done while the image execs (agent/agent.c agent_mark_exec()):
+ * a process whose last image says so, with no image after it, ran on in
+ * a program no agent entered (statically linked, set-uid, LD_PRELOAD
+ * removed), and the rest of its CPU time is that program's, not its
+ * exit's (cli/record/reaped.c). */
+#define RING_EXECING 1u
 /* Most frames a stack may hold: a marker must still fit. */
 #define RING_MAX_DEPTH (RING_MAX_PCS - 1u)
 
@@ -174,7 +181,9 @@ struct ring_file {
 	                            pointer (Go without cgo) */
 	_Atomic uint64_t modlog_len;
 	_Atomic uint32_t modgen;
-	_Atomic uint32_t done;   /* 1: the image exited or exec'd */
+	_Atomic uint32_t done;   /* RING_EXECING from just before an exec
+	                            until it fails (never after it succeeds):
+	                            the process went on in another program */
 	char cmdline[2048];      /* NUL-separated arguments, truncated */
 	char comm[16];
 	_Atomic int32_t signal;  /* sampling signal now (the agent updates it);

@@ -228,12 +228,25 @@ static char *const *env_for_exec(char *const envp[], char **out)
 	return e ? e : envp;
 }
 
+void (*_Atomic exec_failed_hook)(void);
+
+/* The exec returned: the program goes on (errno preserved). */
+static void exec_failed(void)
+{
+	int e = errno;
+	void (*hook)(void) = atomic_load(&exec_failed_hook);
+	if (hook)
+		hook();
+	errno = e;
+}
+
 #define AROUND(call) do { \
 	struct exec_state st_; \
 	char *env_[ENV_CAP]; \
 	exec_prepare(&st_); \
 	envp = env_for_exec(envp, env_); \
 	int rc_ = (call); \
+	exec_failed(); \
 	exec_resume(&st_); \
 	return rc_; \
 } while (0)

@@ -34,6 +34,9 @@ HIDDEN void threads_settle_locked(uintptr_t fallback_pc);
  * allocation (a vfork child shares our memory).  Set once (agent/). */
 extern char *const *(*_Atomic exec_env_hook)(char *const envp[], char **out,
                                              size_t cap) HIDDEN;
+/* Called when one of those execs returned (it failed), vfork children
+ * included; the same rules.  Set once (agent/). */
+extern void (*_Atomic exec_failed_hook)(void) HIDDEN;
 
 /*
  * One symbol in each object of this part, which gmon_keep.c (every form

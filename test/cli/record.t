@@ -578,3 +578,16 @@ stderr /4 processes/
 $ profil record -v -o ex.pprof sh -c 'for i in $(seq 300); do /bin/true; done' && profil report ex.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
 row /\[process exit\]/ 2 >= 5
+
+# ... but not what a process ran after an exec into a program the agent
+# cannot enter (statically linked here): that was the program's CPU, all
+# of it shown as "[process exit]" (99%) and no warning; now the warning
+# (the image says it was exec'ing: ring.h RING_EXECING)
+$ printf 'int main(void) { volatile double x = 0; for (long i = 0; i < 200000000; i++) x += i; return 0; }\n' >s.c && cc -O1 -static -o s s.c && profil record -o sx.pprof sh -c 'exec ./s' && profil report sx.pprof
+stderr /^profil record: warning: the samples cover 0\.[0-9]+ of the 0\.[0-9]+ CPU s/
+!stdout /\[process exit\]/
+
+# ... while an exec that fails leaves the process in its image, whose exit
+# is credited (without the mark's reset: 0.76-0.78)
+$ profil record -v -o fx.pprof sh -c 'for i in $(seq 300); do sh -c "exec /nonexistent" 2>/dev/null; done; true'
+stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
