@@ -185,7 +185,8 @@ static int start(void)
 		 * running: its stderr is not ours to write on. */
 		if (errno != ENOENT)
 			say(errno == EACCES ? "cannot create its ring file (it runs as another user "
-			                      "than profil record; not profiled)"
+			                      "than profil record, which did not make one for it; "
+			                      "not profiled)"
 			                    : "cannot create its ring file");
 		return -1;
 	}
@@ -290,6 +291,7 @@ static void process_start(void)
 		return;
 	signal_avoid_prof = 1; /* SIGPROF is the program's (engine.h) */
 	nspid_init();
+	ringask_init();
 	pid_t tracer = agent_tracer();
 	if (tracer > 0) { /* a debugger's or strace's: not sampled (traced.c) */
 		if (recorder_alive())

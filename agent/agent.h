@@ -98,6 +98,13 @@ HIDDEN int agent_is_zygote(void);
 HIDDEN void nspid_init(void);
 HIDDEN void nspid_tell(const char *dir, const char *ring_name);
 
+/* ringask.c: ringask_init() reads, at load, the token the recorder gave
+ * the command (PROFIL_RECORD_TOKEN); ringask() asks the recorder for a
+ * ring file of size bytes in dir (its process may not create one there):
+ * its descriptor, its name in name[NAME_MAX + 1]; -1 with errno. */
+HIDDEN void ringask_init(void);
+HIDDEN int ringask(const char *dir, size_t size, char *name);
+
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever
  * environment the program gives it; root_only (--no-children): only the

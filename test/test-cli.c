@@ -19,6 +19,7 @@
  *   file PATH /ERE/           PATH exists and a line of it matches
  *   nofile PATH               PATH does not exist (no partial output)
  *   needs TOOL                skip the case, saying so, without TOOL
+ *                             ("needs root": unless we run as root)
  *
  * The command runs with PATH starting with the build directory (so
  * `profil` is the one just built), in a temporary directory where
@@ -275,6 +276,13 @@ static int tool_missing(const struct text *c)
 		char cmd[512];
 		if (strncmp(c->lines[i], "needs ", 6))
 			continue;
+		if (!strcmp(c->lines[i] + 6, "root")) {
+			if (geteuid() == 0)
+				continue;
+			snprintf(test_skip_reason, sizeof test_skip_reason, "it needs root");
+			printf("skipped: %s\n", test_skip_reason);
+			return 1;
+		}
 		snprintf(cmd, sizeof cmd, "command -v '%s' >/dev/null 2>&1", c->lines[i] + 6);
 		if (system(cmd) != 0) { /* reported as skipped (runner.h) */
 			snprintf(test_skip_reason, sizeof test_skip_reason, "%s is not installed",

@@ -372,6 +372,7 @@ static size_t read_from(void *arg)
 
 size_t images_poll(struct images *set)
 {
+	ringserve_drain(set); /* files it makes are opened by the scan */
 	images_scan(set);
 	struct pass ps = {set, 0, 0};
 	int faulted;
@@ -418,6 +419,7 @@ void images_free(struct images *set)
 	free(set->v);
 	free(set->known);
 	nspid_free(set);
+	ringserve_close(set);
 	if (set->dir) /* rings, the agent's shared unwind tables, their temporaries */
 		record_workdir_remove(set->dir);
 	free(set->dir);

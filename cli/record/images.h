@@ -98,6 +98,10 @@ struct images {
 	int pids_fd;
 	struct nspid *pids;
 	size_t npids;
+	/* ringserve.c: the socket agents that cannot make their ring file
+	 * ask on (descriptor + 1, 0: none), and the token they must say. */
+	int rings_fd;
+	char token[33];
 };
 
 /* Finds new ring files in set->dir and reads everything committed in
@@ -121,6 +125,19 @@ int nspid_open(const char *dir);
 void nspid_drain(struct images *set);
 void nspid_apply(const struct images *set, struct image *im, const char *name);
 void nspid_free(struct images *set);
+/* nspid.c: ring file `name` is pid's here, whatever its header says. */
+void nspid_note(struct images *set, const char *name, uint32_t pid);
+
+/* ringserve.c: ringserve_open() makes dir's socket on which agents that
+ * cannot create their ring file (their process runs as another user)
+ * ask us to, opens the directory to them (0711), and puts the token
+ * they must give in the command's environment: its descriptor, -1 if
+ * there is none.  ringserve_drain() answers what was asked; it signals
+ * SIGIO when a request arrives (a no-op handler is installed).
+ * ringserve_close(). */
+int ringserve_open(struct images *set);
+void ringserve_drain(struct images *set);
+void ringserve_close(struct images *set);
 /* Whether im's header was read and valid: its process was profiled, and
  * what was read from it counts even if it was dropped later. */
 static inline int image_valid(const struct image *im)

@@ -93,12 +93,16 @@ void nspid_drain(struct images *set)
 	if (set->pids_fd <= 0)
 		return;
 	while ((r = take_one(set->pids_fd - 1, name, sizeof name, &pid)) != 0) {
-		if (r < 0)
-			continue;
-		set->pids = prof_xrealloc(set->pids, set->npids + 1, sizeof *set->pids);
-		set->pids[set->npids].name = prof_xstrdup(name);
-		set->pids[set->npids++].pid = pid;
+		if (r > 0)
+			nspid_note(set, name, pid);
 	}
+}
+
+void nspid_note(struct images *set, const char *name, uint32_t pid)
+{
+	set->pids = prof_xrealloc(set->pids, set->npids + 1, sizeof *set->pids);
+	set->pids[set->npids].name = prof_xstrdup(name);
+	set->pids[set->npids++].pid = pid;
 }
 
 /* Field 4 of /proc/<pid>/stat (after the command's closing parenthesis);

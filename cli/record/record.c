@@ -126,9 +126,9 @@ static int64_t now_ns(clockid_t clk)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A nap of ms that ends at once when CMD, our only child, exits: SIGCHLD
- * is blocked while the loop runs, so one sent before the nap waits for
- * it.  (A pidfd would do the same from Linux 5.3, but valgrind, which
+/* A nap of ms that ends at once when CMD, our only child, exits, or
+ * when an agent asks for a ring file (SIGIO, ringserve.c): both are
+ * blocked while the loop runs, so one sent before the nap waits for it.  (A pidfd would do the same from Linux 5.3, but valgrind, which
  * runs this command in make valgrind-unit, does not know pidfd_open.) */
 static void nap(const sigset_t *chld, long ms)
 {
@@ -153,6 +153,7 @@ static int run(const struct record_opts *o, struct images *set, pid_t pid, struc
 	sigset_t chld, old;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
+	sigaddset(&chld, SIGIO);
 	pthread_sigmask(SIG_BLOCK, &chld, &old);
 	for (;;) {
 		int done = spawn_reap(pid, &wstatus, ru);
@@ -364,6 +365,7 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	}
 	set.pids_fd = nspid_open(set.dir) + 1;
+	set.rings_fd = ringserve_open(&set) + 1;
 	int64_t t0 = now_ns(CLOCK_REALTIME), m0 = now_ns(CLOCK_MONOTONIC);
 	pid_t pid = spawn_start(&o, agent, set.dir);
 	if (pid < 0) {

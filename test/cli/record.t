@@ -591,3 +591,26 @@ stderr /^profil record: warning: the samples cover 0\.[0-9]+ of the 0\.[0-9]+ CP
 # is credited (without the mark's reset: 0.76-0.78)
 $ profil record -v -o fx.pprof sh -c 'for i in $(seq 300); do sh -c "exec /nonexistent" 2>/dev/null; done; true'
 stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
+
+# A program that changed user before its exec (runuser, setpriv, gosu and
+# su-exec in containers' entrypoints) could not create its ring file in
+# the recorder's directory and was not profiled ("cannot create its ring
+# file"); the recorder now makes the file when the agent asks on a socket
+# and passes its descriptor (agent/ringask.c, cli/record/ringserve.c):
+# every process of the other user is profiled, a forked one included
+$ d=$(mktemp -d) && chmod 755 "$d" && cp "$REC/rec-prog" "$REC/librec.so" "$(dirname "$(command -v profil)")/libprofil-agent.so" "$d" && PROFIL_AGENT="$d/libprofil-agent.so" LD_LIBRARY_PATH="$d" profil record -o u.pprof setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "$d/rec-prog threads 20 & $d/rec-prog threads 20; wait"; s=$?; rm -rf "$d"; [ $s = 0 ] && profil report --by process u.pprof
+needs root
+needs setpriv
+!stderr /cannot create/
+stderr /3 processes/
+row /rec-prog \[[0-9]+\]$/ 2 >= 30
+!stderr /warning: the samples cover/
+
+# ... and only for the command's processes: a request without the token
+# the recorder put in the command's environment (which other users cannot
+# read), or for an oversized file, gets no answer
+$ printf '%s\n' 'import os, socket' 'd = os.environ["PROFIL_RECORD_DIR"]; t = os.environ["PROFIL_RECORD_TOKEN"]' 'def ask(tok, size):' '    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(""); s.settimeout(1)' '    s.sendto(("PROFIL-RING %s %d" % (tok, size)).encode(), d + "/.rings")' '    try:' '        msg, anc, fl, addr = s.recvmsg(256, socket.CMSG_SPACE(4))' '        return "answered %s, %d descriptor" % (msg.decode(), len(anc))' '    except socket.timeout:' '        return "no answer"' 'print("wrong token:", ask("0" * 32, 1 << 20))' 'print("too large:", ask(t, 1 << 40))' 'print("right:", ask(t, 1 << 20))' >ask.py && profil record -o a.pprof python3 ask.py
+needs python3
+stdout /^wrong token: no answer$/
+stdout /^too large: no answer$/
+stdout /^right: answered [0-9]+\.[0-9]+\.ring, 1 descriptor$/

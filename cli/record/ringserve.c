@@ -1,0 +1,216 @@
+/*
+ * ringserve.c - ring files for processes that cannot make their own: the
+ * command's descendants that run as another user.
+ *
+ * The rings' directory is ours (cli/record/workdir.c), and an agent makes
+ * its process's ring file in it.  A program that changed user and then
+ * exec'd (runuser, setpriv, gosu and su-exec in containers' entrypoints,
+ * a daemon's start script dropping root) cannot: it was not profiled.  So
+ * the directory lets others through (mode 0711: they can reach a name in
+ * it, not list it; ring files stay 0600), and such an agent asks here: a
+ * datagram on the socket "<dir>/.rings" (mode 0666), from a socket of its
+ * own (autobound: the kernel names it), saying
+ *     PROFIL-RING <token> <size>
+ * We make the file "<pid>.<n>.ring", named by the sender's pid as we see
+ * it (SO_PASSCRED: the kernel's word, not the sender's), of that size,
+ * and send its descriptor back (SCM_RIGHTS) with its name; the agent maps
+ * it as if it had made it (agent/ringask.c).  The token, random, is in
+ * the command's environment (PROFIL_RECORD_TOKEN), which only its
+ * processes and root can read: a request without it, from anyone else
+ * who can reach the socket, is dropped.  The socket signals SIGIO when a
+ * request arrives, which ends the recorder's nap (record.c), so an agent
+ * waits milliseconds, not a nap.
+ */
+#include "record_int.h"
+#include "../model/profile.h"
+#include "../../src/base/ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+/* A ring no agent asks for more than: header, 1 GiB of records (ring.h's
+ * bound) and a module log of as much. */
+#define RING_ASK_MAX ((uint64_t)RING_HEADER_SIZE + 2 * (uint64_t)RING_DATA_MAX)
+
+static void woken(int sig)
+{
+	(void)sig; /* only ends a wait (record.c blocks it and waits for it) */
+}
+
+static int make_token(char *out, size_t size)
+{
+	unsigned char r[16];
+	if (size < 2 * sizeof r + 1 || getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return -1;
+	for (size_t i = 0; i < sizeof r; i++)
+		snprintf(out + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
+int ringserve_open(struct images *set)
+{
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.rings", set->dir);
+	int on = 1, fd;
+	if (n < 0 || (size_t)n >= sizeof a.sun_path || make_token(set->token, sizeof set->token))
+		return -1;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = woken;
+	sa.sa_flags = SA_RESTART;
+	if (bind(fd, (const struct sockaddr *)&a, sizeof a) != 0 || chmod(a.sun_path, 0666) != 0 ||
+	    chmod(set->dir, 0711) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0 ||
+	    sigaction(SIGIO, &sa, NULL) != 0 || fcntl(fd, F_SETOWN, getpid()) != 0 ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) != 0) {
+		close(fd);
+		set->token[0] = '\0';
+		return -1;
+	}
+	setenv("PROFIL_RECORD_TOKEN", set->token, 1);
+	return fd;
+}
+
+struct request {
+	uint32_t pid; /* the sender's, as we see it */
+	uint64_t size;
+	struct sockaddr_un from;
+	socklen_t fromlen;
+};
+
+/* One datagram: 1 for a request with our token, -1 for one to drop, 0
+ * when none is left. */
+static int take(int fd, const char *token, struct request *r)
+{
+	char text[128];
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {text, sizeof text - 1};
+	struct msghdr m;
+	memset(&m, 0, sizeof m);
+	memset(r, 0, sizeof *r);
+	m.msg_name = &r->from;
+	m.msg_namelen = sizeof r->from;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl.buf;
+	m.msg_controllen = sizeof ctl.buf;
+	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return errno == EINTR ? -1 : 0;
+	text[n] = '\0';
+	r->fromlen = m.msg_namelen;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+			struct ucred u;
+			memcpy(&u, CMSG_DATA(c), sizeof u);
+			r->pid = (uint32_t)u.pid;
+		}
+	char got[64];
+	unsigned long long size;
+	int end = 0;
+	if (!r->pid || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    r->fromlen <= sizeof(sa_family_t) ||
+	    sscanf(text, "PROFIL-RING %63s %llu%n", got, &size, &end) != 2 || text[end] ||
+	    strcmp(got, token) != 0 || size < RING_HEADER_SIZE + 4096 || size > RING_ASK_MAX)
+		return -1;
+	r->size = size;
+	return 1;
+}
+
+/* "<pid>.<n>.ring" with the first free n, made and sized: its descriptor,
+ * its name in name[NAME_MAX + 1]. */
+static int make_ring(const char *dir, const struct request *r, char *name)
+{
+	char path[PATH_MAX];
+	for (unsigned n = 0; n < 10000; n++) {
+		snprintf(name, NAME_MAX + 1, "%u.%u.ring", r->pid, n);
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd >= 0 && ftruncate(fd, (off_t)r->size) != 0) {
+			close(fd);
+			unlink(path);
+			return -1;
+		}
+		return fd;
+	}
+	return -1;
+}
+
+static int answer(int sock, const struct request *r, int ring, const char *name)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct iovec iov = {(void *)name, strlen(name)};
+	struct msghdr m;
+	memset(&m, 0, sizeof m);
+	m.msg_name = (void *)&r->from;
+	m.msg_namelen = r->fromlen;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl.buf;
+	m.msg_controllen = sizeof ctl.buf;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &ring, sizeof ring);
+	/* its agent waits for this, and gives up after its wait */
+	return sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+void ringserve_drain(struct images *set)
+{
+	struct request r;
+	char name[NAME_MAX + 1];
+	int got;
+	if (set->rings_fd <= 0)
+		return;
+	while ((got = take(set->rings_fd - 1, set->token, &r)) != 0) {
+		if (got < 0)
+			continue;
+		int ring = make_ring(set->dir, &r, name);
+		if (ring < 0)
+			continue;
+		int sent = answer(set->rings_fd - 1, &r, ring, name);
+		close(ring);
+		if (sent != 0) {
+			char path[PATH_MAX];
+			snprintf(path, sizeof path, "%s/%s", set->dir, name);
+			unlink(path); /* nobody will write its header */
+			continue;
+		}
+		/* the file is named by the pid we see; its header will say the
+		 * one its process sees, which differs in a PID namespace */
+		nspid_note(set, name, r.pid);
+	}
+}
+
+void ringserve_close(struct images *set)
+{
+	if (set->rings_fd > 0)
+		close(set->rings_fd - 1);
+	set->rings_fd = 0;
+}
