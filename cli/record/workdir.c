@@ -117,14 +117,17 @@ static void sweep_abandoned(const char *base)
 		closedir(d);
 }
 
-/* dir/.lock, locked before it has its name. */
+/* dir/.lock, locked before it has its name.  Readable by all: agents
+ * that run as another user (ringserve.c) test it too, to stop sampling
+ * once we are gone; it holds nothing. */
 static int take_lock(const char *dir)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
 	int fd = openat(dfd, ".lock.new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd >= 0 && (flock(fd, LOCK_EX) != 0 || renameat(dfd, ".lock.new", dfd, ".lock") != 0)) {
+	if (fd >= 0 && (fchmod(fd, 0644) != 0 || flock(fd, LOCK_EX) != 0 ||
+	                renameat(dfd, ".lock.new", dfd, ".lock") != 0)) {
 		int e = errno;
 		close(fd);
 		errno = e;
