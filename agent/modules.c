@@ -42,6 +42,7 @@ static struct ring_file *log_rf; /* mu */
 static struct seg *segs;         /* mu: segments logged as loaded */
 static size_t nsegs, capsegs;    /* mu */
 static char exe_path[4096];      /* set once by modules_init() */
+static int exiting;              /* mu: exit() is logging the last loads */
 
 static const char *object_path(const struct dl_phdr_info *info)
 {
@@ -136,7 +137,8 @@ static void rescan_locked(void)
 		log_event(RING_MODULE_UNLOAD, NULL, NULL, &segs[i]);
 		segs[i] = segs[--nsegs];
 	}
-	unwind_refresh(); /* the stack walk's tables follow the same loads */
+	if (!exiting) /* no sample needs them any more */
+		unwind_refresh(); /* the stack walk's tables follow the same loads */
 	pthread_mutex_unlock(&iter_mu);
 }
 
@@ -265,8 +267,8 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 	return rc;
 }
 
-/* dl_iterate_phdr's load and unload counters, as of the last scan. */
-static unsigned long long seen_adds, seen_subs;
+/* dl_iterate_phdr's load and unload counters, as of the last poll. */
+static _Atomic unsigned long long seen_adds, seen_subs;
 
 static int counters(struct dl_phdr_info *info, size_t size, void *out)
 {
@@ -278,14 +280,42 @@ static int counters(struct dl_phdr_info *info, size_t size, void *out)
 	return 1; /* the counters are the same in every entry */
 }
 
-void modules_poll(void)
+/* Whether loads or unloads happened since the last poll; 1 if unknown. */
+static int loads_changed(unsigned long long c[2])
 {
-	unsigned long long c[2] = {0, 0};
 	pthread_mutex_lock(&iter_mu);
 	dl_iterate_phdr(counters, c);
 	pthread_mutex_unlock(&iter_mu);
-	if (c[0] == seen_adds && c[1] == seen_subs && c[0] != 0)
+	return c[0] != atomic_load(&seen_adds) || c[1] != atomic_load(&seen_subs) || c[0] == 0;
+}
+
+void modules_poll(void)
+{
+	unsigned long long c[2] = {0, 0};
+	if (!loads_changed(c))
 		return;
-	seen_adds = c[0], seen_subs = c[1];
+	atomic_store(&seen_adds, c[0]);
+	atomic_store(&seen_subs, c[1]);
 	modules_rescan();
+}
+
+/*
+ * exit(): the loads since the helper's last poll are logged, or a
+ * process that ends before its first sweep (100 ms) leaves the samples
+ * of the libraries it dlopen'ed at [unknown]: a Python script that
+ * imported hashlib had half of its samples there (libcrypto).  glibc's
+ * _dl_fini calls destructors with the loader's lock released.  Not at
+ * _exit(): in a child forked while a thread of the program's was inside
+ * the loader, that lock is held for ever (Forks above), and glibc's own
+ * exit would hang there too, but _exit must not.
+ */
+__attribute__((destructor)) static void modules_at_exit(void)
+{
+	unsigned long long c[2] = {0, 0};
+	if (!agent_running() || !loads_changed(c))
+		return;
+	pthread_mutex_lock(&mu);
+	exiting = 1;
+	rescan_locked();
+	pthread_mutex_unlock(&mu);
 }

@@ -614,3 +614,10 @@ needs python3
 stdout /^wrong token: no answer$/
 stdout /^too large: no answer$/
 stdout /^right: answered [0-9]+\.[0-9]+\.ring, 1 descriptor$/
+
+# A library dlopen'ed by a process that exits before the agent's first
+# sweep (100 ms), which finds loads: the exit logs them, or its samples
+# were all "[unknown]" (a Python script importing hashlib: half of its
+# samples, libcrypto's; agent/modules.c)
+$ profil record -o pe.pprof $REC/rec-prog plugexit 8 && profil report --by module pe.pprof
+row /librecplug.so$/ 2 >= 50

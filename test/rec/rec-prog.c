@@ -11,6 +11,9 @@
  *             "made slower" side of the HTML report's diff test)
  *   dlopen    plug_hot in librecplug.so (dlopen'ed, then dlclose'd), then
  *             main_hot, equal work
+ *   plugexit  plug_hot in librecplug.so (dlopen'ed), then exit(0) with the
+ *             library still loaded: with few UNITS, before the agent's
+ *             first sweep, which would have logged the load
  *   fork      a forked child runs child_hot while the parent runs main_hot
  *   forkthread  as fork, but a second thread forks, and the child's one
  *             thread returns from its start routine, which ends the
@@ -148,7 +151,7 @@ static int blockall(unsigned long main_units)
 	return 0;
 }
 
-static int plugin(const char *self)
+static int plugin(const char *self, int then_exit)
 {
 	char path[4096];
 	const char *slash = strrchr(self, '/');
@@ -160,6 +163,8 @@ static int plugin(const char *self)
 	}
 	void (*hot)(unsigned long) = (void (*)(unsigned long))dlsym(h, "plug_hot");
 	hot(units);
+	if (then_exit)
+		exit(0);
 	dlclose(h);
 	main_hot(units);
 	return 0;
@@ -417,7 +422,9 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "blockall"))
 		return blockall(units);
 	if (!strcmp(mode, "dlopen"))
-		return plugin(argv[0]);
+		return plugin(argv[0], 0);
+	if (!strcmp(mode, "plugexit"))
+		return plugin(argv[0], 1);
 	if (!strcmp(mode, "fork"))
 		return forked();
 	if (!strcmp(mode, "forkthread"))
