@@ -161,6 +161,7 @@ static int attached(struct ring_file *rf)
 static void tick(void)
 {
 	modules_poll();
+	aliases_poll();
 	struct ring_file *rf = atomic_load(&current);
 	if (rf && !recorder_alive() && stop_sampling(rf) == 0)
 		return;

@@ -13,6 +13,8 @@
  *   PROFIL_EXEC_CPU       "pid:ns", written by the agent into each exec's
  *                         environment: the CPU time the image before the
  *                         exec had (account.c, envfix.c)
+ *   PROFIL_RECORD_TOKEN   what a request for a ring file must say
+ *                         (ringask.c)
  *   PROFIL_STACK_DEPTH    frames per sample, leaf included (default 128,
  *                         at most RING_MAX_DEPTH; 1: no stacks, and no
  *                         unwind tables are built: src/unwind/unwind.h)
@@ -28,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
@@ -52,6 +55,26 @@ HIDDEN void modules_reset(struct ring_file *rf);
 HIDDEN void modules_detach(void);
 /* In a process of any number of threads: log nothing more. */
 HIDDEN void modules_stop(void);
+/* An executable mapping of a file (aliases.c): logged as one more load of
+ * the loaded object that file is, unless the object's own segments are
+ * there or it was logged before. */
+struct module_alias {
+	uint64_t start, end, offset; /* the mapping, its offset in the file */
+	dev_t dev;
+	uint64_t ino;
+	const char *path;            /* as /proc/self/maps names the file */
+};
+HIDDEN void modules_log_alias(const struct module_alias *a);
+
+/* aliases.c: reads /proc/self/maps at some sweeps (called at every one)
+ * for code of loaded files mapped again elsewhere (V8's builtins).
+ * aliases_match(): whether object info, whose file is path, is the file
+ * of a: 1, 0 if not, -1 if its own segments are there (then it is no
+ * alias, and the search ends). */
+struct dl_phdr_info;
+HIDDEN void aliases_poll(void);
+HIDDEN int aliases_match(const struct dl_phdr_info *info, const char *path,
+                         const struct module_alias *a);
 
 /* account.c: CPU time no sample shows.  account_cpu_now(): this
  * thread's CPU clock, ns (-1 on failure); read just before the timers

@@ -19,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 struct seg {
 	uint64_t base, start, end;
@@ -43,6 +45,11 @@ static struct seg *segs;         /* mu: segments logged as loaded */
 static size_t nsegs, capsegs;    /* mu */
 static char exe_path[4096];      /* set once by modules_init() */
 static int exiting;              /* mu: exit() is logging the last loads */
+
+/* aliases logged (modules_log_alias()), by start; mu */
+#define ALIASES_MAX 64
+static uint64_t alias_starts[ALIASES_MAX];
+static size_t naliases;
 
 static const char *object_path(const struct dl_phdr_info *info)
 {
@@ -317,5 +324,58 @@ __attribute__((destructor)) static void modules_at_exit(void)
 	pthread_mutex_lock(&mu);
 	exiting = 1;
 	rescan_locked();
+	pthread_mutex_unlock(&mu);
+}
+
+/* Whether [start, end) meets a segment the loader mapped, or is an alias
+ * logged before; mu held. */
+static int overlaps_known(uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < nsegs; i++)
+		if (segs[i].start < end && start < segs[i].end)
+			return 1;
+	for (size_t i = 0; i < naliases; i++)
+		if (alias_starts[i] == start)
+			return 1;
+	return 0;
+}
+
+struct alias_match {
+	const struct module_alias *a;
+	int logged;
+};
+
+static int log_alias(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct alias_match *m = arg;
+	(void)size;
+	int match = aliases_match(info, object_path(info), m->a);
+	if (match <= 0)
+		return match < 0; /* its own segment: stop; another file: go on */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		ElfW(Phdr) at = *ph; /* the object's, at the alias's offset */
+		at.p_offset = m->a->offset;
+		struct seg s = {info->dlpi_addr, m->a->start, m->a->end, 1};
+		log_event(RING_MODULE_LOAD, info, &at, &s);
+		m->logged = 1;
+		return 1;
+	}
+	return 0;
+}
+
+void modules_log_alias(const struct module_alias *a)
+{
+	pthread_mutex_lock(&mu);
+	if (log_rf && naliases < ALIASES_MAX && !overlaps_known(a->start, a->end)) {
+		struct alias_match m = {a, 0};
+		pthread_mutex_lock(&iter_mu);
+		dl_iterate_phdr(log_alias, &m);
+		pthread_mutex_unlock(&iter_mu);
+		if (m.logged)
+			alias_starts[naliases++] = a->start;
+	}
 	pthread_mutex_unlock(&mu);
 }

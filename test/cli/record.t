@@ -621,3 +621,13 @@ stdout /^right: answered [0-9]+\.[0-9]+\.ring, 1 descriptor$/
 # samples, libcrypto's; agent/modules.c)
 $ profil record -o pe.pprof $REC/rec-prog plugexit 8 && profil report --by module pe.pprof
 row /librecplug.so$/ 2 >= 50
+
+# Code of a loaded file mapped again elsewhere and run there, as V8 runs
+# its builtins from a copy of node's text in its code range: its samples
+# were "[unknown]" addresses (28% of a node loop's); the agent finds such
+# mappings in /proc/self/maps and logs them as loads of the file
+# (agent/aliases.c)
+$ profil record -o al.pprof $REC/rec-alias 60 && profil report al.pprof
+stdout /^alias_hot at 0x[0-9a-f]+ and 0x[0-9a-f]+$/
+row /alias_hot +rec-alias$/ 2 >= 60
+

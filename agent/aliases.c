@@ -1,0 +1,147 @@
+/*
+ * aliases.c - code of a loaded file mapped a second time, elsewhere.
+ *
+ * The module log learns what is loaded from the dynamic loader
+ * (dl_iterate_phdr), which knows each object once.  A program may map
+ * part of an object's file again at another address and run it there:
+ * V8 (node, Chromium, Electron) copies its builtins next to the code it
+ * compiles, by mapping the executable's text a second time into its code
+ * range ("short builtin calls", on by default on x86-64), so that calls
+ * between them are near.  Samples there were in no module: 28% of a
+ * node loop's were "[unknown]" addresses.  So the helper reads
+ * /proc/self/maps at a few sweeps (the 1st, 2nd, 4th, 8th, ...: such
+ * maps are made at start-up, and a read costs 50-200 us in a large
+ * program), and logs each executable mapping of a file the loader has
+ * loaded but did not map there as one more load of that object, with the
+ * mapping's own range and file offset; the recorder and the symbolizer
+ * take it as any other mapping (a pprof mapping with its offset).
+ * Samples taken there before the read carry an older generation; the
+ * recorder takes the next load that covers their pc (cli/record/build.c).
+ * The stack walk has no unwind table there: such a sample's stack is its
+ * leaf.  Only in the helper thread (tick()).
+ */
+#include "agent.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+/* /proc/self/maps, NUL-terminated, in a malloc'd buffer; NULL if unread. */
+static char *read_maps(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 16, len = 0;
+	char *buf = fd >= 0 ? malloc(cap) : NULL;
+	while (buf) {
+		if (len + 4096 > cap) {
+			char *more = realloc(buf, cap *= 2);
+			if (!more) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = more;
+		}
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+/* One line "start-end perms offset major:minor inode path": 1 if it is an
+ * executable mapping of a file, its fields in *a. */
+static int parse_line(char *line, struct module_alias *a)
+{
+	char *p = line, *end;
+	a->start = strtoull(p, &end, 16);
+	if (*end != '-')
+		return 0;
+	a->end = strtoull(end + 1, &p, 16);
+	while (*p == ' ')
+		p++;
+	if (strlen(p) < 4 || p[2] != 'x')
+		return 0;
+	a->offset = strtoull(p + 4, &end, 16);
+	unsigned long major = strtoul(end, &p, 16), minor;
+	if (*p != ':')
+		return 0;
+	minor = strtoul(p + 1, &end, 16);
+	unsigned long long ino = strtoull(end, &p, 10);
+	while (*p == ' ')
+		p++;
+	if (ino == 0 || *p != '/' || a->end <= a->start)
+		return 0;
+	a->dev = makedev(major, minor);
+	a->ino = (uint64_t)ino;
+	a->path = p;
+	return 1;
+}
+
+/* Whether the object at path is the file a names: the same inode, or
+ * the same path once links are resolved (a file of an overlay may show
+ * another device in the maps than stat() gives). */
+static int same_file(const char *path, const struct module_alias *a)
+{
+	struct stat st;
+	char real[PATH_MAX];
+	if (path[0] != '/')
+		return 0;
+	if (stat(path, &st) == 0 && st.st_dev == a->dev && (uint64_t)st.st_ino == a->ino)
+		return 1;
+	return realpath(path, real) && strcmp(real, a->path) == 0;
+}
+
+/* Whether one of info's own executable segments meets a's range: a load
+ * the next poll logs (the loader had just mapped it), no alias. */
+static int own_segment(const struct dl_phdr_info *info, const struct module_alias *a)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && start < a->end &&
+		    a->start < start + ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+int aliases_match(const struct dl_phdr_info *info, const char *path,
+                  const struct module_alias *a)
+{
+	if (own_segment(info, a))
+		return -1;
+	return same_file(path, a);
+}
+
+static void scan(void)
+{
+	char *maps = read_maps();
+	for (char *line = maps, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		struct module_alias a;
+		if (parse_line(line, &a))
+			modules_log_alias(&a);
+	}
+	free(maps);
+}
+
+void aliases_poll(void)
+{
+	static unsigned long sweeps;
+	sweeps++;
+	if ((sweeps & (sweeps - 1)) == 0) /* a power of two */
+		scan();
+}
