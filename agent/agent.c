@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* Record area and module log sizes: 8 MiB holds about 350,000 samples
@@ -33,14 +34,43 @@
  * two reads by the record process (every 20 ms). */
 #define DATA_SIZE (8u << 20)
 #define MODLOG_SIZE (1u << 20)
-
 extern char **environ;
 
 static char dir[4096]; /* PROFIL_RECORD_DIR, set once at load */
+
 /* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
  * (no unwind tables are built).  Set once at load. */
 static uint32_t stack_depth = 128;
 static int only_root;  /* PROFIL_RECORD_NOCHILD */
+
+/* Under a limit of address space (RLIMIT_AS, ulimit -v), the ring is a
+ * 64th of it, at least 64 KiB (a few hundred samples with stacks: the
+ * recorder reads every 20 ms), the log a 256th: a program that ran in 20
+ * MiB failed to make its threads once 9 MiB of it were the ring's. */
+#define AS_SHARE_DATA 64u
+#define AS_SHARE_LOG 256u
+#define RING_MIN (64u << 10)
+
+static size_t pow2_floor(size_t v)
+{
+	size_t p = 1;
+	while (p <= v / 2)
+		p *= 2;
+	return p;
+}
+
+static struct ring_file *new_ring(void)
+{
+	size_t data = DATA_SIZE, log = MODLOG_SIZE;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		size_t d = pow2_floor((size_t)(rl.rlim_cur / AS_SHARE_DATA));
+		size_t l = (size_t)(rl.rlim_cur / AS_SHARE_LOG) & ~(size_t)4095;
+		data = d < RING_MIN ? RING_MIN : d < data ? d : data;
+		log = l < RING_MIN ? RING_MIN : l < log ? l : log;
+	}
+	return ringfile_create(dir, data, log);
+}
 
 static void say(const char *what)
 {
@@ -177,7 +207,7 @@ static int start(void)
 {
 	if (!recorder_alive())
 		return -1; /* a descendant of a recording that is over */
-	struct ring_file *rf = ringfile_create(dir, DATA_SIZE, MODLOG_SIZE);
+	struct ring_file *rf = new_ring();
 	if (!rf) {
 		/* The usual cause: a program that changed user (setpriv, a
 		 * daemon dropping root) and then exec'd cannot write into
@@ -247,7 +277,7 @@ static void child_start(void)
 		leave_child();
 		return;
 	}
-	struct ring_file *rf = ringfile_create(dir, DATA_SIZE, MODLOG_SIZE);
+	struct ring_file *rf = new_ring();
 	if (!rf) {
 		if (errno != ENOENT) /* else the recording is over (start()) */
 			say("cannot create a ring file for a child");

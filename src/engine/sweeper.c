@@ -384,6 +384,30 @@ static void *sweep(void *unused)
 	return NULL;
 }
 
+/*
+ * The helper's stack.  The default is the stack limit, 8 MiB as a rule,
+ * all of it address space the program's own counts against RLIMIT_AS
+ * (ulimit -v): a program that ran under such a limit failed to make its
+ * own threads once the agent had taken 9 MiB of ring and 8 MiB of stack.
+ * The helper's deepest path (a /proc read into a 16 KiB buffer, libc's
+ * realpath and stdio underneath) uses a few tens of KiB.  glibc refuses
+ * a stack too small for the static TLS of every loaded object (EINVAL):
+ * then the default.
+ */
+#define HELPER_STACK (512u << 10)
+
+static int create_helper(pthread_t *th)
+{
+	pthread_attr_t attr;
+	int rc = EINVAL;
+	if (pthread_attr_init(&attr) == 0) {
+		if (pthread_attr_setstacksize(&attr, HELPER_STACK) == 0)
+			rc = threads_create_raw(th, &attr, sweep, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	return rc == EINVAL ? threads_create_raw(th, NULL, sweep, NULL) : rc;
+}
+
 int sweeper_start(void)
 {
 	/* A helper with a table of its own cannot serve a run on perf events,
@@ -405,7 +429,7 @@ int sweeper_start(void)
 		fault_real_sigmask(SIG_SETMASK, &all, &old); /* inherited by it */
 		atomic_store(&quit, 0);
 		own_table_allowed = !events_in_table() && !engine_seccomp_filtered();
-		rc = threads_create_raw(&thread, NULL, sweep, NULL);
+		rc = create_helper(&thread);
 		fault_real_sigmask(SIG_SETMASK, &old, NULL);
 		running = rc == 0;
 	}

@@ -631,3 +631,12 @@ $ profil record -o al.pprof $REC/rec-alias 60 && profil report al.pprof
 stdout /^alias_hot at 0x[0-9a-f]+ and 0x[0-9a-f]+$/
 row /alias_hot +rec-alias$/ 2 >= 60
 
+
+# A program run under a limit of address space (ulimit -v) could not make
+# its threads once the agent had taken 9 MiB of it for the ring and 8 MiB
+# for the helper's stack (it failed below about 28 MB; alone it runs in
+# 11): the ring is now a 64th of such a limit, the helper's stack 512 KiB
+# (agent/agent.c, src/engine/sweeper.c)
+$ profil record -o as.pprof sh -c 'ulimit -v 20000 && exec "$0" threads 20' $REC/rec-prog && profil report as.pprof
+row /main_hot +rec-prog$/ 2 >= 30
+row /lib_hot +librec.so$/ 2 >= 30
