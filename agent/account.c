@@ -35,6 +35,7 @@
  *   an exec'ing thread the same way (the library's own rule).
  */
 #include "agent.h"
+#include "../src/base/base.h"
 #include "../src/engine/engine.h"
 #include "../src/process/process.h"
 #include "../src/base/ring.h"
@@ -57,7 +58,7 @@ int64_t account_cpu_now(void)
  * this process and was sampled; else 0. */
 static int64_t sampled_before_exec(void)
 {
-	const char *v = getenv("PROFIL_EXEC_CPU");
+	const char *v = profil_getenv("PROFIL_EXEC_CPU");
 	char *end;
 	if (!v)
 		return 0;

@@ -224,7 +224,7 @@ static int start(void)
 	modules_init(rf);
 	/* unwind rows are kept where `profil record` says (its cache, shared
 	 * by every recording), else with the ring files of this recording */
-	const char *rows = getenv("PROFIL_UNWIND_CACHE");
+	const char *rows = profil_getenv("PROFIL_UNWIND_CACHE");
 	if (stack_depth > 1 && unwind_start(rows && *rows ? rows : dir) != 0)
 		say("cannot build unwind tables for every module");
 	int64_t cpu = account_cpu_now();
@@ -306,14 +306,14 @@ static void in_child(void)
 
 static void process_start(void)
 {
-	const char *d = getenv("PROFIL_RECORD_DIR");
+	const char *d = profil_getenv("PROFIL_RECORD_DIR");
 	if (!d || !*d || strlen(d) >= sizeof dir)
 		return;
 	strcpy(dir, d);
-	const char *nochild = getenv("PROFIL_RECORD_NOCHILD");
-	const char *root = getenv("PROFIL_RECORD_ROOT");
+	const char *nochild = profil_getenv("PROFIL_RECORD_NOCHILD");
+	const char *root = profil_getenv("PROFIL_RECORD_ROOT");
 	only_root = nochild && strcmp(nochild, "1") == 0;
-	const char *depth = getenv("PROFIL_STACK_DEPTH");
+	const char *depth = profil_getenv("PROFIL_STACK_DEPTH");
 	if (depth && *depth) {
 		long v = atol(depth);
 		stack_depth = v < 1 ? 1 : v > (long)RING_MAX_DEPTH ? RING_MAX_DEPTH : (uint32_t)v;

@@ -20,6 +20,7 @@
  * before.  A process in the recorder's namespace pays one stat().
  */
 #include "agent.h"
+#include "../src/base/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ static unsigned long recorder_pidns; /* 0: not told, nothing is sent */
 
 void nspid_init(void)
 {
-	const char *s = getenv("PROFIL_RECORD_PIDNS");
+	const char *s = profil_getenv("PROFIL_RECORD_PIDNS");
 	recorder_pidns = s ? strtoul(s, NULL, 10) : 0;
 }
 

@@ -15,6 +15,7 @@
  * before; the wait is paid once, and only by such a process.
  */
 #include "agent.h"
+#include "../src/base/base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +35,7 @@ static char token[64]; /* PROFIL_RECORD_TOKEN at load; "" when none */
 
 void ringask_init(void)
 {
-	const char *t = getenv("PROFIL_RECORD_TOKEN");
+	const char *t = profil_getenv("PROFIL_RECORD_TOKEN");
 	if (t && strlen(t) < sizeof token)
 		strcpy(token, t);
 }

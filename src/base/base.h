@@ -112,6 +112,11 @@ HIDDEN int ptable_sort_check(struct ptable *t);
 /* Highest pc + 1 that bin arithmetic can map below nbins (for HIST). */
 HIDDEN uintptr_t prange_end(const struct prange *r);
 
+/* envget.c: the value of environment variable name in environ, as libc's
+ * getenv finds it even where the program defines a getenv of its own;
+ * NULL if unset.  Every setting of ours is read through it. */
+HIDDEN const char *profil_getenv(const char *name);
+
 /* probe.c: 0 if [p, p+len) is entirely mapped writable, else -1 EFAULT.
  * Reads /proc/self/maps; touches no byte of the range. */
 HIDDEN int probe_writable(const void *p, size_t len);

@@ -30,7 +30,7 @@ static _Atomic unsigned int rate;
 
 static unsigned int from_env(void)
 {
-	const char *s = getenv("PROFIL_HZ");
+	const char *s = profil_getenv("PROFIL_HZ");
 	if (!s || !*s)
 		return PROFIL_HZ_DEFAULT;
 	char *end, what[96];

@@ -79,7 +79,7 @@ enum choice { FORBID = -1, AUTO = 0, FORCE = 1 };
 static enum choice env_choice(void)
 {
 	static _Atomic int warned;
-	const char *s = getenv("PROFIL_ENGINE");
+	const char *s = profil_getenv("PROFIL_ENGINE");
 	/* Unset: auto.  Events were opt-in while their signals came by
 	 * fasync, raised while a thread ran in the kernel (a blocking pipe
 	 * write returned short: CPython's test_subprocess), and while each
@@ -186,7 +186,7 @@ static int64_t period_of(unsigned int hz)
  */
 int perf_engine_wants_trap(unsigned int hz)
 {
-	const char *named = getenv("PROFIL_SIGNAL");
+	const char *named = profil_getenv("PROFIL_SIGNAL");
 	start_facts_ok = 0; /* read afresh for this start */
 	trap_probed = 0;
 	if ((named && *named) || env_choice() == FORBID)

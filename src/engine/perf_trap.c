@@ -72,7 +72,7 @@ static int kernel_ok(void)
  * the guest instruction it was emulating. */
 static int under_valgrind(void)
 {
-	const char *p = getenv("LD_PRELOAD");
+	const char *p = profil_getenv("LD_PRELOAD");
 	return p && strstr(p, "/vgpreload_") != NULL;
 }
 

@@ -153,7 +153,7 @@ static int parse_signal(const char *s)
 int signal_choose(void)
 {
 	static _Atomic int warned;
-	const char *env = getenv("PROFIL_SIGNAL");
+	const char *env = profil_getenv("PROFIL_SIGNAL");
 	if (env && *env) {
 		int sig = parse_signal(env);
 		if (sig > 0)

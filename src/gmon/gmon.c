@@ -151,7 +151,7 @@ static int write_all(const char *path, const struct objs *os, const struct ptabl
 
 static const char *default_path(void)
 {
-	const char *p = getenv("PROFIL_GMON");
+	const char *p = profil_getenv("PROFIL_GMON");
 	return p && *p ? p : "gmon.out";
 }
 

@@ -640,3 +640,11 @@ row /alias_hot +rec-alias$/ 2 >= 60
 $ profil record -o as.pprof sh -c 'ulimit -v 20000 && exec "$0" threads 20' $REC/rec-prog && profil report as.pprof
 row /main_hot +rec-prog$/ 2 >= 30
 row /lib_hot +librec.so$/ 2 >= 30
+
+# A program with a getenv of its own (bash's answered from its shell
+# variables once a library preloaded beside the agent, tcmalloc, had made
+# them exist) hid the agent's settings: the agent did not start, and
+# every bash of a recording went unprofiled.  The engine and the agent
+# read environ themselves (src/base/envget.c)
+$ profil record -o ge.pprof $REC/rec-getenv 30 && profil report ge.pprof
+row /getenv_hot +rec-getenv$/ 2 >= 80
