@@ -17,8 +17,9 @@
  * take it as any other mapping (a pprof mapping with its offset).
  * Samples taken there before the read carry an older generation; the
  * recorder takes the next load that covers their pc (cli/record/build.c).
- * The stack walk has no unwind table there: such a sample's stack is its
- * leaf.  Only in the helper thread (tick()).
+ * The stack walk has no unwind table there and follows the frame pointer,
+ * as at any pc in no module (V8 keeps one).  Only in the helper thread
+ * (tick()).
  */
 #include "agent.h"
 
