@@ -285,7 +285,7 @@ static double own_cpu(void)
 /* own_running: our CPU when CMD had ended (starting it, reading the rings
  * while it ran); the rest is after (symbolizing, writing). */
 static void summary(const struct record_opts *o, const struct images *set,
-                    const struct profile *p, const struct rusage *ru, double own_running)
+                    const struct profile *p, const struct rusage *ru)
 {
 	double cpu = cpu_of(ru);
 	size_t procs, threads;
@@ -312,10 +312,15 @@ static void summary(const struct record_opts *o, const struct images *set,
 	        "CPU time measured by the kernel (waited-for processes): %.2f s, "
 	        "samples / (CPU s x rate) = %.3f\n", set->v[0].engine, set->v[0].signal, name,
 	        o->hz, cpu, cpu > 0 ? (double)total / (cpu * o->hz) : 0.0);
-	/* Our own cost, for bench/: the goal is under 1% of CMD's CPU.
-	 * Split at CMD's exit: what competed with CMD for the CPUs (reading
-	 * the rings) and what came after (symbolizing, writing). */
-	double own = own_cpu(), pct = cpu > 0 ? 100 / cpu : 0.0;
+}
+
+/* Our own cost, for bench/ (-v): the goal is under 1% of CMD's CPU.
+ * Split at CMD's exit: what competed with CMD for the CPUs (reading the
+ * rings) and what came after (symbolizing, writing, removing the rings,
+ * trimming the cache): printed last, so that it counts all of that. */
+static void own_line(const struct rusage *ru, double own_running)
+{
+	double cpu = cpu_of(ru), own = own_cpu(), pct = cpu > 0 ? 100 / cpu : 0.0;
 	fprintf(stderr, "profil record: own CPU %.3f s (%.2f%% of the command's): %.3f s while it "
 	        "ran (%.2f%%), %.3f s symbolizing and writing after\n", own, own * pct, own_running,
 	        own_running * pct, own - own_running);
@@ -404,7 +409,7 @@ int cmd_record(int argc, char **argv)
 		                    (uint64_t)(cpu_of(&ru) * 1e9 + 0.5));
 		rc = finish(&o, p);
 		if (rc == 0)
-			summary(&o, &set, p, &ru, own_running);
+			summary(&o, &set, p, &ru);
 		record_report_traced(set.dir, pid);
 		prof_free(p);
 	}
@@ -412,6 +417,8 @@ int cmd_record(int argc, char **argv)
 	char root[4096];
 	if (record_cache_root(root, sizeof root))
 		record_cache_trim(root);
+	if (rc == 0 && o.verbose)
+		own_line(&ru, own_running);
 	if (rc != 0 && status == 0)
 		status = 1;
 	return status;

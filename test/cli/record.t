@@ -648,3 +648,10 @@ row /lib_hot +librec.so$/ 2 >= 30
 # read environ themselves (src/base/envget.c)
 $ profil record -o ge.pprof $REC/rec-getenv 30 && profil report ge.pprof
 row /getenv_hot +rec-getenv$/ 2 >= 80
+
+# ... but not more often than every ten minutes: a listing stats every
+# file of the cache (6-8 ms, a tenth of the recorder's CPU on a build, each
+# of whose runs adds an unwind table) (cli/record/cachetrim.c)
+$ mkdir -p c/debuginfo c/unwind; for f in old1 old2; do head -c 1048576 /dev/zero >c/debuginfo/$f; done; touch -d '5 days ago' c/debuginfo/old1 c/debuginfo/old2; touch c/.trimmed; touch -d '1 minute' c/debuginfo; PROFIL_CACHE=$PWD/c PROFIL_CACHE_MAX=1 profil record --max-depth 1 -o t.pprof $REC/rec-prog threads 5 >/dev/null 2>&1; [ -e c/debuginfo/old1 ] && [ -e c/debuginfo/old2 ] && echo "kept within ten minutes"; touch -d '11 minutes ago' c/.trimmed; PROFIL_CACHE=$PWD/c PROFIL_CACHE_MAX=1 profil record --max-depth 1 -o t.pprof $REC/rec-prog threads 5 >/dev/null 2>&1; [ -e c/debuginfo/old1 ] || [ -e c/debuginfo/old2 ] || echo "removed after"
+stdout /^kept within ten minutes$/
+stdout /^removed after$/
