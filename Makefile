@@ -52,7 +52,7 @@ REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
-              rec-wait rec-alias rec-getenv)
+              rec-wait rec-alias rec-getenv rec-rawsig)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -496,6 +496,9 @@ $(REC_T)/rec-alias: test/rec/rec-alias.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # defines a getenv of its own: test/cli/record.t
 $(REC_T)/rec-getenv: test/rec/rec-getenv.c test/rec/rec.h | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $<
+# resets every signal by syscall() in a forked child: test/cli/record.t
+$(REC_T)/rec-rawsig: test/rec/rec-rawsig.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 $(REC_T)/rec-static: test/rec/rec-static.c | $(REC_T)
 	$(CC) -O2 -static -o $@ $<

@@ -54,6 +54,14 @@ extern const char process_fork_linked HIDDEN, process_exec_linked HIDDEN,
  * SIGBUS) the program on this thread believes blocked while the kernel
  * has them unblocked: a "block everything" mask was set without them. */
 HIDDEN sigset_t process_mask_hidden(int sig);
+/* sigwrap.c: an rt_sigaction system call the program makes through libc's
+ * syscall() (agent/rawsig.c): for a signal we own now (the sampling
+ * signal, SIGSEGV, SIGBUS) it is done as sigaction() would be, the
+ * kernel's struct converted both ways, and 1 returned with the call's
+ * result in *rc (-1 and errno on failure); else 0, and the caller makes
+ * the call itself.  Async-signal-safe. */
+HIDDEN int process_raw_sigaction(int sig, const void *kact, void *koact,
+                                 unsigned long setsize, long *rc);
 /* A thread's view (which of those are hidden, for which sampling signal):
  * read in pthread_create, given to the new thread (threads.c), which
  * otherwise would read them unblocked though its creator blocked them;

@@ -78,6 +78,56 @@ API int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 	return program_sigaction(sig, act, oact);
 }
 
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000 /* the kernel's; glibc sets it itself */
+#endif
+
+/* The kernel's struct for rt_sigaction on x86-64 and aarch64 (sa_mask of
+ * the sigsetsize argument, 8 bytes). */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	unsigned long mask;
+};
+
+NO_TSAN static int owned_now(int sig)
+{
+	sigset_t old;
+	sigstate_lock(&old);
+	int owned = fault_owns(sig) || signal_owns_locked(sig);
+	sigstate_unlock(&old);
+	return owned;
+}
+
+int process_raw_sigaction(int sig, const void *kact, void *koact, unsigned long setsize,
+                          long *rc)
+{
+	if (signal_internal || !sigstate_mine() || setsize != sizeof(unsigned long) ||
+	    sig < 1 || sig >= NSIG || sig > 64 || !owned_now(sig))
+		return 0;
+	struct ksigaction k;
+	struct sigaction in, out;
+	memset(&in, 0, sizeof in);
+	if (kact) {
+		memcpy(&k, kact, sizeof k);
+		in.sa_handler = (sighandler_t)k.handler;
+		in.sa_flags = (int)(k.flags & ~(unsigned long)SA_RESTORER);
+		sigemptyset(&in.sa_mask);
+		memcpy(&in.sa_mask, &k.mask, sizeof k.mask);
+	}
+	*rc = program_sigaction(sig, kact ? &in : NULL, &out);
+	if (*rc == 0 && koact) {
+		memset(&k, 0, sizeof k);
+		k.handler = (void *)out.sa_handler;
+		k.flags = (unsigned long)(unsigned)out.sa_flags;
+		k.restorer = (void *)out.sa_restorer;
+		memcpy(&k.mask, &out.sa_mask, sizeof k.mask);
+		memcpy(koact, &k, sizeof k);
+	}
+	return 1;
+}
+
 /* Signals siginterrupt() made interruptible: bit sig - 1.  Atomic. */
 static _Atomic unsigned long long interruptible;
 
