@@ -1,6 +1,8 @@
 /*
  * rawsig.h - a signal handler installed as Go's runtime installs its own:
- * a raw rt_sigaction system call, which no sigaction() interposer sees.
+ * a raw rt_sigaction system call, which no sigaction() interposer sees:
+ * by the instruction, as Go makes it (libc's syscall() is the profil
+ * agent's, which takes an rt_sigaction as sigaction() does: agent/rawsig.c).
  * x86-64 only (the kernel's struct and a restorer of our own, glibc's
  * __restore_rt not being exported); RAWSIG_OK is 0 elsewhere.
  *
@@ -35,20 +37,32 @@ struct rawsig_kaction {
 
 #define RAWSIG_SA_RESTORER 0x04000000UL
 
+/* rt_sigaction (13) by the syscall instruction: 0, or -errno. */
+static inline long rawsig_rt_sigaction(long sig, const void *act, void *oact)
+{
+	long ret;
+	register long r10 __asm__("r10") = 8; /* sigsetsize */
+	__asm__ volatile("syscall"
+	                 : "=a"(ret)
+	                 : "0"(13L), "D"(sig), "S"(act), "d"(oact), "r"(r10)
+	                 : "rcx", "r11", "memory");
+	return ret;
+}
+
 /* Go's flags and mask: SA_ONSTACK | SA_RESTART | SA_SIGINFO, all blocked. */
 static inline int rawsig_set(int sig, void (*fn)(int, siginfo_t *, void *))
 {
 	struct rawsig_kaction a = {(void *)fn,
 	                           SA_SIGINFO | SA_ONSTACK | SA_RESTART | RAWSIG_SA_RESTORER,
 	                           (void *)rawsig_restore_rt, ~0UL};
-	return (int)syscall(SYS_rt_sigaction, sig, &a, (void *)0, 8);
+	return (int)rawsig_rt_sigaction(sig, &a, (void *)0);
 }
 
 /* The handler the kernel has for sig. */
 static inline void *rawsig_get(int sig)
 {
 	struct rawsig_kaction a;
-	if (syscall(SYS_rt_sigaction, sig, (void *)0, &a, 8) != 0)
+	if (rawsig_rt_sigaction(sig, (void *)0, &a) != 0)
 		return (void *)0;
 	return a.handler;
 }

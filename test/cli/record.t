@@ -491,10 +491,13 @@ row /main_hot/ 2 >= 90
 # recording has added to it, the files read least recently go first,
 # never one written in the last minute; a unit's directory of DWARF
 # indexes goes once emptied.  It grew without end (97 MB here after a few
-# days, files of older formats included).  Here 4 MiB of old files and a
-# new one against 3 MiB: the two oldest go (the recording itself adds
-# some 40 kB at --max-depth 1)
-$ mkdir -p c/debuginfo/k.lines c/unwind; for f in debuginfo/old1 debuginfo/k.lines/old3 debuginfo/old2 unwind/fresh; do head -c 1048576 /dev/zero >c/$f; done; touch -m -d '5 days ago' c/debuginfo/old1 c/debuginfo/k.lines/old3 c/debuginfo/old2; touch -a -d '3 days ago' c/debuginfo/old1; touch -a -d '2 days ago' c/debuginfo/k.lines/old3; touch -a -d '1 day ago' c/debuginfo/old2; touch -a -d '4 days ago' c/unwind/fresh; PROFIL_CACHE=$PWD/c PROFIL_CACHE_MAX=3 profil record --max-depth 1 -o t.pprof $REC/rec-prog threads 5 >/dev/null 2>&1; for f in debuginfo/old1 debuginfo/k.lines debuginfo/old2 unwind/fresh; do [ -e c/$f ] && echo "kept $f" || echo "removed $f"; done
+# days, files of older formats included).  Here 34 MiB of old files (the
+# second oldest 32 MiB) and a new one against 33 MiB: the two oldest go.
+# The recording adds its own files, some 10 kB, or over 10 MB when a
+# sample lands in libc (its line tables and debuginfo): the bound leaves
+# room for 31 MiB of them (with 1 MiB files and a bound of 3, one sample
+# in libc removed the third file too)
+$ mkdir -p c/debuginfo/k.lines c/unwind; for f in debuginfo/old1 debuginfo/old2 unwind/fresh; do head -c 1048576 /dev/zero >c/$f; done; head -c 33554432 /dev/zero >c/debuginfo/k.lines/old3; touch -m -d '5 days ago' c/debuginfo/old1 c/debuginfo/k.lines/old3 c/debuginfo/old2; touch -a -d '3 days ago' c/debuginfo/old1; touch -a -d '2 days ago' c/debuginfo/k.lines/old3; touch -a -d '1 day ago' c/debuginfo/old2; touch -a -d '4 days ago' c/unwind/fresh; PROFIL_CACHE=$PWD/c PROFIL_CACHE_MAX=33 profil record --max-depth 1 -o t.pprof $REC/rec-prog threads 5 >/dev/null 2>&1; for f in debuginfo/old1 debuginfo/k.lines debuginfo/old2 unwind/fresh; do [ -e c/$f ] && echo "kept $f" || echo "removed $f"; done
 stdout /^removed debuginfo\/old1$/
 stdout /^removed debuginfo\/k.lines$/
 stdout /^kept debuginfo\/old2$/
