@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "agg.h"
 
@@ -115,6 +117,17 @@ void images_scan(struct images *set);
 int images_open(struct image *im);
 /* Unmaps and removes the ring files and the directory; frees all. */
 void images_free(struct images *set);
+
+/* credrecv.c: one datagram of fd (non-blocking) into text (size bytes,
+ * NUL-terminated): 1 with *out filled (pid 0 if the kernel gave no
+ * credentials), -1 if interrupted (try again), 0 when none is left. */
+struct credmsg {
+	uint32_t pid; /* the sender's, as we see it */
+	int flags;    /* recvmsg's msg_flags: MSG_TRUNC, MSG_CTRUNC */
+	struct sockaddr_un from;
+	socklen_t fromlen;
+};
+int credrecv(int fd, char *text, size_t size, struct credmsg *out);
 
 /* nspid.c: nspid_open() makes dir's socket for processes of other PID
  * namespaces and tells the command our namespace (the environment): its

@@ -56,30 +56,13 @@ int nspid_open(const char *dir)
  * sender's pid here; 0 when there is none left. */
 static int take_one(int fd, char *name, size_t size, uint32_t *pid)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(struct ucred))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = {name, size - 1};
-	struct msghdr m;
-	memset(&m, 0, sizeof m);
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = ctl.buf;
-	m.msg_controllen = sizeof ctl.buf;
-	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return errno == EINTR ? -1 : 0;
-	name[n] = '\0';
-	*pid = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-			struct ucred u;
-			memcpy(&u, CMSG_DATA(c), sizeof u);
-			*pid = (uint32_t)u.pid;
-		}
+	struct credmsg m;
+	int r = credrecv(fd, name, size, &m);
+	if (r <= 0)
+		return r;
 	size_t l = strlen(name);
-	if (!*pid || (m.msg_flags & MSG_TRUNC) || strchr(name, '/') || l < 6 ||
+	*pid = m.pid;
+	if (!m.pid || (m.flags & MSG_TRUNC) || strchr(name, '/') || l < 6 ||
 	    strcmp(name + l - 5, ".ring") != 0)
 		return -1; /* not one of ours: skipped */
 	return 1;

@@ -87,47 +87,23 @@ int ringserve_open(struct images *set)
 }
 
 struct request {
-	uint32_t pid; /* the sender's, as we see it */
+	struct credmsg m; /* the sender's pid and address */
 	uint64_t size;
-	struct sockaddr_un from;
-	socklen_t fromlen;
 };
 
 /* One datagram: 1 for a request with our token, -1 for one to drop, 0
  * when none is left. */
 static int take(int fd, const char *token, struct request *r)
 {
-	char text[128];
-	union {
-		char buf[CMSG_SPACE(sizeof(struct ucred))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = {text, sizeof text - 1};
-	struct msghdr m;
-	memset(&m, 0, sizeof m);
-	memset(r, 0, sizeof *r);
-	m.msg_name = &r->from;
-	m.msg_namelen = sizeof r->from;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = ctl.buf;
-	m.msg_controllen = sizeof ctl.buf;
-	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return errno == EINTR ? -1 : 0;
-	text[n] = '\0';
-	r->fromlen = m.msg_namelen;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-			struct ucred u;
-			memcpy(&u, CMSG_DATA(c), sizeof u);
-			r->pid = (uint32_t)u.pid;
-		}
-	char got[64];
+	char text[128], got[64];
 	unsigned long long size;
 	int end = 0;
-	if (!r->pid || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    r->fromlen <= sizeof(sa_family_t) ||
+	int got_one = credrecv(fd, text, sizeof text, &r->m);
+	if (got_one <= 0)
+		return got_one;
+	r->size = 0;
+	if (!r->m.pid || (r->m.flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    r->m.fromlen <= sizeof(sa_family_t) ||
 	    sscanf(text, "PROFIL-RING %63s %llu%n", got, &size, &end) != 2 || text[end] ||
 	    strcmp(got, token) != 0 || size < RING_HEADER_SIZE + 4096 || size > RING_ASK_MAX)
 		return -1;
@@ -141,7 +117,7 @@ static int make_ring(const char *dir, const struct request *r, char *name)
 {
 	char path[PATH_MAX];
 	for (unsigned n = 0; n < 10000; n++) {
-		snprintf(name, NAME_MAX + 1, "%u.%u.ring", r->pid, n);
+		snprintf(name, NAME_MAX + 1, "%u.%u.ring", r->m.pid, n);
 		snprintf(path, sizeof path, "%s/%s", dir, name);
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 && errno == EEXIST)
@@ -166,8 +142,8 @@ static int answer(int sock, const struct request *r, int ring, const char *name)
 	struct iovec iov = {(void *)name, strlen(name)};
 	struct msghdr m;
 	memset(&m, 0, sizeof m);
-	m.msg_name = (void *)&r->from;
-	m.msg_namelen = r->fromlen;
+	m.msg_name = (void *)&r->m.from;
+	m.msg_namelen = r->m.fromlen;
 	m.msg_iov = &iov;
 	m.msg_iovlen = 1;
 	m.msg_control = ctl.buf;
@@ -204,7 +180,7 @@ void ringserve_drain(struct images *set)
 		}
 		/* the file is named by the pid we see; its header will say the
 		 * one its process sees, which differs in a PID namespace */
-		nspid_note(set, name, r.pid);
+		nspid_note(set, name, r.m.pid);
 	}
 }
 

@@ -91,6 +91,11 @@ struct ksigaction {
 	unsigned long mask;
 };
 
+NO_TSAN static int valid(int sig)
+{
+	return sig >= 1 && sig < NSIG && sig <= 64;
+}
+
 NO_TSAN static int owned_now(int sig)
 {
 	sigset_t old;
@@ -104,7 +109,7 @@ int process_raw_sigaction(int sig, const void *kact, void *koact, unsigned long 
                           long *rc)
 {
 	if (signal_internal || !sigstate_mine() || setsize != sizeof(unsigned long) ||
-	    sig < 1 || sig >= NSIG || sig > 64 || !owned_now(sig))
+	    !valid(sig) || !owned_now(sig))
 		return 0;
 	struct ksigaction k;
 	struct sigaction in, out;
@@ -130,11 +135,6 @@ int process_raw_sigaction(int sig, const void *kact, void *koact, unsigned long 
 
 /* Signals siginterrupt() made interruptible: bit sig - 1.  Atomic. */
 static _Atomic unsigned long long interruptible;
-
-NO_TSAN static int valid(int sig)
-{
-	return sig >= 1 && sig < NSIG && sig <= 64;
-}
 
 /* signal() with the given flags and mask-self rule, as glibc builds it. */
 NO_TSAN static sighandler_t set_handler(int sig, sighandler_t fn, int flags, int mask_self)
