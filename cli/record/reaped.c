@@ -147,9 +147,13 @@ void record_credit_exits(struct profile *p, const struct images *set, int64_t pe
 	struct proc *v = processes(set, &np);
 	int64_t carry = 0;
 	uint64_t loc = 0;
+	/* one listing of the directory rather than three lookups a process
+	 * (726 system calls on a build) when, as mostly, none was left out */
+	int some_left = record_count_left(set->dir) > 0;
 	for (size_t i = 0; i < np; i++) {
 		const struct told *me = find(t, nt, v[i].pid);
-		if (!me || v[i].cut || v[i].execed || record_left_out(set->dir, v[i].pid))
+		if (!me || v[i].cut || v[i].execed ||
+		    (some_left && record_left_out(set->dir, v[i].pid)))
 			continue; /* nobody told us its total, or it was not all sampled */
 		int64_t own = (int64_t)me->cpu_ns - (int64_t)me->children_ns;
 		int64_t missing = own - (int64_t)v[i].accounted * period_ns;
