@@ -31,7 +31,11 @@ static size_t entry_size(uint32_t nwords)
 
 static void rehash(struct agg *a)
 {
-	size_t n = a->nslots ? a->nslots * 2 : 1024;
+	/* Small at first: each process has its table, and most processes
+	 * of a build or a shell loop read a few samples or none; 8 KiB of
+	 * slots and a 64 KiB arena were fresh pages to fault in for each
+	 * (a sixth of the recorder's CPU on a loop of /bin/true). */
+	size_t n = a->nslots ? a->nslots * 2 : 64;
 	size_t *slots = prof_xcalloc(n, sizeof *slots);
 	for (size_t off = 0; off < a->used;) {
 		struct agg_entry *e = (struct agg_entry *)(a->arena + off);
@@ -60,7 +64,7 @@ void agg_add(struct agg *a, const uint64_t *words, uint32_t nwords, uint64_t cou
 	}
 	size_t need = entry_size(nwords);
 	if (a->used + need > a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 65536;
+		size_t cap = a->cap ? a->cap * 2 : 2048;
 		while (cap < a->used + need)
 			cap *= 2;
 		a->arena = prof_xrealloc(a->arena, cap, 1);

@@ -339,8 +339,11 @@ static size_t read_records(struct image *im)
 
 static void hex(const uint8_t *b, size_t n, char *out)
 {
-	for (size_t i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	static const char digit[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) { /* not snprintf: 20 calls a module */
+		out[2 * i] = digit[b[i] >> 4];
+		out[2 * i + 1] = digit[b[i] & 15];
+	}
 	out[2 * n] = '\0';
 }
 
@@ -365,7 +368,10 @@ static void read_modules(struct image *im)
 			drop(im, "module record malformed");
 			return;
 		}
-		im->mods = prof_xrealloc(im->mods, im->nmods + 1, sizeof *im->mods);
+		if (im->nmods == im->capmods) {
+			im->capmods = im->capmods ? 2 * im->capmods : 8;
+			im->mods = prof_xrealloc(im->mods, im->capmods, sizeof *im->mods);
+		}
 		struct module_event *e = &im->mods[im->nmods++];
 		e->load = m->event == RING_MODULE_LOAD;
 		e->gen = m->gen;

@@ -55,7 +55,7 @@ struct image {
 	int64_t start_ns;
 	uint32_t hz;
 	struct module_event *mods;
-	size_t nmods;
+	size_t nmods, capmods;
 	uint64_t modlog_read;   /* bytes of the module log consumed */
 	struct thread_name *threads;
 	size_t nthreads;
