@@ -16,7 +16,7 @@
  *   forked child, when fork.c made its timer, before the agent's hook),
  *   minus
  *   what the image before an exec already sampled (the exec hook passes
- *   its CPU time on in PROFIL_EXEC_CPU="pid:ns", envfix.c; another pid's
+ *   its CPU time on in PROFIL_EXEC_CPU="pid:ns:children", envfix.c; another pid's
  *   value is ignored: a child spawned without our exec was not sampled
  *   before its exec), credited as weight at RING_PC_STARTUP, shown
  *   `[start-up]`; the part from the agent's constructor on is credited
@@ -43,6 +43,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -54,19 +55,60 @@ int64_t account_cpu_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The CPU time the image before this exec had when it exec'd, if it was
- * this process and was sampled; else 0. */
-static int64_t sampled_before_exec(void)
+/* The children this process reaped so far, with theirs (the kernel keeps
+ * the sum across an exec), ns; raw: a vfork child runs this too. */
+static uint64_t reaped_children_ns(void)
+{
+	struct rusage ru;
+	if (syscall(SYS_getrusage, RUSAGE_CHILDREN, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u +
+	       (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+}
+
+/* What the exec hook of the image before this exec said (PROFIL_EXEC_CPU
+ * "pid:ns:children", envfix.c), if that image was this process's: its
+ * CPU time, which it sampled, and its process's reaped children's
+ * total then.  0 and 0 otherwise. */
+static void before_exec(int64_t *cpu_ns, uint64_t *children_ns)
 {
 	const char *v = profil_getenv("PROFIL_EXEC_CPU");
 	char *end;
+	*cpu_ns = 0;
+	*children_ns = 0;
 	if (!v)
-		return 0;
+		return;
 	long pid = strtol(v, &end, 10);
 	if (*end != ':' || pid != (long)getpid())
-		return 0;
+		return;
 	long long ns = strtoll(end + 1, &end, 10);
-	return *end == '\0' && ns > 0 ? (int64_t)ns : 0;
+	unsigned long long kids = 0;
+	if (*end == ':')
+		kids = strtoull(end + 1, &end, 10);
+	if (*end != '\0')
+		return;
+	*cpu_ns = ns > 0 ? (int64_t)ns : 0;
+	*children_ns = kids;
+}
+
+/*
+ * Children reaped in this process since the last exec an agent saw: by
+ * an image no agent entered (a statically linked or set-uid program that
+ * ran children, then exec'd one we enter), or, for a process that began
+ * as no child of ours (spawned), before this image.  Their CPU is in our
+ * process's total, which our parent learns when it reaps us, and no reap
+ * record told of it, so the recorder took it for our exit and credited
+ * it again at "[process exit]": children the agent profiled were counted
+ * twice (a static program that ran a 150 ms child, then exec'd a
+ * profiled one: 1.83 times the CPU the kernel counted).  The kernel's sum
+ * of reaped children, less what it was at the last exec we saw, is
+ * written as one reap of pid 0, no process's.
+ */
+static void note_reaped_unseen(uint64_t children_then)
+{
+	uint64_t now = reaped_children_ns();
+	if (now > children_then)
+		sample_child_cpu(0, now - children_then);
 }
 
 /* A uniform draw in [0, 1e9) without shared state: a hash of the clock. */
@@ -100,7 +142,12 @@ static void credit(uintptr_t marker, uint64_t gap, unsigned int hz)
 void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
                      unsigned int hz)
 {
-	int64_t before = after_exec ? sampled_before_exec() : 0;
+	int64_t before = 0;
+	uint64_t children_then = 0;
+	if (after_exec) {
+		before_exec(&before, &children_then);
+		note_reaped_unseen(children_then);
+	}
 	if (cpu_at_start <= before || hz == 0)
 		return;
 	/* the agent's own part, when known: from its constructor's entry */
@@ -154,28 +201,33 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status)
 	leave(real_Exit ? real_Exit : real_exit, status);
 }
 
-/* The exec hook's value for PROFIL_EXEC_CPU (envfix.c), as "pid:ns". */
-int account_exec_value(char *buf, size_t size)
+/* v in decimal at buf + k; the new k.  No snprintf: a vfork child runs
+ * the exec hook on our memory. */
+static int put_decimal(char *buf, int k, uint64_t v)
 {
-	int64_t ns = account_cpu_now();
-	long pid = (long)syscall(SYS_getpid);
-	if (ns < 0 || size < 48)
-		return -1;
-	/* no snprintf: a vfork child runs this on our memory */
 	char digits[24];
-	int n = 0, k = 0;
-	do
-		digits[n++] = (char)('0' + pid % 10), pid /= 10;
-	while (pid);
-	while (n)
-		buf[k++] = digits[--n];
-	buf[k++] = ':';
-	uint64_t v = (uint64_t)ns;
+	int n = 0;
 	do
 		digits[n++] = (char)('0' + v % 10), v /= 10;
 	while (v);
 	while (n)
 		buf[k++] = digits[--n];
+	return k;
+}
+
+/* The exec hook's value for PROFIL_EXEC_CPU (envfix.c): "pid:ns:children",
+ * our CPU time and our reaped children's total (before_exec()). */
+int account_exec_value(char *buf, size_t size)
+{
+	int64_t ns = account_cpu_now();
+	long pid = (long)syscall(SYS_getpid);
+	if (ns < 0 || pid <= 0 || size < 64) /* 3 numbers of at most 20 digits */
+		return -1;
+	int k = put_decimal(buf, 0, (uint64_t)pid);
+	buf[k++] = ':';
+	k = put_decimal(buf, k, (uint64_t)ns);
+	buf[k++] = ':';
+	k = put_decimal(buf, k, reaped_children_ns());
 	buf[k] = '\0';
 	return 0;
 }

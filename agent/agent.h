@@ -10,9 +10,10 @@
  *   PROFIL_RECORD_ROOT    pid of the recorded command
  *   PROFIL_RECORD_NOCHILD "1": only the root process is profiled
  *   PROFIL_HZ             sampling rate (the engine reads it)
- *   PROFIL_EXEC_CPU       "pid:ns", written by the agent into each exec's
- *                         environment: the CPU time the image before the
- *                         exec had (account.c, envfix.c)
+ *   PROFIL_EXEC_CPU       "pid:ns:children", written by the agent into
+ *                         each exec's environment: the CPU time the image
+ *                         before the exec had, and its reaped children's
+ *                         (account.c, envfix.c)
  *   PROFIL_RECORD_TOKEN   what a request for a ring file must say
  *                         (ringask.c)
  *   PROFIL_STACK_DEPTH    frames per sample, leaf included (default 128,
@@ -81,7 +82,9 @@ HIDDEN int aliases_match(const struct dl_phdr_info *info, const char *path,
  * start.  account_startup(): credits what ran before that (minus what the
  * image before an exec of this process sampled, when after_exec) at the
  * start-up marker, and what ran from cpu_at_agent (the agent's
- * constructor) on at the agent's own.  account_exec_value(): "pid:ns" for PROFIL_EXEC_CPU,
+ * constructor) on at the agent's own, and writes as one reap what
+ * children were reaped since the last exec an agent saw.
+ * account_exec_value(): "pid:ns:children" for PROFIL_EXEC_CPU,
  * async-signal-safe.  The exiting thread is settled by a destructor. */
 HIDDEN int64_t account_cpu_now(void);
 HIDDEN void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,

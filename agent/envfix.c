@@ -43,8 +43,10 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-/* Written for each exec (account.c): "pid:ns", the CPU time this image
- * had sampled when it exec'd.  Never saved, never inherited stale. */
+/* Written for each exec (account.c): "pid:ns:children", the CPU time
+ * this image had sampled when it exec'd and its process's reaped
+ * children's then.  Never saved; a stale one names another pid, or is
+ * told apart by the children's sum. */
 #define EXEC_CPU "PROFIL_EXEC_CPU="
 #define RECORD_DIR "PROFIL_RECORD_DIR="
 #define ASAN_OPTIONS "ASAN_OPTIONS="
@@ -155,7 +157,7 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + strlen(agent_path) + old_len + 1 : 0;
 	if (new_asan)
 		bytes += strlen(ASAN_OPTIONS) + asanopt_size(asan);
-	char cpu[64];
+	char cpu[72];
 	size_t cpu_bytes = 0;
 	if (with_cpu && account_exec_value(cpu, sizeof cpu) == 0)
 		cpu_bytes = strlen(EXEC_CPU) + strlen(cpu) + 1;

@@ -97,7 +97,9 @@ struct ring_thread {
  * Written outside signal context, or in a SIGCHLD handler. */
 struct ring_reaped {
 	uint32_t hdr;            /* RING_HDR(RING_REAPED, 2) */
-	uint32_t pid;            /* as this process sees it */
+	uint32_t pid;            /* as this process sees it; 0: children an
+	                          * image before this exec reaped with no
+	                          * agent in it (agent/account.c), together */
 	uint64_t cpu_ns;
 };
 

@@ -52,8 +52,17 @@ ssize_t helper_file_read(int fd, char *buf, size_t size)
 {
 	size_t n = 0;
 	ssize_t r;
-	while (n < size - 1 && (r = pread(fd, buf + n, size - 1 - n, (off_t)n)) > 0)
+	while (n < size - 1) {
+		size_t want = size - 1 - n;
+		if ((r = pread(fd, buf + n, want, (off_t)n)) <= 0)
+			break;
 		n += (size_t)r;
+		/* These are /proc's files, whose text one read gives whole when
+		 * it fits: a short read that ends a line is the end, without
+		 * one more system call to hear 0. */
+		if ((size_t)r < want && buf[n - 1] == '\n')
+			break;
+	}
 	buf[n] = '\0';
 	return n > 0 ? (ssize_t)n : -1;
 }

@@ -57,6 +57,30 @@ unsigned int perf_engine_tick_hz(void)
 	return t;
 }
 
+/*
+ * One process start asks three times (the agent whether it is traced,
+ * the engine's choice of delivery, the helper thread's descriptor table),
+ * and each reading cost 10-15 us of every process of a build (the kernel
+ * formats the whole file).  While the calling thread holds a start
+ * (perf_probe_status_hold()), the first answer serves the others: that
+ * is as if the three had asked at the same instant, and a tracer that
+ * attaches later is the helper's to find, at its sweeps, as it always
+ * was.  The sample-rate cap, asked twice (the choice, then the keep),
+ * is held the same way.  Thread-local: only the starting thread's own
+ * questions are answered from it.
+ */
+static __thread int status_held, status_kept, rate_kept;
+static __thread unsigned int kept_rate;
+static __thread int kept_seccomp;
+static __thread long kept_tracer;
+
+void perf_probe_status_hold(int on)
+{
+	status_held = on;
+	status_kept = 0;
+	rate_kept = 0;
+}
+
 /* The kernel's cap on samples per CPU second (it throttles above it);
  * the kernel may lower it at run time, so it is read at every start, rate
  * change and sweep. */
@@ -64,6 +88,8 @@ unsigned int perf_engine_tick_hz(void)
 
 unsigned int perf_probe_max_rate(void)
 {
+	if (status_held && rate_kept)
+		return kept_rate;
 	unsigned int v = 0;
 	char buf[32];
 	/* kept open by the helper (each sweep), else opened and closed; not
@@ -74,7 +100,10 @@ unsigned int perf_probe_max_rate(void)
 		v = (unsigned int)strtoul(buf, NULL, 10);
 	if (fd >= 0 && kept < 0)
 		close(fd);
-	return v ? v : 100000; /* the kernel's default */
+	v = v ? v : 100000; /* the kernel's default */
+	if (status_held)
+		kept_rate = v, rate_kept = 1;
+	return v;
 }
 
 /* The number after "\nName:" in buf, or -1. */
@@ -89,26 +118,6 @@ static long status_number(const char *buf, const char *name)
 	return *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
 }
 
-/*
- * One process start asks three times (the agent whether it is traced,
- * the engine's choice of delivery, the helper thread's descriptor table),
- * and each reading cost 10-15 us of every process of a build (the kernel
- * formats the whole file).  While the calling thread holds a start
- * (perf_probe_status_hold()), the first answer serves the others: that
- * is as if the three had asked at the same instant, and a tracer that
- * attaches later is the helper's to find, at its sweeps, as it always
- * was.  Thread-local: only the starting thread's own questions are
- * answered from it.
- */
-static __thread int status_held, status_kept;
-static __thread int kept_seccomp;
-static __thread long kept_tracer;
-
-void perf_probe_status_hold(int on)
-{
-	status_held = on;
-	status_kept = 0;
-}
 
 /* What /proc/self/status says about us: whether a seccomp filter is in
  * force ("Seccomp: 2") and which process traces us ("TracerPid", 0 for
