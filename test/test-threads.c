@@ -38,8 +38,17 @@ static void *shortie_main(void *p)
  * fractional part of c * hz.  Summed over the threads (measured, so the
  * bound is tight where burning is regular), six standard deviations.  The
  * main thread's samples count too; its last tick's expiries (at most 10 ms)
- * may be outstanding at the stop.  Each worker runs a few microseconds
- * after it reads its clock (the return to the library): 5 us allowed.
+ * may be outstanding at the stop.
+ *
+ * What is owed lies between two measurements: each worker's clock read
+ * at the end of its work, which misses what it runs after (the return
+ * through the library, its exit's settling), and the process's clock,
+ * which also holds the kernel's end of each thread, after any sample
+ * could see it.  On a fast machine the first is 5 us of a thread short;
+ * on a VM whose system calls cost 1-2 us and page faults 10 us it was
+ * 130 us (400 threads counted 1.063 times their own clocks, 0.98 times
+ * the process's).  So the count must be no less than the workers' sum
+ * and no more than the process's, each less or more the slack.
  * PROFIL_STRESS=6 runs 6 CPU seconds, as in the issue's measurements.
  */
 static int check_short_lived(double ms, unsigned int hz, double total)
@@ -51,7 +60,7 @@ static int check_short_lived(double ms, unsigned int hz, double total)
 	unsigned long iters = iters_for(ms / 1000.0);
 	unsigned short buf[2] = {0};
 	ASSERT_OK(profil_set_hz(hz));
-	double m0 = cpu_thread();
+	double m0 = cpu_thread(), p0 = cpu_process();
 	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
 	for (int i = 0; i < n; i += 2) {
 		pthread_t th[2];
@@ -64,7 +73,7 @@ static int check_short_lived(double ms, unsigned int hz, double total)
 			pthread_join(th[j], NULL);
 	}
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
-	double main_cpu = cpu_thread() - m0;
+	double main_cpu = cpu_thread() - m0, process_cpu = cpu_process() - p0;
 	struct profil_stats st;
 	ASSERT_OK(profil_get_stats(&st));
 	double cpu = main_cpu, var = 0.25;
@@ -73,14 +82,16 @@ static int check_short_lived(double ms, unsigned int hz, double total)
 		cpu += w[i].cpu;
 		var += f * (1 - f);
 	}
-	double want = cpu * hz;
-	double slack = 6 * sqrt(var) + 0.010 * hz + 1 + n * 5e-6 * hz;
-	printf("%d threads of %.0f ms at %u Hz: %.3f CPU s, %u samples of %.1f (ratio %.4f), "
-	       "%llu signals, %llu reconciled; allowed +-%.1f\n",
-	       n, ms, hz, cpu, buf[0], want, buf[0] / want, st.signals,
-	       st.reconciled, slack);
+	double want = cpu * hz, most = process_cpu * hz;
+	double slack = 6 * sqrt(var) + 0.010 * hz + 1;
+	printf("%d threads of %.0f ms at %u Hz: %.3f CPU s (process %.3f), %u samples of "
+	       "%.1f-%.1f (ratio %.4f-%.4f), %llu signals, %llu reconciled; allowed %.1f "
+	       "below, %.1f above\n",
+	       n, ms, hz, cpu, process_cpu, buf[0], want, most, buf[0] / want, buf[0] / most,
+	       st.signals, st.reconciled, slack, slack);
 	ASSERT_EQ(buf[0], st.ticks);
-	ASSERT_NEAR(buf[0], want, slack);
+	ASSERT(buf[0] >= want - slack);
+	ASSERT(buf[0] <= most + slack);
 	free(w);
 	return 0;
 }
