@@ -99,6 +99,16 @@ HIDDEN void sample_thread_name(pid_t tid, const char name[16]);
  * process reaped it, for a ring's reader (ring.h RING_REAPED);
  * async-signal-safe, as a SIGCHLD handler may reap. */
 HIDDEN void sample_child_cpu(uint32_t pid, uint64_t cpu_ns);
+/* Set on a forked child's one thread while fork.c starts its profiling
+ * (the atfork child handler, the agent's hook within it): a sample taken
+ * then is that start's cost, recorded into a ring table at RING_PC_AGENT,
+ * not at the pc it interrupted.  The expiries of the time the handler
+ * spends with signals blocked (the helper thread's creation, a
+ * millisecond or more where page faults are dear) came in one sample at
+ * the unblocking system call, and a loop of fork()+_exit() showed libc's
+ * syscall() as its hottest function (47%).  The thread's own: plain
+ * stores by fork.c, read by sample.c on the same thread. */
+extern __thread volatile int sample_in_fork_start HIDDEN;
 
 /*
  * engine lock: serialises every configuration change.  Never taken in

@@ -17,7 +17,8 @@
  *              SIGTRAP, TRAP_PERF, sig_data); perf_trap_period;
  *              profil_published, a pointer to an IMMUTABLE struct ptable
  *              that engine_publish() swaps atomically (its atomic pcnext
- *              aside); profil_pstats (atomic counters); sample_epoch.
+ *              aside); profil_pstats (atomic counters); sample_epoch;
+ *              sample_in_fork_start (this thread's own flag, engine.h).
  *              For a ring table that wants stacks: unwind_published
  *              (IMMUTABLE, retired by the same handshake) and the
  *              interrupted stack, read by unwind.c under this contract.
@@ -62,6 +63,7 @@ __thread volatile int sample_writing __attribute__((tls_model("initial-exec"))) 
  * held back until we return, and this sample writes nothing more. */
 __thread volatile int sample_active __attribute__((tls_model("initial-exec"))) HIDDEN;
 __thread volatile int sample_abandon __attribute__((tls_model("initial-exec"))) HIDDEN;
+__thread volatile int sample_in_fork_start __attribute__((tls_model("initial-exec"))) HIDDEN;
 
 static uintptr_t pc_of(const void *ucontext)
 {
@@ -236,6 +238,10 @@ static uint32_t stack_room(const struct ptable *t, const void *uc, const struct 
 static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const void *uc,
                        unsigned long w)
 {
+	if (sample_in_fork_start && !RING_PC_IS_MARKER(pc)) { /* the start's cost */
+		pc = (uintptr_t)RING_PC_AGENT;
+		uc = NULL;
+	}
 	const uint32_t head = sizeof(struct ring_record) / 8;
 	const struct uw_table *ut;
 	uint32_t max = stack_room(t, uc, &ut);

@@ -46,6 +46,7 @@ static void parent(void)
 
 static void child(void)
 {
+	sample_in_fork_start = 1; /* until the end: engine.h */
 	fault_atfork_child();
 	/* Handlers that were running on other threads at the fork do not
 	 * exist in the child; their increments must not make drain() wait. */
@@ -81,8 +82,9 @@ static void child(void)
 		engine_lock();
 		if (timers_signal())
 			sweeper_start();
-		engine_unlock();
+		engine_unlock(); /* what expired meanwhile is delivered here */
 	}
+	sample_in_fork_start = 0;
 }
 
 /* Set once by the profil agent (agent/): called in a forked child after

@@ -684,3 +684,15 @@ row /reset_hot +rec-rawsig$/ 2 >= 70
 $ profil record -v -o se.pprof sh -c '"$0" reap-exec "$1" execd 30 -- "$1" execd 2' $REC/rec-static $REC/rec-prog && profil report se.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
 row /exec_hot +rec-prog$/ 2 >= 70
+
+# A forked child's start (the atfork handler: its ring, its module log,
+# its helper thread) is the agent's cost, shown at [profil agent start]
+# as an exec'd image's is.  What expired while the handler had signals
+# blocked came in one sample at the unblocking system call: a loop of
+# fork()+_exit() had libc's syscall() as its hottest function (47%),
+# under the agent's fork handler (src/process/fork.c, engine.h
+# sample_in_fork_start)
+$ profil record -o fe.pprof $REC/rec-prog shortexit 30 && profil report fe.pprof
+stdout /\[profil agent start\]/
+!stdout / child +libprofil-agent\.so$/
+!stdout / sweeper_start +libprofil-agent\.so$/
