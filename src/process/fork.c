@@ -82,8 +82,11 @@ static void child(void)
 		engine_lock();
 		if (timers_signal())
 			sweeper_start();
-		engine_unlock(); /* what expired meanwhile is delivered here */
+		engine_unlock();
 	}
+	/* sweeper_start() made the helper with every signal blocked (the
+	 * thread inherits that mask); what expired meanwhile was delivered
+	 * when it restored ours, above: the start's cost */
 	sample_in_fork_start = 0;
 }
 
