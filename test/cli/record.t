@@ -691,8 +691,9 @@ row /exec_hot +rec-prog$/ 2 >= 70
 # blocked came in one sample at the unblocking system call: a loop of
 # fork()+_exit() had libc's syscall() as its hottest function (47%),
 # under the agent's fork handler (src/process/fork.c, engine.h
-# sample_in_fork_start)
+# sample_in_fork_start).  (Whether any sample falls in the children's
+# starts is chance: 0 in one run of a fresh-clone CI, so only the frames'
+# absence is asserted.)
 $ profil record -o fe.pprof $REC/rec-prog shortexit 30 && profil report fe.pprof
-stdout /\[profil agent start\]/
 !stdout / child +libprofil-agent\.so$/
 !stdout / sweeper_start +libprofil-agent\.so$/
