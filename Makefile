@@ -488,8 +488,9 @@ $(REC_T)/rec-jit: test/rec/rec-jit.c test/rec/rec.h | $(REC_T)
 # attaches to a running program as gdb -p does: test/cli/record.t
 $(REC_T)/rec-tracer: test/rec/rec-tracer.c | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
-# reaps children every way the agent interposes: test/cli/record.t
-$(REC_T)/rec-wait: test/rec/rec-wait.c | $(REC_T)
+# reaps children every way the agent interposes, and ways it cannot see:
+# test/cli/record.t
+$(REC_T)/rec-wait: test/rec/rec-wait.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # runs code from a second mapping of its own text: test/cli/record.t
 $(REC_T)/rec-alias: test/rec/rec-alias.c test/rec/rec.h | $(REC_T)

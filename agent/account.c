@@ -55,17 +55,6 @@ int64_t account_cpu_now(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The children this process reaped so far, with theirs (the kernel keeps
- * the sum across an exec), ns; raw: a vfork child runs this too. */
-static uint64_t reaped_children_ns(void)
-{
-	struct rusage ru;
-	if (syscall(SYS_getrusage, RUSAGE_CHILDREN, &ru) != 0)
-		return 0;
-	return (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u +
-	       (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
-}
-
 /* What the exec hook of the image before this exec said (PROFIL_EXEC_CPU
  * "pid:ns:children", envfix.c), if that image was this process's: its
  * CPU time, which it sampled, and its process's reaped children's
@@ -89,26 +78,6 @@ static void before_exec(int64_t *cpu_ns, uint64_t *children_ns)
 		return;
 	*cpu_ns = ns > 0 ? (int64_t)ns : 0;
 	*children_ns = kids;
-}
-
-/*
- * Children reaped in this process since the last exec an agent saw: by
- * an image no agent entered (a statically linked or set-uid program that
- * ran children, then exec'd one we enter), or, for a process that began
- * as no child of ours (spawned), before this image.  Their CPU is in our
- * process's total, which our parent learns when it reaps us, and no reap
- * record told of it, so the recorder took it for our exit and credited
- * it again at "[process exit]": children the agent profiled were counted
- * twice (a static program that ran a 150 ms child, then exec'd a
- * profiled one: 1.83 times the CPU the kernel counted).  The kernel's sum
- * of reaped children, less what it was at the last exec we saw, is
- * written as one reap of pid 0, no process's.
- */
-static void note_reaped_unseen(uint64_t children_then)
-{
-	uint64_t now = reaped_children_ns();
-	if (now > children_then)
-		sample_child_cpu(0, now - children_then);
 }
 
 /* A uniform draw in [0, 1e9) without shared state: a hash of the clock. */
@@ -143,11 +112,18 @@ void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
                      unsigned int hz)
 {
 	int64_t before = 0;
-	uint64_t children_then = 0;
-	if (after_exec) {
+	uint64_t children_then = 0; /* a forked child's sum starts at 0 */
+	if (after_exec)
 		before_exec(&before, &children_then);
-		note_reaped_unseen(children_then);
-	}
+	/* Children reaped since the last exec an agent saw, by an image no
+	 * agent entered (a static or set-uid program that ran children, then
+	 * exec'd one we enter) or, for a process that began as no child of
+	 * ours, before this image, were told by no hook: they are written
+	 * now, as one reap (reap.c).  Without it, a static program that ran
+	 * a 150 ms child, then exec'd a profiled one, was credited 1.83
+	 * times the CPU the kernel counted. */
+	reaps_begin(children_then);
+	reaps_settle();
 	if (cpu_at_start <= before || hz == 0)
 		return;
 	/* the agent's own part, when known: from its constructor's entry */
@@ -164,8 +140,10 @@ void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
  * would read as exit()'s own cost, which it is not. */
 __attribute__((destructor)) static void account_exit(void)
 {
-	if (agent_running())
+	if (agent_running()) {
+		reaps_settle();
 		threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
+	}
 }
 
 /* _exit() and _Exit(), which run no destructor (Python's os._exit, a
@@ -183,8 +161,10 @@ __attribute__((constructor(101))) static void account_resolve(void)
 
 static __attribute__((noreturn)) void leave(exit_fn *real, int status)
 {
-	if (real && agent_running() && sigstate_mine())
+	if (real && agent_running() && sigstate_mine()) {
+		reaps_settle();
 		threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
+	}
 	if (real)
 		real(status);
 	for (;;)
@@ -216,9 +196,13 @@ static int put_decimal(char *buf, int k, uint64_t v)
 }
 
 /* The exec hook's value for PROFIL_EXEC_CPU (envfix.c): "pid:ns:children",
- * our CPU time and our reaped children's total (before_exec()). */
+ * our CPU time and our reaped children's total (before_exec()), once the
+ * reaps no hook saw are written (not in a vfork child, whose memory and
+ * ring are its parent's). */
 int account_exec_value(char *buf, size_t size)
 {
+	if (sigstate_mine())
+		reaps_settle();
 	int64_t ns = account_cpu_now();
 	long pid = (long)syscall(SYS_getpid);
 	if (ns < 0 || pid <= 0 || size < 64) /* 3 numbers of at most 20 digits */
@@ -227,7 +211,7 @@ int account_exec_value(char *buf, size_t size)
 	buf[k++] = ':';
 	k = put_decimal(buf, k, (uint64_t)ns);
 	buf[k++] = ':';
-	k = put_decimal(buf, k, reaped_children_ns());
+	k = put_decimal(buf, k, reaps_children_ns());
 	buf[k] = '\0';
 	return 0;
 }

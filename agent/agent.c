@@ -190,6 +190,7 @@ static int attached(struct ring_file *rf)
 /* Every sweep (100 ms), in the engine's helper thread. */
 static void tick(void)
 {
+	reaps_settle();
 	modules_poll();
 	aliases_poll();
 	struct ring_file *rf = atomic_load(&current);

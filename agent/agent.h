@@ -82,14 +82,23 @@ HIDDEN int aliases_match(const struct dl_phdr_info *info, const char *path,
  * start.  account_startup(): credits what ran before that (minus what the
  * image before an exec of this process sampled, when after_exec) at the
  * start-up marker, and what ran from cpu_at_agent (the agent's
- * constructor) on at the agent's own, and writes as one reap what
- * children were reaped since the last exec an agent saw.
+ * constructor) on at the agent's own, and starts the count of reaps
+ * (reaps_begin()) from the children's sum at the last exec an agent saw.
  * account_exec_value(): "pid:ns:children" for PROFIL_EXEC_CPU,
  * async-signal-safe.  The exiting thread is settled by a destructor. */
 HIDDEN int64_t account_cpu_now(void);
 HIDDEN void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
                             unsigned int hz);
 HIDDEN int account_exec_value(char *buf, size_t size);
+
+/* reap.c: the children reaped that no hook told of.  reaps_children_ns():
+ * the kernel's sum of this process's reaped children (RUSAGE_CHILDREN),
+ * ns.  reaps_begin(): this image's count starts from that sum as it was
+ * (then).  reaps_settle(): writes what the sum grew by beyond the hooks'
+ * reaps as one reap of pid 0; async-signal-safe, any thread. */
+HIDDEN uint64_t reaps_children_ns(void);
+HIDDEN void reaps_begin(uint64_t then);
+HIDDEN void reaps_settle(void);
 /* agent.c: whether this process is being recorded now. */
 HIDDEN int agent_running(void);
 /* This image's exec is under way (on: from the exec hook, envfix.c) or

@@ -97,9 +97,11 @@ struct ring_thread {
  * Written outside signal context, or in a SIGCHLD handler. */
 struct ring_reaped {
 	uint32_t hdr;            /* RING_HDR(RING_REAPED, 2) */
-	uint32_t pid;            /* as this process sees it; 0: children an
-	                          * image before this exec reaped with no
-	                          * agent in it (agent/account.c), together */
+	uint32_t pid;            /* as this process sees it; 0: children no
+	                          * hook saw reaped (an image before this
+	                          * exec with no agent in it, waitid(),
+	                          * system(), a raw wait4), together
+	                          * (agent/reap.c reaps_settle()) */
 	uint64_t cpu_ns;
 };
 

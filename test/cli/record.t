@@ -697,3 +697,21 @@ row /exec_hot +rec-prog$/ 2 >= 70
 $ profil record -o fe.pprof $REC/rec-prog shortexit 30 && profil report fe.pprof
 !stdout / child +libprofil-agent\.so$/
 !stdout / sweeper_start +libprofil-agent\.so$/
+
+# A child reaped where no hook sees it (system()'s own wait, waitid(), a
+# raw wait4 system call as Go's runtime makes) is in its parent's total:
+# the recorder took it for the parent's exit and credited it again
+# (samples / (CPU s x rate) 1.94, half the profile at "[process exit]").
+# The agent writes what the kernel's sum of reaped children grew by beyond
+# its hooks' reaps as one reap (agent/reap.c reaps_settle)
+$ profil record -v -o us.pprof $REC/rec-wait system 40 && profil report us.pprof
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+row /reaped_hot +rec-wait$/ 2 >= 75
+
+$ profil record -v -o uw.pprof $REC/rec-wait waitid 40 && profil report uw.pprof
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+row /reaped_hot +rec-wait$/ 2 >= 75
+
+$ profil record -v -o ur.pprof $REC/rec-wait raw 40 && profil report ur.pprof
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+row /reaped_hot +rec-wait$/ 2 >= 75

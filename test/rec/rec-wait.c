@@ -4,12 +4,24 @@
  * statuses, WNOHANG's 0 with the status left alone, WUNTRACED's stops,
  * a rusage filled when asked for, ECHILD.  Prints "wait semantics ok",
  * or the first check that failed and exits 1.
+ *
+ * rec-wait HOW UNITS: one child runs reaped_hot for UNITS and is reaped
+ * where the agent's hooks do not see it (agent/reap.c), HOW being
+ *   system   system("rec-wait burn UNITS"): glibc's own wait
+ *   waitid   a forked child, reaped by waitid()
+ *   raw      a forked child, reaped by a wait4 system call (as Go does)
+ *   burn     reaped_hot for UNITS (what system runs)
+ * and the process's total must not count the child's CPU again.
  */
+#include "rec.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,7 +47,31 @@ static pid_t child(int ms, int code)
 	return p;
 }
 
-int main(void)
+__attribute__((noinline)) static void reaped_hot(unsigned long n) { REC_BURN(n, 6); }
+
+static int unseen_reap(const char *self, const char *how, unsigned long units)
+{
+	if (!strcmp(how, "system")) {
+		char cmd[4096];
+		snprintf(cmd, sizeof cmd, "'%s' burn %lu", self, units);
+		return system(cmd) == 0 ? 0 : 1;
+	}
+	pid_t p = fork();
+	if (p == 0) {
+		reaped_hot(units);
+		_exit(0);
+	}
+	if (p < 0)
+		return 1;
+	if (!strcmp(how, "waitid")) {
+		siginfo_t si;
+		return waitid(P_PID, (id_t)p, &si, WEXITED) == 0 && si.si_status == 0 ? 0 : 1;
+	}
+	int st;
+	return syscall(SYS_wait4, p, &st, 0, NULL) == p && WIFEXITED(st) ? 0 : 1;
+}
+
+static int semantics(void)
 {
 	int st = 12345;
 	pid_t a = child(20, 3);
@@ -69,4 +105,14 @@ int main(void)
 		return failed("ECHILD");
 	printf("wait semantics ok\n");
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return semantics();
+	unsigned long units = strtoul(argv[2], NULL, 10);
+	if (!strcmp(argv[1], "burn"))
+		return reaped_hot(units), 0;
+	return unseen_reap(argv[0], argv[1], units);
 }
