@@ -62,11 +62,13 @@ char *prof_xstrdup(const char *s)
 }
 
 /* Makes room for one more element in an array of *cap elements. */
-static void *grow(void *arr, size_t n, size_t *cap, size_t size)
+void *prof_xgrow(void *arr, size_t n, size_t *cap, size_t first, size_t size)
 {
 	if (n < *cap)
 		return arr;
-	*cap = *cap ? *cap * 2 : 16;
+	if (*cap > SIZE_MAX / 2)
+		prof_oom();
+	*cap = *cap ? *cap * 2 : first;
 	return prof_xrealloc(arr, *cap, size);
 }
 
@@ -190,7 +192,7 @@ void prof_rehash_samples(struct profile *p)
 uint64_t prof_add_mapping(struct profile *p, const struct prof_mapping *m)
 {
 	struct profile_priv *q = priv(p);
-	p->mappings = grow(p->mappings, p->nmappings, &q->capm, sizeof *p->mappings);
+	p->mappings = prof_xgrow(p->mappings, p->nmappings, &q->capm, 16, sizeof *p->mappings);
 	struct prof_mapping *d = &p->mappings[p->nmappings++];
 	*d = *m;
 	d->path = prof_xstrdup(m->path);
@@ -213,7 +215,7 @@ uint64_t prof_intern_function(struct profile *p, const char *name, const char *s
 		    !strcmp(f->system_name, key.system_name) && !strcmp(f->filename, key.filename))
 			return q->funcs.slots[i];
 	}
-	p->functions = grow(p->functions, p->nfunctions, &q->capf, sizeof *p->functions);
+	p->functions = prof_xgrow(p->functions, p->nfunctions, &q->capf, 16, sizeof *p->functions);
 	struct prof_function *f = &p->functions[p->nfunctions++];
 	f->name = prof_xstrdup(key.name);
 	f->system_name = prof_xstrdup(key.system_name);
@@ -226,7 +228,7 @@ uint64_t prof_intern_function(struct profile *p, const char *name, const char *s
 uint64_t prof_add_location(struct profile *p, uint64_t mapping_id, uint64_t address)
 {
 	struct profile_priv *q = priv(p);
-	p->locations = grow(p->locations, p->nlocations, &q->capl, sizeof *p->locations);
+	p->locations = prof_xgrow(p->locations, p->nlocations, &q->capl, 16, sizeof *p->locations);
 	struct prof_location *l = &p->locations[p->nlocations++];
 	*l = (struct prof_location){mapping_id, address, 0, NULL};
 	tab_insert(p, &q->locs, p->nlocations, hash_location(l), hash_id_location);
@@ -264,7 +266,7 @@ void prof_add_sample_ns(struct profile *p, const uint64_t *locs, size_t nlocs, i
 			return;
 		}
 	}
-	p->samples = grow(p->samples, p->nsamples, &q->caps, sizeof *p->samples);
+	p->samples = prof_xgrow(p->samples, p->nsamples, &q->caps, 16, sizeof *p->samples);
 	struct prof_sample *s = &p->samples[p->nsamples++];
 	*s = key;
 	s->locs = prof_xrealloc(NULL, nlocs, sizeof *locs);
@@ -297,14 +299,14 @@ void prof_set_lines(struct profile *p, uint64_t location_id, const struct prof_l
 void prof_add_process(struct profile *p, uint32_t pid, uint32_t ppid, const char *cmdline)
 {
 	struct profile_priv *q = priv(p);
-	p->processes = grow(p->processes, p->nprocesses, &q->capp, sizeof *p->processes);
+	p->processes = prof_xgrow(p->processes, p->nprocesses, &q->capp, 16, sizeof *p->processes);
 	p->processes[p->nprocesses++] = (struct prof_process){pid, ppid, prof_xstrdup(cmdline)};
 }
 
 void prof_add_comment(struct profile *p, const char *text)
 {
 	struct profile_priv *q = priv(p);
-	p->comments = grow(p->comments, p->ncomments, &q->capc, sizeof *p->comments);
+	p->comments = prof_xgrow(p->comments, p->ncomments, &q->capc, 16, sizeof *p->comments);
 	p->comments[p->ncomments++] = prof_xstrdup(text);
 }
 

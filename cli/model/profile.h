@@ -126,6 +126,10 @@ void prof_set_string(char **field, const char *value);
 /* Allocation that prints one line and exits(1) on failure. */
 void *prof_xrealloc(void *old, size_t n, size_t size); /* n * size, overflow-checked */
 void *prof_xcalloc(size_t n, size_t size);
+/* arr, or arr moved to room for twice *cap elements (first when *cap is
+ * 0) when its n elements fill it: the one doubling of every array that
+ * grows by one. */
+void *prof_xgrow(void *arr, size_t n, size_t *cap, size_t first, size_t size);
 char *prof_xstrdup(const char *s); /* NULL gives "" */
 _Noreturn void prof_oom(void);
 

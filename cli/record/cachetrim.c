@@ -67,10 +67,7 @@ static unsigned long long max_bytes(void)
 static void add(struct listing *l, int dir, const char *name, const struct stat *st,
                 int is_dir)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 256;
-		l->v = prof_xrealloc(l->v, l->cap, sizeof *l->v);
-	}
+	l->v = prof_xgrow(l->v, l->n, &l->cap, 256, sizeof *l->v);
 	l->v[l->n++] = (struct entry){dir, is_dir, prof_xstrdup(name), st->st_atime,
 	                              is_dir ? 0 : st->st_size};
 }

@@ -368,10 +368,7 @@ static void read_modules(struct image *im)
 			drop(im, "module record malformed");
 			return;
 		}
-		if (im->nmods == im->capmods) {
-			im->capmods = im->capmods ? 2 * im->capmods : 8;
-			im->mods = prof_xrealloc(im->mods, im->capmods, sizeof *im->mods);
-		}
+		im->mods = prof_xgrow(im->mods, im->nmods, &im->capmods, 8, sizeof *im->mods);
 		struct module_event *e = &im->mods[im->nmods++];
 		e->load = m->event == RING_MODULE_LOAD;
 		e->gen = m->gen;

@@ -85,8 +85,8 @@ struct nspid {
 struct images {
 	char *dir;
 	struct image *v;
-	size_t n, cap;          /* cap: v's room, doubled when full (a build
-	                         * opens hundreds: one more at a time copied
+	size_t n, cap;          /* cap: v's room (prof_xgrow: a build opens
+	                         * hundreds, and one more at a time copied
 	                         * them all each time) */
 	/* scan.c: when the directory was last read, its mtime then, and how
 	 * many ring files in it were not ready to open (ns since the epoch). */

@@ -128,10 +128,7 @@ void images_scan(struct images *set)
 			nspid_drain(set);
 			nspid_apply(set, &im, de->d_name);
 		}
-		if (set->n == set->cap) {
-			set->cap = set->cap ? 2 * set->cap : 64;
-			set->v = prof_xrealloc(set->v, set->cap, sizeof *set->v);
-		}
+		set->v = prof_xgrow(set->v, set->n, &set->cap, 64, sizeof *set->v);
 		set->v[set->n++] = im;
 	}
 	closedir(d);

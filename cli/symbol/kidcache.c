@@ -98,10 +98,7 @@ void sym_kept_kids_put(struct sym_kept *k, uint64_t parent, const struct sym_kep
 	size_t i = parent_slot(k, parent);
 	if (i < k->nparents && k->parents[i].off == parent)
 		return;
-	if (k->nparents == k->cap) {
-		k->cap = k->cap ? 2 * k->cap : 16;
-		k->parents = prof_xrealloc(k->parents, k->cap, sizeof *k->parents);
-	}
+	k->parents = prof_xgrow(k->parents, k->nparents, &k->cap, 16, sizeof *k->parents);
 	memmove(&k->parents[i + 1], &k->parents[i], (k->nparents - i) * sizeof *k->parents);
 	struct kept_parent *p = &k->parents[i];
 	*p = (struct kept_parent){parent, nkids, n, prof_xcalloc(n ? n : 1, sizeof *spans)};

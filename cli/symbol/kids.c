@@ -139,10 +139,7 @@ static int add_kid(Dwarf_Die *die, const struct sym_import *im, void *arg)
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		if (k->n == k->cap) {
-			k->cap = k->cap ? 2 * k->cap : 16;
-			k->spans = prof_xrealloc(k->spans, k->cap * sizeof *k->spans, 1);
-		}
+		k->spans = prof_xgrow(k->spans, k->n, &k->cap, 16, sizeof *k->spans);
 		struct sym_kept_span s = {lo, hi, dwarf_dieoffset(die), k->nkids};
 		k->spans[k->n++] = (struct kid_span){s, *die, 1};
 	}

@@ -204,17 +204,10 @@ struct builder {
 	struct sym_map index;   /* libdw's name pointer -> index + 1 */
 };
 
-static void *grow(void *v, size_t *cap, size_t size)
-{
-	*cap = *cap ? 2 * *cap : 64;
-	return prof_xrealloc(v, *cap, size);
-}
-
 /* name as the next entry of the names: its index + 1. */
 static uint32_t push_name(struct builder *b, const char *name)
 {
-	if (b->nnames == b->capnames)
-		b->names = grow(b->names, &b->capnames, sizeof *b->names);
+	b->names = prof_xgrow(b->names, b->nnames, &b->capnames, 64, sizeof *b->names);
 	b->names[b->nnames++] = name;
 	return (uint32_t)b->nnames;
 }
@@ -239,8 +232,7 @@ static void add_span(struct builder *b, uint64_t addr, const char *src, int line
 	const struct span *last = b->nspans ? &b->spans[b->nspans - 1] : NULL;
 	if (last ? last->name == s.name && last->line == s.line : !s.name)
 		return;
-	if (b->nspans == b->capspans)
-		b->spans = grow(b->spans, &b->capspans, sizeof *b->spans);
+	b->spans = prof_xgrow(b->spans, b->nspans, &b->capspans, 64, sizeof *b->spans);
 	b->spans[b->nspans++] = s;
 }
 

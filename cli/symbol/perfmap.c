@@ -108,10 +108,7 @@ static void read_entries(struct sym_perfmap *pm, FILE *f)
 		struct sym_perfmap_entry e;
 		if (!parse_line(line, &e))
 			continue;
-		if (pm->n == room) {
-			room = room ? 2 * room : 256;
-			pm->v = prof_xrealloc(pm->v, room, sizeof *pm->v);
-		}
+		pm->v = prof_xgrow(pm->v, pm->n, &room, 256, sizeof *pm->v);
 		if (sym_reach_add(&pm->spans, e.start, e.end, (int)pm->n) != 0)
 			prof_oom();
 		pm->v[pm->n++] = e;

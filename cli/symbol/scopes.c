@@ -54,10 +54,7 @@ struct path {
 
 static void push(struct path *p, const Dwarf_Die *die)
 {
-	if (p->n == p->cap) {
-		p->cap = p->cap ? 2 * p->cap : 16;
-		p->v = prof_xrealloc(p->v, p->cap * sizeof *p->v, 1);
-	}
+	p->v = prof_xgrow(p->v, p->n, &p->cap, 16, sizeof *p->v);
 	p->v[p->n++] = *die;
 }
 
@@ -130,10 +127,7 @@ static struct top *top_of(struct sym_scopes *s, struct sym_kept *kept, Dwarf_Die
 	int rc = dwarf_child(cu, &die);
 	while (rc == 0) {
 		if (dwarf_tag(&die) == DW_TAG_subprogram) {
-			if (t->n == t->cap) {
-				t->cap = t->cap ? 2 * t->cap : 64;
-				t->offs = prof_xrealloc(t->offs, t->cap, sizeof *t->offs);
-			}
+			t->offs = prof_xgrow(t->offs, t->n, &t->cap, 64, sizeof *t->offs);
 			t->offs[t->n++] = dwarf_dieoffset(&die);
 		}
 		rc = dwarf_siblingof(&die, &die);

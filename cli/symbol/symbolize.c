@@ -32,16 +32,6 @@ struct memo {
 	size_t npool, cappool;
 };
 
-static void *xrealloc(void *p, size_t size)
-{
-	p = realloc(p, size ? size : 1);
-	if (!p) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
-	}
-	return p;
-}
-
 static size_t memo_hash(const struct sym_image *im, uint64_t vaddr, size_t cap)
 {
 	uint64_t h = (uint64_t)(uintptr_t)im * 0x9e3779b97f4a7c15ull ^ vaddr;
@@ -70,11 +60,7 @@ static void memo_size(struct memo *m, size_t want)
 	size_t cap = 1024;
 	while (cap < 2 * want)
 		cap *= 2;
-	m->slots = calloc(cap, sizeof *m->slots);
-	if (!m->slots) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
-	}
+	m->slots = prof_xcalloc(cap, sizeof *m->slots);
 	m->cap = cap;
 	m->used = 0;
 }
@@ -100,7 +86,7 @@ static size_t pool_add(struct memo *m, const struct prof_line *lines, size_t n)
 {
 	if (m->npool + n > m->cappool) {
 		m->cappool = 2 * (m->npool + n);
-		m->pool = xrealloc(m->pool, m->cappool * sizeof *m->pool);
+		m->pool = prof_xrealloc(m->pool, m->cappool, sizeof *m->pool);
 	}
 	memcpy(m->pool + m->npool, lines, n * sizeof *lines);
 	m->npool += n;
@@ -210,7 +196,7 @@ int symbolize_profile(struct profile *p, const struct sym_options *opt, char *er
 		return -1;
 	}
 	struct sym_cache *c = sym_cache_new(opt);
-	struct map_state *states = xrealloc(NULL, (p->nmappings + 1) * sizeof *states);
+	struct map_state *states = prof_xrealloc(NULL, p->nmappings + 1, sizeof *states);
 	memset(states, 0, (p->nmappings + 1) * sizeof *states);
 	struct memo memo = {0};
 	/* At most one entry per location: sized once, never rehashed (a
