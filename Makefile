@@ -52,7 +52,8 @@ REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
-              rec-wait rec-alias rec-getenv rec-rawsig)
+              rec-wait rec-alias rec-getenv rec-rawsig \
+              rec-seccomp)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -491,6 +492,9 @@ $(REC_T)/rec-tracer: test/rec/rec-tracer.c | $(REC_T)
 # reaps children every way the agent interposes, and ways it cannot see:
 # test/cli/record.t
 $(REC_T)/rec-wait: test/rec/rec-wait.c test/rec/rec.h | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $<
+# filters its own system calls as Chromium's sandbox does: test/cli/record.t
+$(REC_T)/rec-seccomp: test/rec/rec-seccomp.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # runs code from a second mapping of its own text: test/cli/record.t
 $(REC_T)/rec-alias: test/rec/rec-alias.c test/rec/rec.h | $(REC_T)

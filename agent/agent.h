@@ -140,6 +140,16 @@ HIDDEN void nspid_tell(const char *dir, const char *ring_name);
 HIDDEN void ringask_init(void);
 HIDDEN int ringask(const char *dir, size_t size, char *name);
 
+/* seccomp.c: whether the program filters its system calls.
+ * filter_note_start(): at a start, a filter already in force.
+ * filter_enter(): 1 if the agent may make a call a filter could refuse,
+ * then filter_leave() after it; 0 if not.  filter_installing(): the
+ * program is about to install one (prctl, syscall(SYS_seccomp)). */
+HIDDEN void filter_note_start(void);
+HIDDEN int filter_enter(void);
+HIDDEN void filter_leave(void);
+HIDDEN void filter_installing(void);
+
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever
  * environment the program gives it; root_only (--no-children): only the

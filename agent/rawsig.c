@@ -15,7 +15,8 @@
  * agent interposes syscall(): an rt_sigaction of a signal we own now goes
  * the way sigaction() does (the program's disposition recorded and
  * honoured, ours kept); every other call goes to libc's syscall()
- * untouched.  A raw system call by instruction (Go's runtime) still
+ * untouched (a seccomp filter's install is noted first: seccomp.c).
+ * A raw system call by instruction (Go's runtime) still
  * bypasses this; handover.c notices that at the next sweep.
  */
 #include "agent.h"
@@ -49,6 +50,8 @@ __attribute__((visibility("default"))) long syscall(long number, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	long rc;
+	if (number == SYS_seccomp) /* a sandbox's filter (seccomp.c) */
+		filter_installing();
 	if (number == SYS_rt_sigaction &&
 	    process_raw_sigaction((int)a[0], (const void *)a[1], (void *)a[2],
 	                          (unsigned long)a[3], &rc))

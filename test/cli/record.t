@@ -715,3 +715,22 @@ row /reaped_hot +rec-wait$/ 2 >= 75
 $ profil record -v -o ur.pprof $REC/rec-wait raw 40 && profil report ur.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
 row /reaped_hot +rec-wait$/ 2 >= 75
+
+# A program that filters its system calls as Chromium's sandbox does
+# (SIGSYS for a getrusage() of RUSAGE_CHILDREN, which the agent asks at
+# each sweep and at exit to find children reaped where no hook saw it)
+# is left to its filter: a filter installed by syscall(SYS_seccomp) or
+# prctl(PR_SET_SECCOMP), or in force at the start after an exec, stops
+# those calls (agent/seccomp.c); the process was killed by SIGSYS at the
+# first sweep, at exit or at its start
+$ profil record -o sc1.pprof $REC/rec-seccomp syscall 60 && profil report sc1.pprof
+stdout /^filtered ok$/
+row /filtered_hot +rec-seccomp$/ 2 >= 80
+
+$ profil record -o sc2.pprof $REC/rec-seccomp prctl 60 && profil report sc2.pprof
+stdout /^filtered ok$/
+row /filtered_hot +rec-seccomp$/ 2 >= 80
+
+$ profil record -o sc3.pprof $REC/rec-seccomp exec 60 && profil report sc3.pprof
+stdout /^filtered ok$/
+row /filtered_hot +rec-seccomp$/ 2 >= 80

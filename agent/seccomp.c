@@ -1,0 +1,95 @@
+/*
+ * seccomp.c - what the agent stops doing once the program filters its
+ * own system calls.
+ *
+ * A sandbox (Chromium's GPU and utility processes, anything built on
+ * libseccomp) installs a seccomp filter that kills the process on a call
+ * it does not expect; Chromium's allows getrusage() for RUSAGE_SELF and
+ * RUSAGE_THREAD only, and raises SIGSYS for RUSAGE_CHILDREN, which the
+ * agent asks at every sweep of its helper and at exit (reap.c).  The
+ * signal handler makes no system call; the calls the agent makes only to
+ * keep its accounts exact are the ones to give up.  So:
+ *
+ *   - a filter in force when the agent starts ("Seccomp: 2" in
+ *     /proc/self/status, read once a start: perf_probe_status()), or one
+ *     the program installs through prctl(PR_SET_SECCOMP) or libc's
+ *     syscall(SYS_seccomp) (rawsig.c), both interposed here, marks the
+ *     process filtered;
+ *   - a call of the agent's that a filter may refuse is made between
+ *     filter_enter() and filter_leave(), and only when filter_enter()
+ *     says no filter is, or is about to be, in force.  The install marks
+ *     first and waits for calls under way to leave: with sequentially
+ *     consistent atomics, either the call sees the mark or the install
+ *     sees the call, never neither.
+ *
+ * A filter installed by a raw system call instruction (Go's runtime) is
+ * not seen until the next start; the mark is kept by a forked child (the
+ * kernel keeps the filter too).
+ */
+#include "agent.h"
+#include "../src/engine/perf_engine.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sched.h>
+#include <sys/prctl.h>
+
+static atomic_int filtered, calls_under_way;
+
+void filter_note_start(void)
+{
+	int seccomp = 0;
+	long tracer = 0;
+	perf_probe_status(&seccomp, &tracer);
+	if (seccomp) /* 1: a filter (mode 2) */
+		atomic_store(&filtered, 1);
+}
+
+int filter_enter(void)
+{
+	atomic_fetch_add(&calls_under_way, 1);
+	if (!atomic_load(&filtered))
+		return 1;
+	atomic_fetch_sub(&calls_under_way, 1);
+	return 0;
+}
+
+void filter_leave(void)
+{
+	atomic_fetch_sub(&calls_under_way, 1);
+}
+
+void filter_installing(void)
+{
+	atomic_store(&filtered, 1);
+	while (atomic_load(&calls_under_way) > 0)
+		sched_yield(); /* one system call of ours: microseconds */
+}
+
+typedef int prctl_fn(int, unsigned long, unsigned long, unsigned long, unsigned long);
+static prctl_fn *_Atomic real_prctl;
+
+__attribute__((constructor(101))) static void filter_resolve(void)
+{
+	atomic_store(&real_prctl, (prctl_fn *)dlsym(RTLD_NEXT, "prctl"));
+}
+
+__attribute__((visibility("default"))) int prctl(int option, ...)
+{
+	va_list ap;
+	unsigned long a[4];
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		filter_installing();
+	prctl_fn *fn = atomic_load(&real_prctl);
+	if (!fn && !(fn = (prctl_fn *)dlsym(RTLD_NEXT, "prctl"))) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(option, a[0], a[1], a[2], a[3]);
+}

@@ -1,0 +1,74 @@
+/*
+ * rec-seccomp HOW UNITS: a program that filters its own system calls as
+ * Chromium's sandbox does, which kills the process (SIGSYS) on a
+ * getrusage() of anything but RUSAGE_SELF or RUSAGE_THREAD, then runs
+ * filtered_hot for UNITS and exits by exit().  HOW installs the filter:
+ *   syscall  syscall(SYS_seccomp, ..., SECCOMP_FILTER_FLAG_TSYNC): every
+ *            thread, the agent's helper too (Chromium's way)
+ *   prctl    prctl(PR_SET_SECCOMP): the calling thread only
+ *   exec     prctl(PR_SET_SECCOMP), then exec of this program as "run",
+ *            which starts filtered (the kernel keeps the filter)
+ * Prints "filtered ok" at the end (agent/seccomp.c).
+ */
+#include "rec.h"
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__attribute__((noinline)) static void filtered_hot(unsigned long n) { REC_BURN(n, 7); }
+
+static int install(int tsync)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrusage, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 2, 0, 1), /* RUSAGE_CHILDREN is -1 */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof code / sizeof code[0], code};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	if (tsync)
+		return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		                    SECCOMP_FILTER_FLAG_TSYNC, &prog);
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+static int run(unsigned long units)
+{
+	filtered_hot(units);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0) /* the filter lets this one by */
+		return 1;
+	printf("filtered ok\n");
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *how = argc > 1 ? argv[1] : "syscall";
+	unsigned long units = argc > 2 ? strtoul(argv[2], NULL, 10) : 60;
+	if (!strcmp(how, "run"))
+		return run(units);
+	if (install(!strcmp(how, "syscall")) != 0) {
+		perror("rec-seccomp: seccomp");
+		return 2;
+	}
+	if (!strcmp(how, "exec")) {
+		execl(argv[0], argv[0], "run", argc > 2 ? argv[2] : "60", (char *)NULL);
+		return 127;
+	}
+	return run(units);
+}
