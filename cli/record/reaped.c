@@ -140,10 +140,13 @@ static struct proc *processes(const struct images *set, size_t *n)
 }
 
 void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
-                         uint32_t root, uint64_t root_ns)
+                         uint32_t root, uint64_t root_ns, uint64_t root_children_ns)
 {
 	size_t nt, np;
 	struct told *t = collect(set, root, root_ns, &nt);
+	struct told *top = find(t, nt, root);
+	if (top && top->children_ns < root_children_ns)
+		top->children_ns = root_children_ns; /* reaps no agent could tell */
 	struct proc *v = processes(set, &np);
 	int64_t carry = 0;
 	uint64_t loc = 0;

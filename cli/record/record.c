@@ -146,7 +146,8 @@ static long next_nap(const struct images *set, long ms)
 }
 
 /* Reads the rings until CMD ends, then once more. */
-static int run(const struct record_opts *o, struct images *set, pid_t pid, struct rusage *ru)
+static int run(const struct record_opts *o, struct images *set, pid_t pid, struct rusage *ru,
+               uint64_t *children_ns)
 {
 	int wstatus = 0;
 	long ms = READ_MS;
@@ -156,7 +157,7 @@ static int run(const struct record_opts *o, struct images *set, pid_t pid, struc
 	sigaddset(&chld, SIGIO);
 	pthread_sigmask(SIG_BLOCK, &chld, &old);
 	for (;;) {
-		int done = spawn_reap(pid, &wstatus, ru);
+		int done = spawn_reap(pid, &wstatus, ru, children_ns);
 		images_poll(set);
 		if (done)
 			break;
@@ -381,7 +382,8 @@ int cmd_record(int argc, char **argv)
 	spawn_forward_signals(pid);
 	struct rusage ru;
 	memset(&ru, 0, sizeof ru);
-	int wstatus = run(&o, &set, pid, &ru);
+	uint64_t root_children_ns = 0;
+	int wstatus = run(&o, &set, pid, &ru, &root_children_ns);
 	double own_running = own_cpu();
 	status = spawn_exit_status(wstatus);
 
@@ -406,7 +408,7 @@ int cmd_record(int argc, char **argv)
 		free(command);
 		record_build(p, &set, p->period_ns);
 		record_credit_exits(p, &set, p->period_ns, (uint32_t)pid,
-		                    (uint64_t)(cpu_of(&ru) * 1e9 + 0.5));
+		                    (uint64_t)(cpu_of(&ru) * 1e9 + 0.5), root_children_ns);
 		rc = finish(&o, p);
 		if (rc == 0)
 			summary(&o, &set, p, &ru);

@@ -34,8 +34,10 @@ int spawn_check(const char *cmd, int *status);
 pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir);
 /* Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to us to pid. */
 void spawn_forward_signals(pid_t pid);
-/* Non-blocking: 1 when pid has ended (*wstatus, *ru filled), else 0. */
-int spawn_reap(pid_t pid, int *wstatus, struct rusage *ru);
+/* Non-blocking: 1 when pid has ended (*wstatus, *ru filled, and the
+ * total of the children it reaped, as its /proc entry said, in
+ * *children_ns), else 0. */
+int spawn_reap(pid_t pid, int *wstatus, struct rusage *ru, uint64_t *children_ns);
 /* Exit status for ours: the command's, or 128 + the signal that killed it. */
 int spawn_exit_status(int wstatus);
 
@@ -74,9 +76,10 @@ void record_build(struct profile *p, const struct images *set, int64_t period_ns
 uint64_t record_marker_location(struct profile *p, uint64_t marker);
 /* reaped.c: adds, for each process whose total CPU time its parent's
  * reap told (or ours, root_ns, for the command root), what none of its
- * images accounted for, at "[process exit]". */
+ * images accounted for, at "[process exit]"; the root's children are
+ * taken to be at least root_children_ns (spawn_reap()). */
 void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
-                         uint32_t root, uint64_t root_ns);
+                         uint32_t root, uint64_t root_ns, uint64_t root_children_ns);
 void record_unnamed_code_hint(const struct profile *p);
 
 #endif

@@ -734,3 +734,12 @@ row /filtered_hot +rec-seccomp$/ 2 >= 80
 $ profil record -o sc3.pprof $REC/rec-seccomp exec 60 && profil report sc3.pprof
 stdout /^filtered ok$/
 row /filtered_hot +rec-seccomp$/ 2 >= 80
+
+# ... and a command that reaps that way and ends by a raw exit_group, as
+# a Go program does (`go build` reaps its linker and exits), runs no
+# destructor and no sweep after the reap: the recorder reads the ended
+# command's children from its /proc entry while it is a zombie
+# (cli/record/spawn.c; 1.92 without)
+$ profil record -v -o ux.pprof $REC/rec-wait rawexit 40 && profil report ux.pprof
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+row /reaped_hot +rec-wait$/ 2 >= 75

@@ -10,6 +10,8 @@
  *   system   system("rec-wait burn UNITS"): glibc's own wait
  *   waitid   a forked child, reaped by waitid()
  *   raw      a forked child, reaped by a wait4 system call (as Go does)
+ *   rawexit  as raw, then an exit_group system call at once, as Go's
+ *            runtime ends: no destructor, no sweep of the agent after
  *   burn     reaped_hot for UNITS (what system runs)
  * and the process's total must not count the child's CPU again.
  */
@@ -68,7 +70,10 @@ static int unseen_reap(const char *self, const char *how, unsigned long units)
 		return waitid(P_PID, (id_t)p, &si, WEXITED) == 0 && si.si_status == 0 ? 0 : 1;
 	}
 	int st;
-	return syscall(SYS_wait4, p, &st, 0, NULL) == p && WIFEXITED(st) ? 0 : 1;
+	int rc = syscall(SYS_wait4, p, &st, 0, NULL) == p && WIFEXITED(st) ? 0 : 1;
+	if (!strcmp(how, "rawexit"))
+		syscall(SYS_exit_group, rc);
+	return rc;
 }
 
 static int semantics(void)
