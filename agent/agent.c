@@ -300,6 +300,7 @@ static void child_start(void)
 /* A start reads /proc/self/status once (perf_probe_status_hold()). */
 static void in_child(void)
 {
+	filter_after_fork();
 	perf_probe_status_hold(1);
 	child_start();
 	perf_probe_status_hold(0);

@@ -149,6 +149,8 @@ HIDDEN void filter_note_start(void);
 HIDDEN int filter_enter(void);
 HIDDEN void filter_leave(void);
 HIDDEN void filter_installing(void);
+/* In a forked child, before anything else of ours: no call under way. */
+HIDDEN void filter_after_fork(void);
 
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever

@@ -61,6 +61,13 @@ void filter_leave(void)
 	atomic_fetch_sub(&calls_under_way, 1);
 }
 
+/* In a forked child: a call the parent's other threads had under way
+ * will never leave here, and an install would wait for it for ever. */
+void filter_after_fork(void)
+{
+	atomic_store(&calls_under_way, 0);
+}
+
 void filter_installing(void)
 {
 	atomic_store(&filtered, 1);
