@@ -17,22 +17,22 @@
  * (cli/record/reaped.c).
  *
  * Children reaped where no hook sees it (waitid(), which returns no
- * rusage; glibc's own calls inside system(); a raw wait4 system call, as
- * Go's runtime makes) are in the process's total too, which its parent
- * learns, and the recorder took them for the process's exit: a Python
- * script that ran a 350 ms child by os.system() was credited 1.81 times
- * the CPU the kernel counted, and `go build` showed its compiler's time
- * (a static program, not profiled) at the go command's "[process exit]".
- * The kernel keeps the sum of the children a process reaped
- * (RUSAGE_CHILDREN), so reaps_settle() writes what it grew by beyond
- * what the hooks told as one reap of pid 0, no process's: from the
- * helper at every sweep, at exit(), _exit() and exec.  Their exits stay
- * uncounted, and a program that ends without our destructor (Go's raw
- * exit_group) keeps the children it reaped after the last sweep in its
- * exit.  Children reaped by the kernel (SIGCHLD ignored) are in no
- * total.  Not in a process that filters its system calls (seccomp.c):
- * Chromium's sandbox kills one that asks RUSAGE_CHILDREN, so there the
- * children's time is taken for the exit, as before.
+ * rusage; glibc's own calls inside system() and pclose(); a raw wait4
+ * system call, as Go's runtime makes) are in the process's total too,
+ * which its parent learns, and the recorder took them for the process's
+ * exit: a Python script that ran a 350 ms child by os.system() was
+ * credited 1.81 times the CPU the kernel counted, and `go build` showed
+ * its compiler's time (a static program, not profiled) at the go
+ * command's "[process exit]". The kernel keeps the sum of the children a
+ * process reaped (RUSAGE_CHILDREN), so reaps_settle() writes what it
+ * grew by beyond what the hooks told as one reap of pid 0, no process's:
+ * from the helper at every sweep, at exit(), _exit() and exec. Their
+ * exits stay uncounted, and a program that ends without our destructor
+ * (Go's raw exit_group) keeps the children it reaped after the last
+ * sweep in its exit. Children reaped by the kernel (SIGCHLD ignored) are
+ * in no total. Not in a process that filters its system calls
+ * (seccomp.c): Chromium's sandbox kills one that asks RUSAGE_CHILDREN,
+ * so there the children's time is taken for the exit, as before.
  *
  * The program sees the same call: the same arguments to the kernel (a
  * rusage pointer aside), the same result, status and errno (the ring

@@ -743,3 +743,8 @@ row /filtered_hot +rec-seccomp$/ 2 >= 80
 $ profil record -v -o ux.pprof $REC/rec-wait rawexit 40 && profil report ux.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
 row /reaped_hot +rec-wait$/ 2 >= 75
+
+# ... by pclose(), whose wait is glibc's own as system()'s is
+$ profil record -v -o up.pprof $REC/rec-wait popen 40 && profil report up.pprof
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+row /reaped_hot +rec-wait$/ 2 >= 75

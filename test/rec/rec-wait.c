@@ -8,6 +8,7 @@
  * rec-wait HOW UNITS: one child runs reaped_hot for UNITS and is reaped
  * where the agent's hooks do not see it (agent/reap.c), HOW being
  *   system   system("rec-wait burn UNITS"): glibc's own wait
+ *   popen    the same by popen() and pclose(): glibc's own wait too
  *   waitid   a forked child, reaped by waitid()
  *   raw      a forked child, reaped by a wait4 system call (as Go does)
  *   rawexit  as raw, then an exit_group system call at once, as Go's
@@ -53,10 +54,13 @@ __attribute__((noinline)) static void reaped_hot(unsigned long n) { REC_BURN(n, 
 
 static int unseen_reap(const char *self, const char *how, unsigned long units)
 {
-	if (!strcmp(how, "system")) {
+	if (!strcmp(how, "system") || !strcmp(how, "popen")) {
 		char cmd[4096];
 		snprintf(cmd, sizeof cmd, "'%s' burn %lu", self, units);
-		return system(cmd) == 0 ? 0 : 1;
+		if (!strcmp(how, "system"))
+			return system(cmd) == 0 ? 0 : 1;
+		FILE *f = popen(cmd, "r");
+		return f && pclose(f) == 0 ? 0 : 1;
 	}
 	pid_t p = fork();
 	if (p == 0) {
