@@ -214,13 +214,8 @@ static void note_thread(struct image *im, uint32_t tid)
 		return;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%u/task/%u/comm", im->pid, tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC); /* not stdio: no buffer, no fstat */
-	if (fd >= 0) {
-		ssize_t n = read(fd, t->name, sizeof t->name - 1);
-		close(fd);
-		t->name[n > 0 ? n : 0] = '\0';
+	if (record_read_small(path, 0, t->name, sizeof t->name) >= 0)
 		t->name[strcspn(t->name, "\n")] = '\0';
-	}
 }
 
 /* One committed record at data[off]; returns its size, 0 to stop. */

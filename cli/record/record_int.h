@@ -52,6 +52,9 @@ const char *record_cache_root(char *buf, size_t size);
  * only when something was added since it last looked. */
 void record_cache_trim(const char *root);
 
+/* workdir.c: a small file (a note, /proc's) into buf, NUL-terminated;
+ * its length, or -1.  Not stdio: no buffer, no fstat. */
+ssize_t record_read_small(const char *path, int flags, char *buf, size_t size);
 /* workdir.c.  A new directory for the rings, locked as ours for our
  * whole life; directories of recorders that died are removed first.
  * NULL with errno on failure. */

@@ -182,14 +182,8 @@ static uint64_t zombie_children_ns(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (record_read_small(path, 0, buf, sizeof buf) <= 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	char *at = strrchr(buf, ')'); /* the name may hold spaces and ')' */
 	unsigned long long v[2] = {0, 0};
 	for (int field = 2; at && field < 17; field++) { /* at: end of field */

@@ -36,14 +36,8 @@ static int read_note(const char *dir, const char *name, int kind, struct traced 
 	if (end == name || strcmp(end, suffix[kind]) != 0 ||
 	    snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (record_read_small(path, O_NOFOLLOW, line, sizeof line) <= 0)
 		return -1;
-	ssize_t n = read(fd, line, sizeof line - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	line[n] = '\0';
 	char *tab = strchr(line, '\t');
 	if (!tab)
 		return -1;

@@ -158,3 +158,17 @@ char *record_workdir_make(void)
 	sweep_abandoned(base);
 	return prof_xstrdup(tmpl);
 }
+
+ssize_t record_read_small(const char *path, int flags, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
+	if (fd < 0 || size == 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
