@@ -18,10 +18,13 @@
  * Samples taken there before the read carry an older generation; the
  * recorder takes the next load that covers their pc (cli/record/build.c).
  * The stack walk has no unwind table there and follows the frame pointer,
- * as at any pc in no module (V8 keeps one).  Only in the helper thread
- * (tick()).
+ * as at any pc in no module (V8 keeps one).  In the helper thread
+ * (tick()), and at exit() in a process that ran long enough to want a
+ * helper but was never given one (lazy_helper.c: no sample of its main
+ * thread proved a safe point, as when it runs such code all along).
  */
 #include "agent.h"
+#include "../src/engine/engine.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -144,5 +147,11 @@ void aliases_poll(void)
 	static unsigned long sweeps;
 	sweeps++;
 	if ((sweeps & (sweeps - 1)) == 0) /* a power of two */
+		scan();
+}
+
+__attribute__((destructor)) static void aliases_at_exit(void)
+{
+	if (agent_running() && lazy_helper_overdue())
 		scan();
 }

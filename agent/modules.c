@@ -268,6 +268,7 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 		atomic_store(&real, fn);
 	}
+	lazy_helper_now(); /* a deferred helper: this is a safe point */
 	modules_rescan();
 	int rc = fn ? fn(handle) : -1;
 	modules_rescan();

@@ -27,6 +27,7 @@
  * kernel keeps the filter too).
  */
 #include "agent.h"
+#include "../src/engine/engine.h"
 #include "../src/engine/perf_engine.h"
 
 #include <dlfcn.h>
@@ -43,8 +44,10 @@ void filter_note_start(void)
 	int seccomp = 0;
 	long tracer = 0;
 	perf_probe_status(&seccomp, &tracer);
-	if (seccomp) /* 1: a filter (mode 2) */
+	if (seccomp) { /* 1: a filter (mode 2) */
 		atomic_store(&filtered, 1);
+		lazy_helper_block(); /* the helper as before: not from a sample */
+	}
 }
 
 int filter_enter(void)
@@ -70,6 +73,7 @@ void filter_after_fork(void)
 
 void filter_installing(void)
 {
+	lazy_helper_block(); /* no thread made from a sample from now on */
 	atomic_store(&filtered, 1);
 	while (atomic_load(&calls_under_way) > 0)
 		sched_yield(); /* one system call of ours: microseconds */

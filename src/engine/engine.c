@@ -150,7 +150,7 @@ static int start_timers(void)
 		errno = e;
 		return -1;
 	}
-	sweeper_start(); /* best effort: the hooks cover most threads */
+	sweeper_begin(); /* best effort: the hooks cover most threads */
 	return 0;
 }
 

@@ -227,6 +227,27 @@ HIDDEN void helper_files_own_table(void);
 HIDDEN int helper_file(enum helper_file which, const char *path, int flags);
 HIDDEN ssize_t helper_file_read(int fd, char *buf, size_t size);
 
+/* lazy_helper.c: the helper made at the first safe point after the
+ * process has run a while, not at a start or fork (the agent only:
+ * helper_lazy, set before its start).  sweeper_begin() starts it or
+ * defers it; lazy_helper_now() makes a deferred one (a call that is not
+ * async-signal-safe itself: pthread_create, dlclose); lazy_helper_sample()
+ * tries after a sample while lazy_helper_pending() (signal context: the
+ * proof in lazy_helper.c); lazy_helper_clear() forgets a deferral (a
+ * stop, a fork); lazy_helper_block() ends deferrals for good (a seccomp
+ * filter is in force or being installed): it waits for a making under
+ * way, and makes a deferred helper itself. */
+extern _Atomic int helper_lazy HIDDEN;
+HIDDEN int sweeper_begin(void);
+HIDDEN void lazy_helper_now(void);
+HIDDEN void lazy_helper_sample(const void *uc);
+HIDDEN int lazy_helper_pending(void);
+/* Deferred still, past the CPU time at which it was wanted (the
+ * calling thread's clock): exit() does what its first sweep would. */
+HIDDEN int lazy_helper_overdue(void);
+HIDDEN void lazy_helper_clear(void);
+HIDDEN void lazy_helper_block(void);
+
 /* sweeper.c: called every sweep, no lock held (agent/). */
 extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;
 

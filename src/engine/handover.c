@@ -241,6 +241,8 @@ NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 		 * handler only. */
 		int e = errno;
 		sample_handler(sig, info, uc);
+		if (lazy_helper_pending()) /* the helper, once safe (lazy_helper.c) */
+			lazy_helper_sample(uc);
 		errno = e;
 	} else {
 		deliver(sig, info, uc);

@@ -449,6 +449,69 @@ static unsigned long trap_weight(int fd)
 	return (unsigned long)w;
 }
 
+/* Whether pc lies in a module of the table (a binary search by lo). */
+static int in_table(const struct uw_table *ut, uintptr_t pc)
+{
+	size_t lo = 0, hi = ut->nmods;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pc < ut->mods[mid]->lo)
+			hi = mid;
+		else if (pc >= ut->mods[mid]->hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * For lazy_helper.c, in this handler after a sample: the interrupted
+ * stack into pcs[] (at most max frames), under the same in-flight
+ * handshake and fault recovery as a sample's walk.  The number of frames
+ * when the walk reached the outermost frame and every frame lies in a
+ * module of the unwind table; 0 otherwise.
+ */
+uint32_t sample_walk_whole(const void *uc, uint64_t *pcs, uint32_t max)
+{
+#if !defined(__x86_64__)
+	(void)uc, (void)pcs, (void)max;
+	return 0;
+#else
+	uint32_t n = 0;
+	sample_abandon = 0;
+	sample_active = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_fetch_add(&profil_inflight, 1);
+	const struct uw_table *ut = atomic_load(&unwind_published);
+	if (ut && uc && !faults_blocked(uc)) {
+		void *outer[5];
+		for (int i = 0; i < 5; i++)
+			outer[i] = sample_recover[i];
+		volatile uint32_t got = 0;
+		enum uw_end end = UW_END_FAILED;
+		const ucontext_t *c = uc;
+		if (!__builtin_setjmp(sample_recover)) {
+			sample_writing = 1;
+			end = unwind_walk(ut, (uintptr_t)c->uc_mcontext.gregs[REG_RIP],
+			                  (uintptr_t)c->uc_mcontext.gregs[REG_RSP],
+			                  (uintptr_t)c->uc_mcontext.gregs[REG_RBP], pcs, max, &got);
+		}
+		sample_writing = 0;
+		for (int i = 0; i < 5; i++)
+			sample_recover[i] = outer[i];
+		n = end == UW_END_COMPLETE && !sample_abandon ? got : 0;
+		for (uint32_t k = 0; k < n; k++)
+			if (!in_table(ut, k ? pcs[k] - 1 : pcs[k]))
+				n = 0;
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	sample_active = 0;
+	return n;
+#endif
+}
+
 void sample_handler(int sig, siginfo_t *info, void *uc)
 {
 	(void)sig;

@@ -15,6 +15,8 @@
 
 /* sample.c: the handler installed for the sampling signal. */
 HIDDEN void sample_handler(int sig, siginfo_t *info, void *uc);
+/* The interrupted stack walked whole for lazy_helper.c (sample.c). */
+HIDDEN uint32_t sample_walk_whole(const void *uc, uint64_t *pcs, uint32_t max);
 /* Per-thread recovery point armed by sample.c around its writes into
  * callers' buffers (a __builtin_setjmp buffer); fault.c jumps to it when
  * sample_writing is set on the faulting thread. */

@@ -441,6 +441,7 @@ int sweeper_start(void)
 
 void sweeper_stop(void)
 {
+	lazy_helper_clear();
 	pthread_mutex_lock(&mu);
 	if (!running) {
 		pthread_mutex_unlock(&mu);
@@ -497,6 +498,7 @@ void sweeper_resume(void)
 /* In a forked child the helper thread does not exist. */
 void sweeper_forget(void)
 {
+	lazy_helper_clear();
 	pthread_mutex_init(&mu, NULL);
 	running = 0;
 	atomic_store(&quit, 0);

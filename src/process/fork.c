@@ -81,7 +81,7 @@ static void child(void)
 	if (on) {
 		engine_lock();
 		if (timers_signal())
-			sweeper_start();
+			sweeper_begin(); /* the agent's: deferred (lazy_helper.c) */
 		engine_unlock();
 	}
 	/* sweeper_start() made the helper with every signal blocked (the

@@ -133,6 +133,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	create_fn *create = threads_real_create();
 	if (!create)
 		return EAGAIN;
+	lazy_helper_now(); /* a deferred helper: this is a safe point */
 	struct start *s = malloc(sizeof *s);
 	if (!s) /* no trampoline: still create the thread, uncovered */
 		return create(th, attr, fn, arg);

@@ -748,3 +748,39 @@ row /reaped_hot +rec-wait$/ 2 >= 75
 $ profil record -v -o up.pprof $REC/rec-wait popen 40 && profil report up.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
 row /reaped_hot +rec-wait$/ 2 >= 75
+
+# The helper thread is made at the first safe point after 50 ms of the
+# main thread's CPU time, not at each start and fork
+# (src/engine/lazy_helper.c): a forked child that execs at once, or a
+# program that ends as quickly, never made one, at a millisecond or two
+# each on a virtual machine.  A sample makes it when its stack proves the
+# main thread is in the program's own code: not under a C library frame
+# (qsort's comparison function) nor in a signal handler (the C library's
+# signal frame), where the interrupted code may hold what pthread_create
+# needs; pthread_create itself is a safe point.  Before, every line said
+# one thread more, at once.
+$ profil record -o lz1.pprof $REC/rec-lazy start 40 && profil report lz1.pprof
+stdout /^threads 1$/
+stdout /^threads 2$/
+row /start_hot +rec-lazy$/ 2 >= 80
+
+$ profil record -o lz2.pprof $REC/rec-lazy fork 40 && profil report lz2.pprof
+stdout /^threads 1$/
+stdout /^threads 2$/
+row /child_hot +rec-lazy$/ 2 >= 75
+stderr /3 processes/
+
+$ profil record -o lz3.pprof $REC/rec-lazy qsort 40 && profil report lz3.pprof
+stdout /^threads 1$/
+!stdout /^threads 2$/
+row /qsort_hot +rec-lazy$/ 2 >= 80
+
+$ profil record -o lz4.pprof $REC/rec-lazy handler 40 && profil report lz4.pprof
+stdout /^threads 1$/
+!stdout /^threads 2$/
+row /handler_hot +rec-lazy$/ 2 >= 80
+
+$ profil record -o lz5.pprof $REC/rec-lazy thread 40 && profil report lz5.pprof
+stdout /^threads 3$/
+row /start_hot +rec-lazy$/ 2 >= 35
+row /thread_hot +rec-lazy$/ 2 >= 35

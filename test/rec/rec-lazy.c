@@ -1,0 +1,140 @@
+/*
+ * rec-lazy.c - when the agent makes its helper thread (src/engine/
+ * lazy_helper.c): not at a start or a fork, but at the first safe point
+ * after 50 ms of the main thread's CPU time.  Each mode prints the
+ * number of threads the process has ("threads N", from /proc/self/task)
+ * at the moment that tells, and burns its CPU time in a function named
+ * for the case, so that the profile shows it was sampled all along.
+ *
+ *   rec-lazy start UNITS    threads at once (1: no helper yet), then
+ *                           UNITS in main's own code, then threads (2)
+ *   rec-lazy fork UNITS     a forked child prints its threads at once
+ *                           (1) and execs `rec-lazy start 0`; another
+ *                           burns UNITS and prints them (2)
+ *   rec-lazy qsort UNITS    UNITS inside qsort()'s comparison function,
+ *                           a C library frame below it: no sample there
+ *                           proves it safe (1)
+ *   rec-lazy handler UNITS  UNITS inside a SIGALRM handler: the signal
+ *                           frame is the C library's (1)
+ *   rec-lazy thread UNITS   UNITS in main, then pthread_create(), a safe
+ *                           point: 3 threads while it runs
+ */
+#include "rec.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void say_threads(void)
+{
+	printf("threads %d\n", threads());
+	fflush(stdout);
+}
+
+__attribute__((noinline)) static void start_hot(unsigned long units)
+{
+	REC_BURN(units, 1);
+}
+
+__attribute__((noinline)) static void child_hot(unsigned long units)
+{
+	REC_BURN(units, 2);
+}
+
+static unsigned long qsort_units;
+
+__attribute__((noinline)) static int qsort_hot(const void *a, const void *b)
+{
+	if (qsort_units) {
+		REC_BURN(qsort_units, 3);
+		qsort_units = 0;
+	}
+	return memcmp(a, b, sizeof(int));
+}
+
+static volatile unsigned long handler_units;
+
+__attribute__((noinline)) static void handler_hot(int sig)
+{
+	(void)sig;
+	REC_BURN(handler_units, 4);
+}
+
+__attribute__((noinline)) static void *thread_hot(void *units)
+{
+	REC_BURN((unsigned long)units, 5);
+	return NULL;
+}
+
+static int run_fork(const char *self, unsigned long units)
+{
+	pid_t quick = fork();
+	if (quick == 0) {
+		say_threads();
+		execl(self, self, "start", "0", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(quick, NULL, 0);
+	pid_t worker = fork();
+	if (worker == 0) {
+		child_hot(units);
+		say_threads();
+		_exit(0);
+	}
+	int st = 0;
+	waitpid(worker, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3)
+		return 2;
+	unsigned long units = strtoul(argv[2], NULL, 10);
+	if (strcmp(argv[1], "start") == 0) {
+		say_threads();
+		if (units) {
+			start_hot(units);
+			say_threads();
+		}
+	} else if (strcmp(argv[1], "fork") == 0) {
+		return run_fork(argv[0], units);
+	} else if (strcmp(argv[1], "qsort") == 0) {
+		int v[2] = {2, 1};
+		qsort_units = units;
+		qsort(v, 2, sizeof *v, qsort_hot);
+		say_threads();
+	} else if (strcmp(argv[1], "handler") == 0) {
+		handler_units = units;
+		signal(SIGALRM, handler_hot);
+		raise(SIGALRM);
+		say_threads();
+	} else if (strcmp(argv[1], "thread") == 0) {
+		start_hot(units);
+		pthread_t t;
+		if (pthread_create(&t, NULL, thread_hot, (void *)units) != 0)
+			return 1;
+		say_threads();
+		pthread_join(t, NULL);
+	} else {
+		return 2;
+	}
+	return 0;
+}
