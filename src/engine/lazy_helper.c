@@ -70,6 +70,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -78,7 +79,12 @@
  * millisecond at worst, 2% of this. */
 #define LAZY_CPU_NS (50 * 1000000LL)
 /* Frames walked for the proof: a deeper stack is not proved (yet). */
-#define LAZY_FRAMES 256
+#define LAZY_FRAMES 128
+/* The handler must run on the interrupted thread's own stack, within
+ * this distance below its stack pointer: on a signal stack of the
+ * program's (SA_ONSTACK), perhaps a few KiB, pthread_create() could
+ * overflow it. */
+#define LAZY_SAME_STACK ((uintptr_t)1 << 20)
 #define RANGES_MAX 16
 
 _Atomic int helper_lazy;
@@ -241,10 +247,25 @@ static int program_code(const uint64_t *pcs, uint32_t n)
 	return 1;
 }
 
+static int on_own_stack(const void *ucontext)
+{
+#if !defined(__x86_64__)
+	(void)ucontext;
+	return 0; /* and no walk there either (sample_walk_whole()) */
+#else
+	const ucontext_t *uc = ucontext;
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	return here < sp && sp - here < LAZY_SAME_STACK;
+#endif
+}
+
 void lazy_helper_sample(const void *uc)
 {
 	static __thread unsigned int calls __attribute__((tls_model("initial-exec")));
 	if ((++calls & 3) != 0) /* a try every fourth sample of a thread */
+		return;
+	if (!uc || !on_own_stack(uc))
 		return;
 	if ((pid_t)syscall(SYS_gettid) != atomic_load(&owner))
 		return;
