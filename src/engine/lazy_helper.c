@@ -62,6 +62,7 @@
  */
 #include "engine/engine.h"
 #include "engine/sampling.h"
+#include "engine/perf_trap.h"
 #include "unwind/unwind.h"
 
 #include <dlfcn.h>
@@ -166,20 +167,12 @@ static int ranges_usable(void)
 	return r > 0;
 }
 
-static long long thread_cpu_ns(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return -1;
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int defer(void)
 {
 	if (atomic_load(&blocked) || !atomic_load(&unwind_published) || !ranges_usable())
 		return -1;
 	threads_real_create(); /* resolved now, not in the handler */
-	long long now = thread_cpu_ns();
+	long long now = perf_trap_thread_ns(); /* -1 where not inline: no deferral */
 	if (now < 0)
 		return -1;
 	atomic_store(&owner, getpid());
@@ -269,7 +262,7 @@ void lazy_helper_sample(const void *uc)
 		return;
 	if ((pid_t)syscall(SYS_gettid) != atomic_load(&owner))
 		return;
-	long long now = thread_cpu_ns();
+	long long now = perf_trap_thread_ns();
 	if (now < 0 || now < atomic_load(&due_ns))
 		return;
 	uint64_t pcs[LAZY_FRAMES];
@@ -282,7 +275,7 @@ int lazy_helper_overdue(void)
 {
 	if (!atomic_load(&lazy_pending))
 		return 0;
-	long long now = thread_cpu_ns();
+	long long now = perf_trap_thread_ns();
 	return now >= 0 && now >= atomic_load(&due_ns);
 }
 

@@ -22,6 +22,8 @@
  *              For a ring table that wants stacks: unwind_published
  *              (IMMUTABLE, retired by the same handshake) and the
  *              interrupted stack, read by unwind.c under this contract.
+ *              sample_walk_whole() reads the same, after a sample, for
+ *              lazy_helper.c (which is not bound by this contract).
  *   Writes:    perf_trap_base[] of the event that signalled (only
  *              ever by its own thread's handler once it is enabled);
  *              the caller's counters (atomic, saturating), pcsample
@@ -43,7 +45,7 @@
  * nanoseconds, no call).  fault.c's SIGSEGV/SIGBUS handler, finding the
  * fault raised while sample_writing is set on this thread, jumps back
  * here; the table is then withdrawn so no later sample touches it.  The
- * stack walk re-arms the recovery point for itself (walk_stack()): a bad
+ * stack walk re-arms the recovery point for itself (walk_recovered()): a bad
  * stack costs that sample its callers, not the table.
  */
 #include "engine/sampling.h"
@@ -195,12 +197,11 @@ static unsigned char *ring_reserve(const struct ptable *t, uint32_t len, uint64_
  * here, and the outer one (record()'s) is put back after.  Returns the
  * number of words written, at most max + 1.
  */
-static __attribute__((noinline)) uint32_t walk_stack(const struct uw_table *ut,
-                                                     const void *ucontext, uint64_t *pcs,
-                                                     uint32_t max)
+static __attribute__((noinline)) enum uw_end walk_recovered(const struct uw_table *ut,
+                                                            const void *ucontext, uint64_t *pcs,
+                                                            uint32_t max, volatile uint32_t *n)
 {
 	const ucontext_t *uc = ucontext;
-	volatile uint32_t n = 0;
 	void *outer[5];
 	enum uw_end end;
 	for (int i = 0; i < 5; i++)
@@ -210,9 +211,18 @@ static __attribute__((noinline)) uint32_t walk_stack(const struct uw_table *ut,
 	else
 		end = unwind_walk(ut, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
 		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, &n);
+		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, n);
 	for (int i = 0; i < 5; i++)
 		sample_recover[i] = outer[i];
+	return end;
+}
+
+static uint32_t walk_stack(const struct uw_table *ut, const void *ucontext, uint64_t *pcs,
+                           uint32_t max)
+{
+	const ucontext_t *uc = ucontext;
+	volatile uint32_t n = 0;
+	enum uw_end end = walk_recovered(ut, ucontext, pcs, max, &n);
 	uint32_t k = n;
 	if (k == 0)
 		pcs[k++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -449,22 +459,6 @@ static unsigned long trap_weight(int fd)
 	return (unsigned long)w;
 }
 
-/* Whether pc lies in a module of the table (a binary search by lo). */
-static int in_table(const struct uw_table *ut, uintptr_t pc)
-{
-	size_t lo = 0, hi = ut->nmods;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pc < ut->mods[mid]->lo)
-			hi = mid;
-		else if (pc >= ut->mods[mid]->hi)
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * For lazy_helper.c, in this handler after a sample: the interrupted
  * stack into pcs[] (at most max frames), under the same in-flight
@@ -485,24 +479,13 @@ uint32_t sample_walk_whole(const void *uc, uint64_t *pcs, uint32_t max)
 	atomic_fetch_add(&profil_inflight, 1);
 	const struct uw_table *ut = atomic_load(&unwind_published);
 	if (ut && uc && !faults_blocked(uc)) {
-		void *outer[5];
-		for (int i = 0; i < 5; i++)
-			outer[i] = sample_recover[i];
 		volatile uint32_t got = 0;
-		enum uw_end end = UW_END_FAILED;
-		const ucontext_t *c = uc;
-		if (!__builtin_setjmp(sample_recover)) {
-			sample_writing = 1;
-			end = unwind_walk(ut, (uintptr_t)c->uc_mcontext.gregs[REG_RIP],
-			                  (uintptr_t)c->uc_mcontext.gregs[REG_RSP],
-			                  (uintptr_t)c->uc_mcontext.gregs[REG_RBP], pcs, max, &got);
-		}
+		sample_writing = 1; /* fault.c recovers a bad read (walk_recovered()) */
+		enum uw_end end = walk_recovered(ut, uc, pcs, max, &got);
 		sample_writing = 0;
-		for (int i = 0; i < 5; i++)
-			sample_recover[i] = outer[i];
 		n = end == UW_END_COMPLETE && !sample_abandon ? got : 0;
 		for (uint32_t k = 0; k < n; k++)
-			if (!in_table(ut, k ? pcs[k] - 1 : pcs[k]))
+			if (!unwind_covers(ut, k ? pcs[k] - 1 : pcs[k]))
 				n = 0;
 	}
 	atomic_fetch_sub(&profil_inflight, 1);

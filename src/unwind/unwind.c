@@ -148,6 +148,11 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
 	}
 }
 
+int unwind_covers(const struct uw_table *t, uintptr_t pc)
+{
+	return find_module(t, pc) != 0;
+}
+
 /* Steps f to its caller; returns 1 when f was the outermost frame,
  * -1 when it cannot be unwound, 0 on success. */
 static int step(const struct uw_table *t, struct frame *f, struct bounds *b)

@@ -148,6 +148,8 @@ enum uw_end {
 	UW_END_TRUNCATED = 1, /* max reached with frames left */
 	UW_END_FAILED = 2     /* a frame could not be unwound */
 };
+/* Whether pc lies in a module of t (signal context, as unwind_walk()). */
+HIDDEN int unwind_covers(const struct uw_table *t, uintptr_t pc);
 HIDDEN enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp,
                                uintptr_t bp, uint64_t *pcs, uint32_t max,
                                volatile uint32_t *n);
