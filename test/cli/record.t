@@ -757,8 +757,9 @@ row /reaped_hot +rec-wait$/ 2 >= 75
 # main thread is in the program's own code: not under a C library frame
 # (qsort's comparison function) nor in a signal handler (the C library's
 # signal frame), where the interrupted code may hold what pthread_create
-# needs; pthread_create itself is a safe point.  Before, every line said
-# one thread more, at once.
+# needs; pthread_create itself is a safe point, at once (`thread` makes
+# its thread before 50 ms: 2 threads without that call's deferral
+# ended).  Before, every line said one thread more, at once.
 $ profil record -o lz1.pprof $REC/rec-lazy start 40 && profil report lz1.pprof
 stdout /^threads 1$/
 stdout /^threads 2$/

@@ -16,8 +16,8 @@
  *                           proves it safe (1)
  *   rec-lazy handler UNITS  UNITS inside a SIGALRM handler: the signal
  *                           frame is the C library's (1)
- *   rec-lazy thread UNITS   UNITS in main, then pthread_create(), a safe
- *                           point: 3 threads while it runs
+ *   rec-lazy thread UNITS   pthread_create() at once, a safe point even
+ *                           before 50 ms: 3 threads; then UNITS in each
  */
 #include "rec.h"
 
@@ -127,11 +127,11 @@ int main(int argc, char **argv)
 		raise(SIGALRM);
 		say_threads();
 	} else if (strcmp(argv[1], "thread") == 0) {
-		start_hot(units);
-		pthread_t t;
+		pthread_t t; /* at once: before 50 ms, no sample would make it */
 		if (pthread_create(&t, NULL, thread_hot, (void *)units) != 0)
 			return 1;
 		say_threads();
+		start_hot(units);
 		pthread_join(t, NULL);
 	} else {
 		return 2;
