@@ -336,8 +336,9 @@ static void process_start(void)
 			agent_note_left(dir, "zygote", 0);
 		return;
 	}
-	/* The helper thread at the first safe point after 50 ms of CPU
-	 * time, not now (lazy_helper.c): most processes never need it. */
+	/* The helper thread at a safe point later (the program's first
+	 * pthread_create or dlclose, or a sample after 50 ms of CPU), not
+	 * now (lazy_helper.c): most processes never need it. */
 	atomic_store(&helper_lazy, 1);
 	if (start() != 0)
 		return;

@@ -227,9 +227,10 @@ HIDDEN void helper_files_own_table(void);
 HIDDEN int helper_file(enum helper_file which, const char *path, int flags);
 HIDDEN ssize_t helper_file_read(int fd, char *buf, size_t size);
 
-/* lazy_helper.c: the helper made at the first safe point after the
- * process has run a while, not at a start or fork (the agent only:
- * helper_lazy, set before its start).  sweeper_begin() starts it or
+/* lazy_helper.c: the helper made at the program's first pthread_create
+ * or dlclose, or at a safe sample once the process has run a while, not
+ * at a start or fork (the agent only: helper_lazy, set before its
+ * start).  sweeper_begin() starts it or
  * defers it; lazy_helper_now() makes a deferred one (a call that is not
  * async-signal-safe itself: pthread_create, dlclose); lazy_helper_sample()
  * tries after a sample while lazy_helper_pending() (signal context: the

@@ -12,15 +12,15 @@
  * thread on another CPU: 1.1 ms of a profiled /bin/true's 3 ms on a PVM
  * guest, 1.9 ms of a forked child that execs).  So, in the agent only
  * (helper_lazy), a start or a fork defers the helper (sweeper_begin()),
- * and it is made at the first safe point after the process has used
- * LAZY_CPU_NS of CPU time on its main thread:
+ * and it is made at the first safe point:
  *
  *   - a call that is itself not async-signal-safe, made by the program:
  *     pthread_create() (threads.c) and dlclose() (agent/modules.c), which
- *     make the helper first (lazy_helper_now());
- *   - a sample whose interrupted stack proves the thread is in the
- *     program's own code (lazy_helper_sample(), from dispatch() after the
- *     sample is recorded).
+ *     make the helper first, at any time (lazy_helper_now());
+ *   - once the main thread has used LAZY_CPU_NS of CPU time, a sample
+ *     whose interrupted stack proves the thread is in the program's own
+ *     code (lazy_helper_sample(), from dispatch() after the sample is
+ *     recorded).
  *
  * The proof.  pthread_create() from a signal handler is unsafe only
  * because the interrupted code may be inside the C library or the loader
