@@ -20,17 +20,23 @@
  * The stack walk has no unwind table there and follows the frame pointer,
  * as at any pc in no module (V8 keeps one).  In the helper thread
  * (tick()), and at exit() in a process that ran long enough to want a
- * helper but was never given one (lazy_helper.c: no sample of its main
- * thread proved a safe point, as when it runs such code all along).
+ * helper (LAZY_HELPER_CPU_NS, engine.h) but whose maps no sweep read:
+ * one never given a helper (no sample of its main thread proved a safe
+ * point, as when it runs such code all along), or given one too late for
+ * its first sweep (a sample proved one just before the program's last
+ * 100 ms).  Shorter processes skip the read: what a build's many short
+ * processes would pay for code they do not have.
  */
 #include "agent.h"
 #include "../src/engine/engine.h"
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -128,9 +134,13 @@ int aliases_match(const struct dl_phdr_info *info, const char *path,
 	return same_file(path, a);
 }
 
+/* Set once a read of the maps was made; read at exit. */
+static atomic_int maps_read;
+
 static void scan(void)
 {
 	char *maps = read_maps();
+	atomic_store(&maps_read, 1);
 	for (char *line = maps, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -150,8 +160,18 @@ void aliases_poll(void)
 		scan();
 }
 
+/* Whether the process used at least the CPU time after which it wants a
+ * helper. */
+static int ran_long(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec >= LAZY_HELPER_CPU_NS;
+}
+
 __attribute__((destructor)) static void aliases_at_exit(void)
 {
-	if (agent_running() && lazy_helper_overdue())
+	if (agent_running() && !atomic_load(&maps_read) && ran_long())
 		scan();
 }

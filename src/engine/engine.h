@@ -243,9 +243,12 @@ HIDDEN int sweeper_begin(void);
 HIDDEN void lazy_helper_now(void);
 HIDDEN void lazy_helper_sample(const void *uc);
 HIDDEN int lazy_helper_pending(void);
-/* Deferred still, past the CPU time at which it was wanted (the
- * calling thread's clock): exit() does what its first sweep would. */
-HIDDEN int lazy_helper_overdue(void);
+/* The main thread's CPU time after which a deferred helper is wanted:
+ * its first sweep comes 100 ms after it is made, and its making costs a
+ * millisecond at worst, 2% of this.  A process that used this much and
+ * whose helper never swept does at exit() what that sweep would
+ * (agent/aliases.c). */
+#define LAZY_HELPER_CPU_NS (50 * 1000000LL)
 HIDDEN void lazy_helper_clear(void);
 HIDDEN void lazy_helper_block(void);
 

@@ -17,7 +17,7 @@
  *   - a call that is itself not async-signal-safe, made by the program:
  *     pthread_create() (threads.c) and dlclose() (agent/modules.c), which
  *     make the helper first, at any time (lazy_helper_now());
- *   - once the main thread has used LAZY_CPU_NS of CPU time, a sample
+ *   - once the main thread has used LAZY_HELPER_CPU_NS of CPU time, a sample
  *     whose interrupted stack proves the thread is in the program's own
  *     code (lazy_helper_sample(), from dispatch() after the sample is
  *     recorded).
@@ -75,10 +75,6 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-/* Main-thread CPU time before the helper is wanted: the helper's first
- * sweep comes SWEEP_MS after it is made, and its making costs a
- * millisecond at worst, 2% of this. */
-#define LAZY_CPU_NS (50 * 1000000LL)
 /* Frames walked for the proof: a deeper stack is not proved (yet). */
 #define LAZY_FRAMES 128
 /* The handler must run on the interrupted thread's own stack, within
@@ -176,7 +172,7 @@ static int defer(void)
 	if (now < 0)
 		return -1;
 	atomic_store(&owner, getpid());
-	atomic_store(&due_ns, now + LAZY_CPU_NS);
+	atomic_store(&due_ns, now + LAZY_HELPER_CPU_NS);
 	atomic_store(&lazy_pending, 1);
 	return 0;
 }
@@ -269,14 +265,6 @@ void lazy_helper_sample(const void *uc)
 	uint32_t n = sample_walk_whole(uc, pcs, LAZY_FRAMES);
 	if (n && program_code(pcs, n))
 		make();
-}
-
-int lazy_helper_overdue(void)
-{
-	if (!atomic_load(&lazy_pending))
-		return 0;
-	long long now = perf_trap_thread_ns();
-	return now >= 0 && now >= atomic_load(&due_ns);
 }
 
 int lazy_helper_pending(void)

@@ -785,3 +785,14 @@ $ profil record -o lz5.pprof $REC/rec-lazy thread 40 && profil report lz5.pprof
 stdout /^threads 3$/
 row /start_hot +rec-lazy$/ 2 >= 35
 row /thread_hot +rec-lazy$/ 2 >= 35
+
+# A process whose helper a sample made after its first 50 ms, and which
+# ended within that helper's first 100 ms, had its maps read by no one:
+# its code run from a second mapping was all "[unknown]" (cli_record_87
+# failed so, once in a loaded CI run, when a rare sample in main's own
+# code made the helper 220 ms in).  A process past 50 ms of CPU whose
+# maps no sweep read reads them at exit() (agent/aliases.c).
+$ profil record -o al2.pprof $REC/rec-alias 12 12 && profil report al2.pprof
+stdout /^alias_hot at 0x[0-9a-f]+ and 0x[0-9a-f]+$/
+row /alias_hot +rec-alias$/ 2 >= 25
+row /main +rec-alias$/ 2 >= 25

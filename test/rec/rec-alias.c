@@ -4,10 +4,15 @@
  * range ("short builtin calls"): the loader knows the executable once,
  * at its own address, and nothing tells it of the second.
  *
- *   rec-alias UNITS      maps its text again (mmap of /proc/self/exe at
+ *   rec-alias UNITS [LEAD]
+ *                        maps its text again (mmap of /proc/self/exe at
  *                        the text's file offset) and runs alias_hot there
  *                        for UNITS of CPU time (rec.h); prints the two
- *                        addresses of alias_hot
+ *                        addresses of alias_hot.  With LEAD, first burns
+ *                        LEAD units in main's own code, where a sample
+ *                        makes the agent's helper once 50 ms are used:
+ *                        LEAD 12 and UNITS 12 end the process before that
+ *                        helper's first sweep
  *
  * alias_hot is a plain loop: no call and no data outside the text, so
  * that its copy runs as the original does.
@@ -59,6 +64,8 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *out)
 int main(int argc, char **argv)
 {
 	unsigned long units = argc > 1 ? strtoul(argv[1], NULL, 10) : 40;
+	unsigned long lead = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+	REC_BURN(lead, 0x51);
 	struct text t = {0, 0, 0};
 	dl_iterate_phdr(find_text, &t);
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
