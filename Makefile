@@ -53,7 +53,7 @@ REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
-              rec-seccomp rec-lazy)
+              rec-seccomp rec-lazy rec-pingpong)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -495,6 +495,9 @@ $(REC_T)/rec-wait: test/rec/rec-wait.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # filters its own system calls as Chromium's sandbox does: test/cli/record.t
 $(REC_T)/rec-seccomp: test/rec/rec-seccomp.c test/rec/rec.h | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $<
+# blocks and wakes at every exchange with its child: test/cli/record.t
+$(REC_T)/rec-pingpong: test/rec/rec-pingpong.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # when the agent makes its helper thread: test/cli/record.t
 $(REC_T)/rec-lazy: test/rec/rec-lazy.c test/rec/rec.h | $(REC_T)

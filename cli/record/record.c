@@ -204,39 +204,6 @@ static void signal_name(int sig, char *out, size_t cap)
 }
 
 /*
- * On timers, a command whose threads ran in turns shorter than a tick
- * (other work, or its own threads, competing for the CPUs) may have its
- * CPU time credited to the wrong functions: the kernel looks at a thread's
- * timer only at ticks that find it running, and turns the scheduler ends
- * between ticks (at system calls that update its accounting) leave their
- * time to the next tick that does (README, "On a busy machine";
- * bench/contention.sh: 0.33 of the samples for 0.50 of the time, at two
- * busy loops per CPU).  Turn length: the command's CPU time over its
- * involuntary context switches.  Compute that competes only with compute
- * is switched at ticks, in turns of a tick or more, and is not misled:
- * 3.9-4.0 ms with 4 and 8 busy loops per CPU here (tick 4 ms), against
- * 1.5-1.9 ms for a loop that reads its CPU clock; hence the threshold of
- * BUSY_TURN_TICKS.  Not below BUSY_MIN_CPU_S: too few samples to matter.
- */
-#define BUSY_MIN_CPU_S 0.2
-#define BUSY_TURN_TICKS 0.75
-static void busy_warning(const struct images *set, const struct rusage *ru, double cpu)
-{
-	struct timespec tick;
-	if (!set->n || strcmp(set->v[0].engine, "thread-cputime-timers") != 0 ||
-	    cpu < BUSY_MIN_CPU_S || ru->ru_nivcsw <= 0 ||
-	    clock_getres(CLOCK_MONOTONIC_COARSE, &tick) != 0)
-		return;
-	double turn = cpu / (double)ru->ru_nivcsw;
-	if (turn >= BUSY_TURN_TICKS * ((double)tick.tv_sec + tick.tv_nsec / 1e9))
-		return;
-	fprintf(stderr, "profil record: warning: the CPUs were busy (the command was preempted "
-	        "every %.1f ms of its CPU time): on timers, time may be credited to the wrong "
-	        "functions; PROFIL_ENGINE=perf is not misled, where perf events are allowed\n",
-	        turn * 1000);
-}
-
-/*
  * CPU time the kernel counted for the command's processes (the waited-for
  * ones) that no sample covers.  Some may be missing: each process's exit,
  * the kernel's teardown after the agent's last look (0.05-0.13 ms a
@@ -302,7 +269,7 @@ static void summary(const struct record_opts *o, const struct images *set,
 			        "(sampling: %d) by a raw system call, as Go's runtime does, leaving none "
 			        "free: it was not sampled after that\n",
 			        set->v[i].pid, set->v[i].comm, -set->v[i].signal);
-	busy_warning(set, ru, cpu);
+	record_engine_hints(set, ru, cpu);
 	uncovered_warning(o, set, procs, cpu, (double)(total + (int64_t)p->lost) / o->hz);
 	record_unnamed_code_hint(p);
 	if (!o->verbose || !set->n)

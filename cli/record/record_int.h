@@ -4,7 +4,8 @@
  * build.c turns them into a profile, cache.c says where files that
  * outlive a recording go (cachetrim.c bounds them), workdir.c makes and
  * cleans the rings' directory, traced.c reports the processes left alone
- * for a tracer, record.c ties them together.
+ * for a tracer, enginehint.c says when the engine fitted the command
+ * poorly, record.c ties them together.
  */
 #ifndef PROFIL_CLI_RECORD_INT_H
 #define PROFIL_CLI_RECORD_INT_H
@@ -84,5 +85,10 @@ uint64_t record_marker_location(struct profile *p, uint64_t marker);
 void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
                          uint32_t root, uint64_t root_ns, uint64_t root_children_ns);
 void record_unnamed_code_hint(const struct profile *p);
+
+/* enginehint.c: a line on stderr when the engine the command ran on
+ * fitted it poorly (preempted on timers, switching often on perf
+ * events); cpu is ru's CPU time in seconds. */
+void record_engine_hints(const struct images *set, const struct rusage *ru, double cpu);
 
 #endif

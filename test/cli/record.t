@@ -796,3 +796,22 @@ $ profil record -o al2.pprof $REC/rec-alias 12 12 && profil report al2.pprof
 stdout /^alias_hot at 0x[0-9a-f]+ and 0x[0-9a-f]+$/
 row /alias_hot +rec-alias$/ 2 >= 25
 row /main +rec-alias$/ 2 >= 25
+
+# A command that blocks and wakes very often pays, on perf events, for
+# every switch (the event's timer stopped and restarted: about 12 us a
+# switch on a PVM guest, a pipe ping-pong's round trip twice as dear) and
+# was told nothing; one line now says so and names the timers engine
+# (cli/record/enginehint.c).  Where perf events are refused the engine is
+# timers and the line is rightly absent
+$ profil record -v -o pp.pprof $REC/rec-pingpong 40
+stdout /^exchanges [0-9]+$/
+stderr /(note: the command blocked and woke [0-9]+ times a CPU second; on perf events|engine thread-cputime-timers)/
+
+# ... not on timers, which have no such cost
+$ PROFIL_ENGINE=timer profil record -o pt.pprof $REC/rec-pingpong 40
+stdout /^exchanges [0-9]+$/
+!stderr /blocked and woke/
+
+# ... nor for a command that computes
+$ profil record -o pc.pprof $REC/rec-prog threads 20
+!stderr /blocked and woke/
