@@ -32,11 +32,10 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -160,18 +159,11 @@ void aliases_poll(void)
 		scan();
 }
 
-/* Whether the process used at least the CPU time after which it wants a
- * helper. */
-static int ran_long(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec >= LAZY_HELPER_CPU_NS;
-}
-
 __attribute__((destructor)) static void aliases_at_exit(void)
 {
-	if (agent_running() && !atomic_load(&maps_read) && ran_long())
+	/* the exiting thread's CPU time, the main thread's as a rule: the
+	 * clock the helper's deferral goes by (lazy_helper.c) */
+	if (agent_running() && !atomic_load(&maps_read) &&
+	    account_cpu_now() >= LAZY_HELPER_CPU_NS)
 		scan();
 }

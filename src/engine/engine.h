@@ -245,8 +245,8 @@ HIDDEN void lazy_helper_sample(const void *uc);
 HIDDEN int lazy_helper_pending(void);
 /* The main thread's CPU time after which a deferred helper is wanted:
  * its first sweep comes 100 ms after it is made, and its making costs a
- * millisecond at worst, 2% of this.  A process that used this much and
- * whose helper never swept does at exit() what that sweep would
+ * millisecond at worst, 2% of this.  A process whose main thread used
+ * this much and whose maps no sweep read reads them at exit()
  * (agent/aliases.c). */
 #define LAZY_HELPER_CPU_NS (50 * 1000000LL)
 HIDDEN void lazy_helper_clear(void);
