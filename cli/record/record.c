@@ -215,7 +215,9 @@ static void signal_name(int sig, char *out, size_t cap)
  * with file capabilities (the loader drops LD_PRELOAD for them), or
  * started by a raw execve with an environment without it; or processes
  * whose agent could not write its ring file (another user's: it says so
- * itself, and cannot leave us a note in our directory).  (Samples lost
+ * itself, and cannot leave us a note in our directory); or a `profil
+ * record` run by the command, whose own command's processes it records
+ * (their agent is its: spawn.c).  (Samples lost
  * to a full ring count as covered: the summary gives their number.)  Not
  * said with
  * --no-children (children are unsampled by request), nor when processes
@@ -240,7 +242,8 @@ static void uncovered_warning(const struct record_opts *o, const struct images *
 	fprintf(stderr, "profil record: warning: the samples cover %.2f of the %.2f CPU s the "
 	        "command's processes used; the rest ran unsampled, in programs the agent cannot "
 	        "enter (statically linked, set-uid or with file capabilities, or started without "
-	        "LD_PRELOAD) or where it said it could not record\n", sampled, cpu);
+	        "LD_PRELOAD), where it said it could not record, or in a profil record run "
+	        "inside this one\n", sampled, cpu);
 }
 
 static double own_cpu(void)

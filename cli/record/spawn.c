@@ -91,13 +91,39 @@ int spawn_check(const char *cmd, int *status)
 	return 0;
 }
 
+/* Whether one LD_PRELOAD item (len bytes) is a profil agent: an outer
+ * recording's, when `profil record` runs inside another.  That agent
+ * would read the variables we set for our command and record into our
+ * directory too, beside ours, in the same processes (two agents sharing
+ * one signal, each taking the other's handler for the program's). */
+static int is_agent_item(const char *item, size_t len)
+{
+	static const char name[] = "libprofil-agent.so";
+	size_t n = sizeof name - 1;
+	return len >= n && memcmp(item + len - n, name, n) == 0 &&
+	       (len == n || item[len - n - 1] == '/');
+}
+
+/* The agent first, then the user's preloads without any other agent
+ * (items separated by colons or spaces, as the loader reads them). */
 static char *preload_value(const char *agent)
 {
 	const char *old = getenv("LD_PRELOAD");
 	size_t n = strlen(agent) + (old ? strlen(old) + 1 : 0) + 1;
 	char *v = malloc(n);
-	if (v)
-		snprintf(v, n, "%s%s%s", agent, old && *old ? ":" : "", old ? old : "");
+	if (!v)
+		return NULL;
+	size_t at = (size_t)snprintf(v, n, "%s", agent);
+	for (const char *p = old ? old : ""; *p;) {
+		size_t len = strcspn(p, ": ");
+		if (len && !is_agent_item(p, len)) {
+			v[at++] = ':';
+			memcpy(v + at, p, len);
+			at += len;
+		}
+		p += len + (p[len] != '\0');
+	}
+	v[at] = '\0';
 	return v;
 }
 
@@ -133,6 +159,8 @@ pid_t spawn_start(const struct record_opts *o, const char *agent, const char *di
 	setenv("PROFIL_HZ", hz, 1);
 	if (o->no_children)
 		setenv("PROFIL_RECORD_NOCHILD", "1", 1);
+	else /* an outer recording's, when we run inside one */
+		unsetenv("PROFIL_RECORD_NOCHILD");
 	if (o->unwind_cache)
 		setenv("PROFIL_UNWIND_CACHE", o->unwind_cache, 1);
 	else

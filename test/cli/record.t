@@ -815,3 +815,19 @@ stdout /^exchanges [0-9]+$/
 # ... nor for a command that computes
 $ profil record -o pc.pprof $REC/rec-prog threads 20
 !stderr /blocked and woke/
+
+# `profil record` inside another recording (a test suite that runs it,
+# a script profiled whole): the inner one kept the outer's
+# PROFIL_RECORD_NOCHILD, so with an outer --no-children its command's
+# children went unsampled ("1 process"); and an outer agent at another
+# path stayed in LD_PRELOAD beside the inner's, read the inner's
+# variables and sampled the same processes, the two agents taking each
+# other's signal handler (cli/record/spawn.c)
+$ profil record --no-children -o out1.pprof profil record -v -o in1.pprof sh -c '"$0" threads 10; "$0" threads 10' $REC/rec-prog
+stderr /3 processes, [0-9]+ threads, 0 lost -> in1\.pprof$/
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+
+$ mkdir -p other && cp "$(command -v profil)" "$(dirname "$(command -v profil)")/libprofil-agent.so" other/ && other/profil record -o out2.pprof profil record -v -o in2.pprof sh -c '"$0" threads 10; "$0" threads 10' $REC/rec-prog
+stderr /3 processes, [0-9]+ threads, 0 lost -> in2\.pprof$/
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+!stderr /took profil's signals/
