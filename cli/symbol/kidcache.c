@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #define MAGIC "PRFKID01"
@@ -51,22 +52,32 @@ struct parent {
 	uint64_t off, first, n, nkids;
 };
 
+/* A parent put in this recording, not in the file. */
 struct kept_parent {
 	uint64_t off, nkids;
 	size_t n;
 	struct sym_kept_span *spans;
 };
 
+/* What the file had is used where it is mapped (sym_keep_map): parents
+ * and spans as they lie there.  What this recording adds is beside it,
+ * and both are written together at the end. */
 struct sym_kept {
-	char *path;                  /* where it is kept */
-	struct kept_parent *parents; /* sorted by off */
+	char *path;                     /* where it is kept */
+	void *map;                      /* the file, or NULL */
+	size_t maplen;
+	const struct parent *fparents;  /* the file's, sorted by off */
+	size_t nfparents;
+	const struct sym_kept_span *fspans;
+	struct kept_parent *parents;    /* added, sorted by off */
 	size_t nparents, cap;
-	uint64_t *top;               /* sorted; valid when has_top */
+	const uint64_t *top;            /* sorted; valid when has_top */
+	uint64_t *own_top;              /* top when put here, else NULL */
 	size_t ntop;
 	int has_top, dirty;
 };
 
-/* The place of off in k->parents: where it is, or would go. */
+/* The place of off among the added parents: where it is, or would go. */
 static size_t parent_slot(const struct sym_kept *k, uint64_t off)
 {
 	size_t lo = 0, hi = k->nparents;
@@ -80,9 +91,30 @@ static size_t parent_slot(const struct sym_kept *k, uint64_t off)
 	return lo;
 }
 
+/* The file's record of off, or NULL. */
+static const struct parent *file_parent(const struct sym_kept *k, uint64_t off)
+{
+	size_t lo = 0, hi = k->nfparents;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->fparents[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < k->nfparents && k->fparents[lo].off == off ? &k->fparents[lo] : NULL;
+}
+
 int sym_kept_kids(const struct sym_kept *k, uint64_t parent, const struct sym_kept_span **spans,
                   size_t *n, uint64_t *nkids)
 {
+	const struct parent *f = file_parent(k, parent);
+	if (f) {
+		*spans = k->fspans + f->first;
+		*n = f->n;
+		*nkids = f->nkids;
+		return 1;
+	}
 	size_t i = parent_slot(k, parent);
 	if (i == k->nparents || k->parents[i].off != parent)
 		return 0;
@@ -96,7 +128,7 @@ void sym_kept_kids_put(struct sym_kept *k, uint64_t parent, const struct sym_kep
                        size_t n, uint64_t nkids)
 {
 	size_t i = parent_slot(k, parent);
-	if (i < k->nparents && k->parents[i].off == parent)
+	if (file_parent(k, parent) || (i < k->nparents && k->parents[i].off == parent))
 		return;
 	k->parents = prof_xgrow(k->parents, k->nparents, &k->cap, 16, sizeof *k->parents);
 	memmove(&k->parents[i + 1], &k->parents[i], (k->nparents - i) * sizeof *k->parents);
@@ -118,9 +150,9 @@ void sym_kept_top_put(struct sym_kept *k, const uint64_t *offs, size_t n)
 {
 	if (k->has_top)
 		return;
-	free(k->top); /* a file without the set still had an empty one */
-	k->top = prof_xcalloc(n ? n : 1, sizeof *offs);
-	memcpy(k->top, offs, n * sizeof *offs);
+	k->own_top = prof_xcalloc(n ? n : 1, sizeof *offs);
+	memcpy(k->own_top, offs, n * sizeof *offs);
+	k->top = k->own_top;
 	k->ntop = n;
 	k->has_top = 1;
 	k->dirty = 1;
@@ -138,53 +170,80 @@ static int spans_sane(const struct sym_kept_span *s, size_t n, uint64_t nkids)
 	return 1;
 }
 
-/* Reads the file's parents, spans and top set into k; 0 if bad. */
-static int read_body(struct sym_kept *k, const struct head *h, FILE *f)
+/* Whether the mapped file's parents, spans and top set hold together:
+ * each parent's spans follow the last's, parents and the top set in
+ * order.  One pass over the mapping, whose pages come from the page
+ * cache several at a fault. */
+static int body_sane(const struct head *h, const struct parent *ps,
+                     const struct sym_kept_span *spans, const uint64_t *top)
 {
-	struct parent *ps = prof_xcalloc(h->nparents ? h->nparents : 1, sizeof *ps);
-	struct sym_kept_span *spans = prof_xcalloc(h->nspans ? h->nspans : 1, sizeof *spans);
-	k->top = prof_xcalloc(h->ntop ? h->ntop : 1, sizeof *k->top);
-	int ok = fread(ps, sizeof *ps, h->nparents, f) == h->nparents &&
-	         fread(spans, sizeof *spans, h->nspans, f) == h->nspans &&
-	         fread(k->top, sizeof *k->top, h->ntop, f) == h->ntop && fgetc(f) == EOF;
 	uint64_t next = 0;
-	for (uint64_t i = 0; ok && i < h->nparents; i++) {
-		ok = ps[i].first == next && ps[i].n <= h->nspans - next && ps[i].nkids < LIMIT &&
-		     (!i || ps[i].off > ps[i - 1].off) && spans_sane(&spans[next], ps[i].n, ps[i].nkids);
-		next += ok ? ps[i].n : 0;
+	for (uint64_t i = 0; i < h->nparents; i++) {
+		if (ps[i].first != next || ps[i].n > h->nspans - next || ps[i].nkids >= LIMIT ||
+		    (i && ps[i].off <= ps[i - 1].off) || !spans_sane(&spans[next], ps[i].n, ps[i].nkids))
+			return 0;
+		next += ps[i].n;
 	}
-	ok = ok && next == h->nspans;
-	for (uint64_t i = 1; ok && i < h->ntop; i++)
-		ok = k->top[i] > k->top[i - 1];
-	for (uint64_t i = 0; ok && i < h->nparents; i++)
-		sym_kept_kids_put(k, ps[i].off, &spans[ps[i].first], ps[i].n, ps[i].nkids);
-	k->ntop = h->ntop;
-	k->has_top = h->has_top == 1;
-	free(ps);
-	free(spans);
-	return ok && h->has_top <= 1 && (h->has_top || !h->ntop);
+	for (uint64_t i = 1; i < h->ntop; i++)
+		if (top[i] <= top[i - 1])
+			return 0;
+	return next == h->nspans && h->has_top <= 1 && (h->has_top || !h->ntop);
 }
 
 static int from_file(struct sym_kept *k)
 {
-	FILE *f = fopen(k->path, "rbe");
-	if (!f)
+	size_t len;
+	char *m = sym_keep_map(k->path, sizeof(struct head), &len);
+	if (!m)
 		return 0;
 	struct head h;
-	struct stat st;
 	char version[16];
 	sym_libdw_version(version);
-	int ok = fstat(fileno(f), &st) == 0 && fread(&h, sizeof h, 1, f) == 1 &&
-	         memcmp(h.magic, MAGIC, 8) == 0 && memcmp(h.libdw, version, 16) == 0 &&
+	memcpy(&h, m, sizeof h);
+	int ok = memcmp(h.magic, MAGIC, 8) == 0 && memcmp(h.libdw, version, 16) == 0 &&
 	         h.nparents < LIMIT && h.nspans < LIMIT && h.ntop < LIMIT;
-	/* the counts must add up to the file's size before anything is
-	 * allocated by them: a damaged file must not ask for gigabytes */
-	ok = ok && (uint64_t)st.st_size == sizeof h + h.nparents * sizeof(struct parent) +
-	                                   h.nspans * sizeof(struct sym_kept_span) +
-	                                   h.ntop * sizeof(uint64_t);
-	ok = ok && read_body(k, &h, f);
-	fclose(f);
-	return ok;
+	/* the counts must add up to the file's size before any is used */
+	ok = ok && (uint64_t)len == sizeof h + h.nparents * sizeof(struct parent) +
+	                            h.nspans * sizeof(struct sym_kept_span) +
+	                            h.ntop * sizeof(uint64_t);
+	const struct parent *ps = (const struct parent *)(m + sizeof h);
+	const struct sym_kept_span *spans = (const struct sym_kept_span *)(ps + (ok ? h.nparents : 0));
+	const uint64_t *top = (const uint64_t *)(spans + (ok ? h.nspans : 0));
+	if (!ok || !body_sane(&h, ps, spans, top)) {
+		munmap(m, len);
+		return 0;
+	}
+	k->map = m;
+	k->maplen = len;
+	k->fparents = ps;
+	k->nfparents = h.nparents;
+	k->fspans = spans;
+	k->top = top;
+	k->ntop = h.ntop;
+	k->has_top = h.has_top == 1;
+	return 1;
+}
+
+/* The parents of the file and those added, merged by offset: each call
+ * gives the next one's spans and its record (first left to the caller). */
+struct merged {
+	const struct sym_kept *k;
+	size_t fi, ai; /* next of the file's, next of the added */
+};
+
+static const struct sym_kept_span *next_parent(struct merged *m, struct parent *rec)
+{
+	const struct sym_kept *k = m->k;
+	int file = m->fi < k->nfparents &&
+	           (m->ai == k->nparents || k->fparents[m->fi].off < k->parents[m->ai].off);
+	if (file) {
+		const struct parent *f = &k->fparents[m->fi++];
+		*rec = (struct parent){f->off, 0, f->n, f->nkids};
+		return k->fspans + f->first;
+	}
+	const struct kept_parent *a = &k->parents[m->ai++];
+	*rec = (struct parent){a->off, 0, a->n, a->nkids};
+	return a->spans;
 }
 
 static void to_file(const struct sym_kept *k)
@@ -193,36 +252,32 @@ static void to_file(const struct sym_kept *k)
 	FILE *f = sym_keep_open(k->path, tmp, sizeof tmp);
 	if (!f)
 		return;
-	struct head h = {.magic = MAGIC, .nparents = k->nparents, .ntop = k->ntop,
+	size_t total = k->nfparents + k->nparents;
+	struct head h = {.magic = MAGIC, .nparents = total, .ntop = k->ntop,
 	                 .has_top = (uint64_t)k->has_top};
 	sym_libdw_version(h.libdw);
-	for (size_t i = 0; i < k->nparents; i++)
-		h.nspans += k->parents[i].n;
+	struct merged m = {k, 0, 0};
+	struct parent rec;
+	for (size_t i = 0; i < total; i++) {
+		next_parent(&m, &rec);
+		h.nspans += rec.n;
+	}
 	int ok = fwrite(&h, sizeof h, 1, f) == 1;
 	uint64_t first = 0;
-	for (size_t i = 0; ok && i < k->nparents; i++) {
-		const struct kept_parent *p = &k->parents[i];
-		struct parent rec = {p->off, first, p->n, p->nkids};
+	m = (struct merged){k, 0, 0};
+	for (size_t i = 0; ok && i < total; i++) {
+		next_parent(&m, &rec);
+		rec.first = first;
 		ok = fwrite(&rec, sizeof rec, 1, f) == 1;
-		first += p->n;
+		first += rec.n;
 	}
-	for (size_t i = 0; ok && i < k->nparents; i++)
-		ok = fwrite(k->parents[i].spans, sizeof *k->parents[i].spans, k->parents[i].n, f) ==
-		     k->parents[i].n;
+	m = (struct merged){k, 0, 0};
+	for (size_t i = 0; ok && i < total; i++) {
+		const struct sym_kept_span *spans = next_parent(&m, &rec);
+		ok = fwrite(spans, sizeof *spans, rec.n, f) == rec.n;
+	}
 	ok = ok && fwrite(k->top, sizeof *k->top, k->ntop, f) == k->ntop;
 	sym_keep_close(f, tmp, k->path, ok);
-}
-
-static void clear(struct sym_kept *k)
-{
-	for (size_t i = 0; i < k->nparents; i++)
-		free(k->parents[i].spans);
-	free(k->parents);
-	free(k->top);
-	k->parents = NULL;
-	k->top = NULL;
-	k->nparents = k->cap = k->ntop = 0;
-	k->has_top = 0;
 }
 
 struct sym_kept *sym_kept_load(Dwarf_Die *cu, const char *build_id)
@@ -235,9 +290,7 @@ struct sym_kept *sym_kept_load(Dwarf_Die *cu, const char *build_id)
 		return NULL; /* nowhere to keep them: built in each recording */
 	struct sym_kept *k = prof_xcalloc(1, sizeof *k);
 	k->path = sym_strdup(path);
-	if (!from_file(k))
-		clear(k); /* none, or not to be trusted: built anew */
-	k->dirty = 0;
+	from_file(k); /* none, or not to be trusted: built anew */
 	return k;
 }
 
@@ -254,7 +307,12 @@ void sym_kept_free(void *p)
 		if (dir)
 			to_file(k);
 	}
-	clear(k);
+	for (size_t i = 0; i < k->nparents; i++)
+		free(k->parents[i].spans);
+	free(k->parents);
+	free(k->own_top);
+	if (k->map)
+		munmap(k->map, k->maplen);
 	free(k->path);
 	free(k);
 }

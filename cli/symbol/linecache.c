@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,11 +57,15 @@ struct head {
 	uint64_t ntable, nnames, nspans, nbytes;
 };
 
+/* A kept file is used where it is mapped (sym_keep_map); one built from
+ * libdw owns its three arrays. */
 struct sym_cu_lines {
 	struct head h;
-	const char **names;   /* nnames; NULL entries: libdw had none */
-	struct span *spans;   /* by address */
-	char *bytes;          /* the strings names point into */
+	const uint64_t *offs;     /* nnames; offsets into bytes, NO_NAME: none */
+	const struct span *spans; /* nspans, by address */
+	const char *bytes;        /* the strings, each NUL-terminated */
+	void *map;                /* the file, or NULL: the arrays are ours */
+	size_t maplen;
 };
 
 void sym_cu_lines_free(void *p)
@@ -68,10 +73,20 @@ void sym_cu_lines_free(void *p)
 	struct sym_cu_lines *l = p;
 	if (!l)
 		return;
-	free(l->names);
-	free(l->spans);
-	free(l->bytes);
+	if (l->map) {
+		munmap(l->map, l->maplen);
+	} else {
+		free((void *)l->offs);
+		free((void *)l->spans);
+		free((void *)l->bytes);
+	}
 	free(l);
+}
+
+/* Name idx (checked on loading: an offset into bytes, or none). */
+static const char *name_at(const struct sym_cu_lines *l, uint64_t idx)
+{
+	return idx < l->h.nnames && l->offs[idx] != NO_NAME ? l->bytes + l->offs[idx] : NULL;
 }
 
 int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **file, int *line)
@@ -85,28 +100,30 @@ int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **fi
 			hi = mid;
 	}
 	const struct span *s = lo ? &l->spans[lo - 1] : NULL;
-	if (!s || !s->name || !l->names[s->name - 1])
+	const char *name = s && s->name ? name_at(l, s->name - 1) : NULL;
+	if (!name)
 		return 0;
-	*file = l->names[s->name - 1];
+	*file = name;
 	*line = s->line;
 	return 1;
 }
 
 const char *sym_cu_lines_file(const struct sym_cu_lines *l, uint64_t idx)
 {
-	return idx < l->h.ntable ? l->names[idx] : NULL;
+	return idx < l->h.ntable ? name_at(l, idx) : NULL;
 }
 
-/* Points names at the string block; 0 when an offset or the block is bad. */
-static int place_names(struct sym_cu_lines *l, const uint64_t *offs)
+/* Whether the arrays hold together: strings terminated, every offset in
+ * the block, every span's name an index, spans in address order.  One
+ * pass over a mapping of a few hundred KB: its pages come from the page
+ * cache several at a fault. */
+static int sane(const struct sym_cu_lines *l)
 {
 	if (l->h.nbytes && l->bytes[l->h.nbytes - 1] != '\0')
 		return 0;
-	for (uint64_t i = 0; i < l->h.nnames; i++) {
-		if (offs[i] != NO_NAME && offs[i] >= l->h.nbytes)
+	for (uint64_t i = 0; i < l->h.nnames; i++)
+		if (l->offs[i] != NO_NAME && l->offs[i] >= l->h.nbytes)
 			return 0;
-		l->names[i] = offs[i] == NO_NAME ? NULL : l->bytes + offs[i];
-	}
 	for (uint64_t i = 0; i < l->h.nspans; i++)
 		if (l->spans[i].name > l->h.nnames ||
 		    (i && l->spans[i].addr <= l->spans[i - 1].addr))
@@ -116,34 +133,28 @@ static int place_names(struct sym_cu_lines *l, const uint64_t *offs)
 
 static struct sym_cu_lines *from_file(const char *path)
 {
-	FILE *f = fopen(path, "rbe");
-	if (!f)
+	size_t len;
+	char *m = sym_keep_map(path, sizeof(struct head), &len);
+	if (!m)
 		return NULL;
 	struct sym_cu_lines *l = prof_xcalloc(1, sizeof *l);
-	uint64_t *offs = NULL;
 	char version[16];
 	sym_libdw_version(version);
-	struct stat st;
-	int ok = fstat(fileno(f), &st) == 0 && fread(&l->h, sizeof l->h, 1, f) == 1 &&
-	         memcmp(l->h.magic, MAGIC, 8) == 0 && memcmp(l->h.libdw, version, 16) == 0 &&
+	memcpy(&l->h, m, sizeof l->h);
+	l->map = m;
+	l->maplen = len;
+	int ok = memcmp(l->h.magic, MAGIC, 8) == 0 && memcmp(l->h.libdw, version, 16) == 0 &&
 	         l->h.ntable <= l->h.nnames && l->h.nnames < LIMIT && l->h.nspans < LIMIT &&
 	         l->h.nbytes < LIMIT;
-	/* the counts must add up to the file's size before anything is
-	 * allocated by them: a damaged file must not ask for gigabytes */
-	ok = ok && (uint64_t)st.st_size == sizeof l->h + l->h.nnames * sizeof *offs +
-	                                   l->h.nspans * sizeof *l->spans + l->h.nbytes;
+	/* the counts must add up to the file's size before any is used */
+	ok = ok && (uint64_t)len == sizeof l->h + l->h.nnames * sizeof *l->offs +
+	                            l->h.nspans * sizeof *l->spans + l->h.nbytes;
 	if (ok) {
-		offs = prof_xcalloc(l->h.nnames, sizeof *offs);
-		l->names = prof_xcalloc(l->h.nnames, sizeof *l->names);
-		l->spans = prof_xcalloc(l->h.nspans, sizeof *l->spans);
-		l->bytes = prof_xcalloc(l->h.nbytes, 1);
-		ok = fread(offs, sizeof *offs, l->h.nnames, f) == l->h.nnames &&
-		     fread(l->spans, sizeof *l->spans, l->h.nspans, f) == l->h.nspans &&
-		     fread(l->bytes, 1, l->h.nbytes, f) == l->h.nbytes && fgetc(f) == EOF &&
-		     place_names(l, offs);
+		l->offs = (const uint64_t *)(m + sizeof l->h);
+		l->spans = (const struct span *)(l->offs + l->h.nnames);
+		l->bytes = (const char *)(l->spans + l->h.nspans);
+		ok = sane(l);
 	}
-	fclose(f);
-	free(offs);
 	if (!ok) {
 		sym_cu_lines_free(l);
 		return NULL;
@@ -157,13 +168,10 @@ static void to_file(const struct sym_cu_lines *l, const char *path)
 	FILE *f = sym_keep_open(path, tmp, sizeof tmp);
 	if (!f)
 		return;
-	int ok = fwrite(&l->h, sizeof l->h, 1, f) == 1;
-	for (uint64_t i = 0; ok && i < l->h.nnames; i++) {
-		uint64_t off = l->names[i] ? (uint64_t)(l->names[i] - l->bytes) : NO_NAME;
-		ok = fwrite(&off, sizeof off, 1, f) == 1;
-	}
-	ok = ok && fwrite(l->spans, sizeof *l->spans, l->h.nspans, f) == l->h.nspans &&
-	     fwrite(l->bytes, 1, l->h.nbytes, f) == l->h.nbytes;
+	int ok = fwrite(&l->h, sizeof l->h, 1, f) == 1 &&
+	         fwrite(l->offs, sizeof *l->offs, l->h.nnames, f) == l->h.nnames &&
+	         fwrite(l->spans, sizeof *l->spans, l->h.nspans, f) == l->h.nspans &&
+	         fwrite(l->bytes, 1, l->h.nbytes, f) == l->h.nbytes;
 	sym_keep_close(f, tmp, path, ok);
 }
 
@@ -325,14 +333,18 @@ static struct sym_cu_lines *finish(struct builder *b, size_t ntable)
 	l->h.nspans = b->nspans;
 	for (size_t i = 0; i < b->nnames; i++)
 		l->h.nbytes += b->names[i] ? strlen(b->names[i]) + 1 : 0;
-	l->bytes = prof_xcalloc(l->h.nbytes, 1);
-	l->names = prof_xcalloc(b->nnames, sizeof *l->names);
-	char *at = l->bytes;
-	for (size_t i = 0; i < b->nnames; i++)
+	char *bytes = prof_xcalloc(l->h.nbytes ? l->h.nbytes : 1, 1);
+	uint64_t *offs = prof_xcalloc(b->nnames ? b->nnames : 1, sizeof *offs);
+	size_t at = 0;
+	for (size_t i = 0; i < b->nnames; i++) {
+		offs[i] = b->names[i] ? at : NO_NAME;
 		if (b->names[i]) {
-			l->names[i] = strcpy(at, b->names[i]);
-			at += strlen(at) + 1;
+			strcpy(bytes + at, b->names[i]);
+			at += strlen(b->names[i]) + 1;
 		}
+	}
+	l->bytes = bytes;
+	l->offs = offs;
 	l->spans = b->spans;
 	b->spans = NULL;
 	return l;

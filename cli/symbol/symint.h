@@ -134,6 +134,13 @@ int sym_zcache_make_dir(void);
  * it to path, else removes it: 0 when path is the new file, else -1. */
 FILE *sym_keep_open(const char *path, char *tmp, size_t size);
 int sym_keep_close(FILE *f, const char *tmp, const char *path, int ok);
+/* A kept file mapped read-only, whole (its size into *size), when it is
+ * a regular file of min bytes or more; else NULL.  Mapped, not read: only
+ * the pages used are brought in, from the page cache, with no copy (a
+ * recording of a Python program read 4.5 MB of kept files into fresh
+ * heap each time, a fault a page where faults are dear).  Kept files are
+ * replaced by rename, never rewritten in place, so a mapping stays whole. */
+void *sym_keep_map(const char *path, size_t min, size_t *size);
 /* libdw's version, NUL padded, as the kept files record it: a file made
  * by another version is rebuilt (its answers are that version's). */
 void sym_libdw_version(char out[16]);

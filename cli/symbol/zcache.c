@@ -27,7 +27,9 @@
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,6 +162,23 @@ int sym_keep_close(FILE *f, const char *tmp, const char *path, int ok)
 		return -1;
 	}
 	return 0;
+}
+
+void *sym_keep_map(const char *path, size_t min, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	void *m = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= min &&
+	    st.st_size > 0) {
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		m = m == MAP_FAILED ? NULL : m;
+	}
+	close(fd);
+	*size = m ? (size_t)st.st_size : 0;
+	return m;
 }
 
 /* Writes in's decompressed copy to path, through a temporary name. */
