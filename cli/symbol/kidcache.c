@@ -12,9 +12,9 @@
  * change for one build, so the first recording that builds one keeps it
  * beside the CU's line answers (linecache.c), as
  * "<key>.kids/<CU offset in hex>" (key: build-id and .debug_info size,
- * image.c's dwarf_key()); later recordings read that, and a
- * recording that builds more of one CU's indexes writes the file again
- * with them added.
+ * image.c's dwarf_key()); later recordings map that and use it in place
+ * (checked whole first), and a recording that builds more of one CU's
+ * indexes writes the file again with them added.
  *
  * What is kept is what the walk gave: per parent DIE (by offset), its
  * children's ranges [lo, hi) in the walk's order (kid: the child's place

@@ -12,7 +12,8 @@
  * libdw answered for it, beside the decompressed debuginfo and the CU
  * ranges (zcache.c's directory, cuindex.c), as
  * "<key>.lines/<CU offset in hex>" (key: build-id and .debug_info size,
- * image.c's dwarf_key()); later recordings read that.
+ * image.c's dwarf_key()); later recordings map that and use it in place
+ * (checked whole first: a few hundred KB for ceval.c).
  *
  * What is kept is libdw's own answer, not our reading of the rows: for
  * each distinct row address a, dwarf_getsrc_die() at a and at a + 1 (a
