@@ -36,12 +36,10 @@
  */
 #include "symtab_int.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define MAGIC "PRFSYM01"
 #define LIMIT (1ull << 32) /* of any count: a file claiming more is bad */
@@ -157,23 +155,14 @@ static void point_into(struct sym_symtab *t, char *m, const struct head *h)
 /* The mapping of path when its header is the one expected; else NULL. */
 static char *map_checked(const char *path, const struct head *want, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0)
-		return NULL;
-	char *m = NULL;
-	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= sizeof *want) {
-		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		m = m == MAP_FAILED ? NULL : m;
-	}
-	close(fd);
+	char *m = sym_keep_map(path, sizeof *want, size);
 	const struct head *h = (const struct head *)m;
 	if (m && (memcmp(h, want, offsetof(struct head, plain)) != 0 || h->plain > 1 ||
-	          h->two_passes > 1 || claimed_size(h) != (uint64_t)st.st_size)) {
-		munmap(m, (size_t)st.st_size);
+	          h->two_passes > 1 || claimed_size(h) != (uint64_t)*size)) {
+		munmap(m, *size);
 		m = NULL;
+		*size = 0;
 	}
-	*size = m ? (size_t)st.st_size : 0;
 	return m;
 }
 
