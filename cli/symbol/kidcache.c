@@ -33,6 +33,7 @@
 #include "symint.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,13 +78,16 @@ struct sym_kept {
 	int has_top, dirty;
 };
 
-/* The place of off among the added parents: where it is, or would go. */
-static size_t parent_slot(const struct sym_kept *k, uint64_t off)
+/* The place of off in an array of n records of stride bytes, each
+ * starting with its offset, sorted by it: where it is, or would go. */
+static size_t off_slot(const void *v, size_t n, size_t stride, uint64_t off)
 {
-	size_t lo = 0, hi = k->nparents;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (k->parents[mid].off < off)
+		uint64_t at;
+		memcpy(&at, (const char *)v + mid * stride, sizeof at);
+		if (at < off)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -91,18 +95,20 @@ static size_t parent_slot(const struct sym_kept *k, uint64_t off)
 	return lo;
 }
 
+_Static_assert(offsetof(struct parent, off) == 0 && offsetof(struct kept_parent, off) == 0,
+               "off_slot() reads a record's offset at its start");
+
+/* The place of off among the added parents. */
+static size_t parent_slot(const struct sym_kept *k, uint64_t off)
+{
+	return off_slot(k->parents, k->nparents, sizeof *k->parents, off);
+}
+
 /* The file's record of off, or NULL. */
 static const struct parent *file_parent(const struct sym_kept *k, uint64_t off)
 {
-	size_t lo = 0, hi = k->nfparents;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->fparents[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < k->nfparents && k->fparents[lo].off == off ? &k->fparents[lo] : NULL;
+	size_t i = off_slot(k->fparents, k->nfparents, sizeof *k->fparents, off);
+	return i < k->nfparents && k->fparents[i].off == off ? &k->fparents[i] : NULL;
 }
 
 int sym_kept_kids(const struct sym_kept *k, uint64_t parent, const struct sym_kept_span **spans,
