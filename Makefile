@@ -458,7 +458,8 @@ $(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
 	    -DSYM_SRCDIR='"$(abspath test/sym)"' -o $@ $(SYM_TEST_SRC) \
 	    $(SYM_SRC) cli/model/profile.c $(CLI_LIBS) $(LDFLAGS)
 
-check-symbols: $(SYMTEST) $(SYM_FILES)
+# libprofil.so is one of the modules the line and DIE caches are checked on
+check-symbols: $(SYMTEST) $(SYM_FILES) $(BUILD)/libprofil.so
 	$(SYMTEST) $(SYM_TESTS)
 
 # Programs `profil record` tests profile (test/rec/): PIE and non-PIE, a
