@@ -103,12 +103,13 @@ static uint64_t jit_location(struct profile *p, const struct image *im, struct j
                              uint64_t pc)
 {
 	if (!j->tried) {
-		char why[128];
+		char why[128], path[128];
 		j->tried = 1;
-		j->map = sym_perfmap_load(im->pid, im->start_ns, why, sizeof why);
+		j->map = sym_perfmap_load(im->pid, im->ns_pid, im->start_ns, path, sizeof path, why,
+		                          sizeof why);
 		if (!j->map && why[0])
-			fprintf(stderr, "profil record: ignoring /tmp/perf-%u.map: %s; the code it "
-			        "names is reported by address\n", (unsigned)im->pid, why);
+			fprintf(stderr, "profil record: ignoring %s: %s; the code it names is reported "
+			        "by address\n", path, why);
 	}
 	struct sym_perfmap_entry *e = sym_perfmap_find(j->map, pc);
 	if (!e)

@@ -18,6 +18,9 @@
  * the JIT's own text: control characters become '?', so that a report
  * printed on a terminal cannot be made to send it escape sequences.
  *
+ * A process of another PID namespace writes /tmp/perf-<its pid there>.map
+ * (candidate(), below).
+ *
  * Overlaps: a JIT reuses the addresses of code it freed, and writes the
  * new code's line later in the file: the later line wins (reach.c's
  * intervals, each with its line's index).
@@ -118,10 +121,10 @@ static void read_entries(struct sym_perfmap *pm, FILE *f)
 		prof_oom();
 }
 
-struct sym_perfmap *sym_perfmap_load(uint32_t pid, int64_t start_ns, char *why, size_t whylen)
+/* The map at path, when there is one: its descriptor, or -1 with why
+ * said (empty when there is no such file). */
+static int open_map(const char *path, int64_t start_ns, char *why, size_t whylen)
 {
-	char path[64];
-	snprintf(path, sizeof path, PERFMAP_DIR "/perf-%" PRIu32 ".map", pid);
 	why[0] = '\0';
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
@@ -129,11 +132,45 @@ struct sym_perfmap *sym_perfmap_load(uint32_t pid, int64_t start_ns, char *why, 
 			snprintf(why, whylen, "a symbolic link");
 		else if (errno != ENOENT)
 			snprintf(why, whylen, "%s", strerror(errno));
-		return NULL;
+		return -1;
 	}
-	FILE *f = trusted(fd, start_ns, why, whylen) ? fdopen(fd, "r") : NULL;
-	if (!f) {
+	if (!trusted(fd, start_ns, why, whylen)) {
 		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A process of another PID namespace (an unshare --pid, bwrap or build
+ * sandbox) names its map by the pid it has there: looked for in its own
+ * /tmp through /proc/PID/root while it still runs, else in ours, which
+ * most sandboxes share.  (Two such processes with one pid in one /tmp
+ * write the same file: the JITs' own conflict, which perf has too.)
+ */
+static int candidate(int i, uint32_t pid, uint32_t ns_pid, char *path, size_t size)
+{
+	if (i == 0)
+		return snprintf(path, size, PERFMAP_DIR "/perf-%" PRIu32 ".map", pid) < (int)size;
+	if (!ns_pid || ns_pid == pid)
+		return 0;
+	if (i == 1)
+		return snprintf(path, size, "/proc/%" PRIu32 "/root" PERFMAP_DIR "/perf-%" PRIu32 ".map",
+		                pid, ns_pid) < (int)size;
+	return i == 2 && snprintf(path, size, PERFMAP_DIR "/perf-%" PRIu32 ".map", ns_pid) < (int)size;
+}
+
+struct sym_perfmap *sym_perfmap_load(uint32_t pid, uint32_t ns_pid, int64_t start_ns,
+                                     char *path, size_t pathlen, char *why, size_t whylen)
+{
+	int fd = -1;
+	why[0] = '\0';
+	for (int i = 0; fd < 0 && !why[0] && candidate(i, pid, ns_pid, path, pathlen); i++)
+		fd = open_map(path, start_ns, why, whylen);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	struct sym_perfmap *pm = prof_xcalloc(1, sizeof *pm);

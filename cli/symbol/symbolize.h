@@ -74,9 +74,11 @@ int symbolize_profile(struct profile *p, const struct sym_options *opt, char *er
 /*
  * A process's /tmp/perf-PID.map: the names a JIT gave the code it made
  * (perfmap.c says which JITs write one and which files are trusted).
- * sym_perfmap_load(): the map of process pid, started at start_ns
- * (CLOCK_REALTIME; 0 if unknown); NULL when there is none (why is "") or
- * it is not trusted or cannot be read (why says so, in a few words).
+ * sym_perfmap_load(): the map of process pid (ns_pid: its pid in a PID
+ * namespace not ours, or 0), started at start_ns (CLOCK_REALTIME; 0 if
+ * unknown), the file's path into path; NULL when there is none (why is
+ * "") or it is not trusted or cannot be read (why says so, in a few
+ * words, of the file path names).
  * sym_perfmap_find(): the function whose code holds pc, of the lines
  * naming it the last written; NULL.
  */
@@ -86,7 +88,8 @@ struct sym_perfmap_entry {
 	uint64_t mapping_id;   /* the caller's: 0 when loaded */
 };
 struct sym_perfmap;
-struct sym_perfmap *sym_perfmap_load(uint32_t pid, int64_t start_ns, char *why, size_t whylen);
+struct sym_perfmap *sym_perfmap_load(uint32_t pid, uint32_t ns_pid, int64_t start_ns,
+                                     char *path, size_t pathlen, char *why, size_t whylen);
 const char *sym_perfmap_path(const struct sym_perfmap *pm);
 struct sym_perfmap_entry *sym_perfmap_find(struct sym_perfmap *pm, uint64_t pc);
 void sym_perfmap_free(struct sym_perfmap *pm);

@@ -831,3 +831,12 @@ $ mkdir -p other && cp "$(command -v profil)" "$(dirname "$(command -v profil)")
 stderr /3 processes, [0-9]+ threads, 0 lost -> in2\.pprof$/
 stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
 !stderr /took profil's signals/
+
+# A JIT in a PID namespace of its own names its map by the pid it has
+# there (/tmp/perf-1.map here), which the recorder did not look for: its
+# code was all unnamed addresses (cli/symbol/perfmap.c)
+$ profil record -o jn.pprof unshare -r --fork --pid --mount-proc $REC/rec-jit 60 >out && profil report jn.pprof; rm -f /tmp/perf-1.map
+needs unshare
+row /jit_spin +perf-1\.map$/ 2 >= 30
+row /main_hot +rec-jit$/ 2 >= 30
+!stderr /ignoring/
