@@ -71,6 +71,10 @@ TEST_IMPL(masked_weight_written_later)
 	sigaddset(&faults, SIGBUS);
 	double c0 = cpu_thread();
 	pthread_sigmask(SIG_BLOCK, &faults, &old);
+	/* A sample may land between profil() and the block (once in a CI
+	 * run under ASan, whose interceptors make that stretch longer): it
+	 * is written, rightly; only what comes after the block is held. */
+	unsigned short before_mask = *(volatile unsigned short *)&counter[0];
 	burn(0.4);
 	/* Read before unblocking: a sample landing just after the unblock
 	 * writes the held weight at once (seen once under ASan, whose
@@ -82,10 +86,11 @@ TEST_IMPL(masked_weight_written_later)
 	struct profil_stats st;
 	ASSERT_OK(profil_get_stats(&st));
 	ASSERT_OK(profil(no_buf, 0, 0, 0));
-	printf("deferred %llu, counted while masked %u, counter %u for %.3f CPU s\n",
-	       st.deferred, while_masked, counter[0], c1 - c0);
+	printf("deferred %llu, counted before the mask %u, while masked %u, counter %u for "
+	       "%.3f CPU s\n", st.deferred, before_mask, while_masked - before_mask, counter[0],
+	       c1 - c0);
 	ASSERT(st.deferred > 0);
-	ASSERT(while_masked == 0);
+	ASSERT(while_masked == before_mask);
 	/* Everything the timers delivered is in the counter (the last tick
 	 * of the thread may not have been delivered yet: 10 ms). */
 	double want = (c1 - c0) * profil_hz();
