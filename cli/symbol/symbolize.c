@@ -71,7 +71,7 @@ static void memo_size(struct memo *m, size_t want)
 	m->cap = cap;
 }
 
-/* The entry of (im, vaddr): found, or added empty at index position i. */
+/* The entry of (im, vaddr): found, or added empty (*added says which). */
 static struct memo_slot *memo_get(struct memo *m, struct sym_image *im, uint64_t vaddr,
                                   int *added)
 {
