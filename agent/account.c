@@ -94,8 +94,7 @@ static uint64_t draw_billion(void)
 	return x % 1000000000ull;
 }
 
-/* Weight gap x hz at marker, rounded at random by its fraction. */
-static void credit(uintptr_t marker, uint64_t gap, unsigned int hz)
+unsigned long account_periods(uint64_t gap, unsigned int hz)
 {
 	/* gap < 2^63 ns and hz <= 1e6: gap / 1e9 * hz cannot overflow, and
 	 * the remainder's product stays below 1e9 * 1e6 */
@@ -104,8 +103,15 @@ static void credit(uintptr_t marker, uint64_t gap, unsigned int hz)
 	w += rest / 1000000000ull;
 	if (draw_billion() < rest % 1000000000ull)
 		w++;
+	return (unsigned long)w;
+}
+
+/* Weight gap x hz at marker, rounded at random by its fraction. */
+static void credit(uintptr_t marker, uint64_t gap, unsigned int hz)
+{
+	unsigned long w = account_periods(gap, hz);
 	if (w)
-		sample_credit_startup((pid_t)syscall(SYS_gettid), marker, (unsigned long)w);
+		sample_credit_startup((pid_t)syscall(SYS_gettid), marker, w);
 }
 
 void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
@@ -139,12 +145,23 @@ void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
 /* exit(): our destructor, after the program's.  A thread no sample
  * reached is credited at the [unsampled] marker: at exit() itself it
  * would read as exit()'s own cost, which it is not. */
+/* The end of a process, at exit() or _exit(): the exiting thread is
+ * settled, and a forked child still sampled into its scratch ring
+ * (defer.c) gets a ring file for what it holds then.  One that holds
+ * nothing (no sample, no expiry passed, no reap no hook saw) leaves no
+ * file: its time is its parent's reap of it (cli/record/reaped.c). */
+static void settle_at_end(void)
+{
+	if (!agent_running())
+		return;
+	reaps_settle();
+	threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
+	agent_defer_final(); /* nothing when not deferred, or nothing held */
+}
+
 __attribute__((destructor)) static void account_exit(void)
 {
-	if (agent_running()) {
-		reaps_settle();
-		threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
-	}
+	settle_at_end();
 }
 
 /* _exit() and _Exit(), which run no destructor (Python's os._exit, a
@@ -162,10 +179,8 @@ __attribute__((constructor(101))) static void account_resolve(void)
 
 static __attribute__((noreturn)) void leave(exit_fn *real, int status)
 {
-	if (real && agent_running() && sigstate_mine()) {
-		reaps_settle();
-		threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
-	}
+	if (real && sigstate_mine())
+		settle_at_end();
 	if (real)
 		real(status);
 	for (;;)
@@ -202,9 +217,12 @@ static int put_decimal(char *buf, int k, uint64_t v)
  * ring are its parent's). */
 int account_exec_value(char *buf, size_t size)
 {
-	if (sigstate_mine())
+	/* a deferred child that sampled nothing has no file: the exec'd
+	 * program's start-up is all of this process's time, its reaps too */
+	int none = agent_exec_unsampled();
+	if (sigstate_mine() && !none)
 		reaps_settle();
-	int64_t ns = account_cpu_now();
+	int64_t ns = none ? 0 : account_cpu_now();
 	long pid = (long)syscall(SYS_getpid);
 	if (ns < 0 || pid <= 0 || size < 64) /* 3 numbers of at most 20 digits */
 		return -1;
@@ -213,7 +231,7 @@ int account_exec_value(char *buf, size_t size)
 	k = put_decimal(buf, k, (uint64_t)ns);
 	if (filter_enter()) { /* not where a sandbox filters it (seccomp.c) */
 		buf[k++] = ':';
-		k = put_decimal(buf, k, reaps_children_ns());
+		k = put_decimal(buf, k, none ? 0 : reaps_children_ns());
 		filter_leave();
 	}
 	buf[k] = '\0';

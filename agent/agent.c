@@ -3,9 +3,10 @@
  *
  * At load: make this image's ring file, log its modules, and publish a
  * ring table to the engine, which then samples every thread into it.
- * In a forked child (the engine's fork hook): a ring file of the child's
- * own, or stop when children are not wanted.  An exec'd program loads
- * the agent again through the inherited LD_PRELOAD and gets a new file.
+ * In a forked child (the engine's fork hook): a scratch ring in its own
+ * memory (defer.c), a ring file of its own when it needs one, or stop
+ * when children are not wanted.  An exec'd program loads the agent again
+ * through the inherited LD_PRELOAD and gets a new file.
  *
  * Failures never reach the program: the agent prints one line naming the
  * problem and the program runs unprofiled (`profil record` then reports
@@ -36,12 +37,12 @@
 #define MODLOG_SIZE (1u << 20)
 extern char **environ;
 
-static char dir[4096]; /* PROFIL_RECORD_DIR, set once at load */
+char agent_dir[4096]; /* PROFIL_RECORD_DIR, set once at load */
 
 /* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
  * (no unwind tables are built).  Set once at load. */
-static uint32_t stack_depth = 128;
-static int only_root;  /* PROFIL_RECORD_NOCHILD */
+uint32_t agent_stack_depth = 128;
+int agent_only_root;  /* PROFIL_RECORD_NOCHILD */
 
 /* Under a limit of address space (RLIMIT_AS, ulimit -v), the ring is a
  * 64th of it, at least 64 KiB (a few hundred samples with stacks: the
@@ -59,7 +60,7 @@ static size_t pow2_floor(size_t v)
 	return p;
 }
 
-static struct ring_file *new_ring(void)
+struct ring_file *agent_new_ring(void)
 {
 	size_t data = DATA_SIZE, log = MODLOG_SIZE;
 	struct rlimit rl;
@@ -69,10 +70,10 @@ static struct ring_file *new_ring(void)
 		data = d < RING_MIN ? RING_MIN : d < data ? d : data;
 		log = l < RING_MIN ? RING_MIN : l < log ? l : log;
 	}
-	return ringfile_create(dir, data, log);
+	return ringfile_create(agent_dir, data, log);
 }
 
-static void say(const char *what)
+void agent_say(const char *what)
 {
 	char line[512];
 	int n = snprintf(line, sizeof line, "profil agent (pid %d): %s: %s\n", (int)getpid(),
@@ -81,24 +82,24 @@ static void say(const char *what)
 		(void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-/* A ring table for rf, published to the engine. */
-static int publish(struct ring_file *rf)
+/* A ring table for rf, published to the engine: the table, or NULL. */
+struct ptable *agent_publish(struct ring_file *rf)
 {
 	struct ptable *t = ptable_new(0);
 	if (!t)
-		return -1;
+		return NULL;
 	t->mode = PTABLE_RING;
 	t->form = PFORM_RING;
 	t->ring = rf;
 	t->ring_data = (unsigned char *)rf + rf->data_offset;
-	t->stack_depth = stack_depth;
+	t->stack_depth = agent_stack_depth;
 	rf->hz = hz_current();
-	return engine_publish(t);
+	return engine_publish(t) == 0 ? t : NULL;
 }
 
 /* Refreshes what the ring file says about the engine (the sampling signal
  * moves when the program takes ours). */
-static void describe(struct ring_file *rf)
+void agent_describe(struct ring_file *rf)
 {
 	struct profil_stats st;
 	if (profil_get_stats(&st) != 0)
@@ -107,7 +108,20 @@ static void describe(struct ring_file *rf)
 	snprintf(rf->engine, sizeof rf->engine, "%s", profil_engine_name(st.engine));
 }
 
-static struct ring_file *_Atomic current; /* the ring being written */
+/* The same without the engine's lock (an exec holds it): the signal now
+ * and the engine chosen; async-signal-safe. */
+void agent_describe_unlocked(struct ring_file *rf)
+{
+	int sig = signal_sampling();
+	atomic_store(&rf->signal, signal_lost() ? -signal_lost() : sig);
+	const char *name = profil_engine_name(sig ? perf_engine_kind() : PROFIL_ENGINE_OFF);
+	size_t n = strlen(name);
+	n = n < sizeof rf->engine - 1 ? n : sizeof rf->engine - 1;
+	memcpy(rf->engine, name, n);
+	rf->engine[n] = '\0';
+}
+
+struct ring_file *_Atomic agent_ring; /* the ring being written */
 static int64_t agent_entry_cpu = -1; /* thread CPU ns at our constructor */
 
 /* Signals the engine dropped on threads whose thread pointer is not
@@ -133,10 +147,10 @@ static void report_foreign(struct ring_file *rf)
  * an odd error) counts as alive: stopping a recording in progress would
  * lose samples.
  */
-static int recorder_alive(void)
+int agent_recorder_alive(void)
 {
-	char lock[sizeof dir + 8];
-	snprintf(lock, sizeof lock, "%s/.lock", dir);
+	char lock[sizeof agent_dir + 8];
+	snprintf(lock, sizeof lock, "%s/.lock", agent_dir);
 	/* In the helper, one descriptor for every sweep (helper_files.c):
 	 * the lock file, even unlinked with its directory, is shared the
 	 * moment the recorder is gone. */
@@ -146,7 +160,7 @@ static int recorder_alive(void)
 	int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		struct stat st;
-		return errno != ENOENT || stat(dir, &st) == 0 || errno != ENOENT;
+		return errno != ENOENT || stat(agent_dir, &st) == 0 || errno != ENOENT;
 	}
 	int alive = flock(fd, LOCK_SH | LOCK_NB) != 0;
 	close(fd); /* and with it the shared lock, if it was had */
@@ -169,7 +183,7 @@ static int stop_sampling(struct ring_file *rf)
 		return -1;
 	atomic_store(&exec_env_hook, NULL); /* its execs are not followed */
 	modules_stop();
-	atomic_store(&current, NULL);
+	atomic_store(&agent_ring, NULL);
 	munmap(rf, rf->modlog_offset + rf->modlog_size); /* as ringfile_create() mapped it */
 	sweeper_retire(); /* and this helper thread goes after the reap */
 	return 0;
@@ -183,18 +197,20 @@ static int attached(struct ring_file *rf)
 	pid_t tracer = agent_tracer();
 	if (tracer <= 0)
 		return 0;
-	agent_note_traced(dir, tracer, 1);
+	agent_note_traced(agent_dir, tracer, 1);
 	return stop_sampling(rf) == 0;
 }
 
 /* Every sweep (100 ms), in the engine's helper thread. */
 static void tick(void)
 {
+	if (defer_active()) /* its start hook could not end it: again */
+		agent_defer_end();
 	reaps_settle();
 	modules_poll();
 	aliases_poll();
-	struct ring_file *rf = atomic_load(&current);
-	if (rf && !recorder_alive() && stop_sampling(rf) == 0)
+	struct ring_file *rf = atomic_load(&agent_ring);
+	if (rf && !agent_recorder_alive() && stop_sampling(rf) == 0)
 		return;
 	if (rf && attached(rf))
 		return;
@@ -206,9 +222,9 @@ static void tick(void)
 
 static int start(void)
 {
-	if (!recorder_alive())
+	if (!agent_recorder_alive())
 		return -1; /* a descendant of a recording that is over */
-	struct ring_file *rf = new_ring();
+	struct ring_file *rf = agent_new_ring();
 	if (!rf) {
 		/* The usual cause: a program that changed user (setpriv, a
 		 * daemon dropping root) and then exec'd cannot write into
@@ -216,7 +232,7 @@ static int start(void)
 		 * recording is over, and this is a descendant the command left
 		 * running: its stderr is not ours to write on. */
 		if (errno != ENOENT)
-			say(errno == EACCES ? "cannot create its ring file (it runs as another user "
+			agent_say(errno == EACCES ? "cannot create its ring file (it runs as another user "
 			                      "than profil record, which did not make one for it; "
 			                      "not profiled)"
 			                    : "cannot create its ring file");
@@ -226,114 +242,60 @@ static int start(void)
 	/* unwind rows are kept where `profil record` says (its cache, shared
 	 * by every recording), else with the ring files of this recording */
 	const char *rows = profil_getenv("PROFIL_UNWIND_CACHE");
-	if (stack_depth > 1 && unwind_start(rows && *rows ? rows : dir) != 0)
-		say("cannot build unwind tables for every module");
+	if (agent_stack_depth > 1 && unwind_start(rows && *rows ? rows : agent_dir) != 0)
+		agent_say("cannot build unwind tables for every module");
 	int64_t cpu = account_cpu_now();
-	if (publish(rf) != 0) {
-		say("cannot start profiling");
+	if (!agent_publish(rf)) {
+		agent_say("cannot start profiling");
 		return -1;
 	}
-	describe(rf);
-	atomic_store(&current, rf);
+	agent_describe(rf);
+	atomic_store(&agent_ring, rf);
 	account_startup(agent_entry_cpu, cpu, 1, hz_current());
 	return 0;
 }
 
 int agent_running(void)
 {
-	return atomic_load(&current) != NULL;
+	return atomic_load(&agent_ring) != NULL || defer_active();
 }
 
 void agent_mark_exec(int on)
 {
-	struct ring_file *rf = atomic_load(&current);
+	struct ring_file *rf = atomic_load(&agent_ring);
 	if (rf && rf->pid == (uint32_t)getpid())
 		atomic_store(&rf->done, on ? RING_EXECING : 0u);
 }
 
-/* exec.c's hook: the exec returned, this program goes on. */
-static void exec_returned(void)
-{
-	agent_mark_exec(0);
-}
-
-/* A forked child we do not profile: nothing more is logged or sampled. */
-static void leave_child(void)
-{
-	atomic_store(&exec_env_hook, NULL); /* its execs are not followed either */
-	modules_detach();
-	atomic_store(&current, NULL);
-	engine_publish(NULL);
-}
-
-static void child_start(void)
-{
-	if (only_root || !recorder_alive()) {
-		leave_child();
-		return;
-	}
-	pid_t tracer = agent_tracer(); /* strace -f follows forks (traced.c) */
-	if (tracer > 0) {
-		agent_note_traced(dir, tracer, 0);
-		leave_child();
-		return;
-	}
-	struct ring_file *rf = new_ring();
-	if (!rf) {
-		if (errno != ENOENT) /* else the recording is over (start()) */
-			say("cannot create a ring file for a child");
-		leave_child();
-		return;
-	}
-	modules_reset(rf);
-	atomic_store(&current, rf);
-	if (publish(rf) != 0) {
-		say("cannot profile a child");
-		return;
-	}
-	describe(rf);
-	/* the child's timer ran from before this hook (fork.c): its
-	 * start-up ends there, not here */
-	account_startup(fork_child_timer_cpu, fork_child_timer_cpu, 0, hz_current());
-}
-
-/* A start reads /proc/self/status once (perf_probe_status_hold()). */
-static void in_child(void)
-{
-	filter_after_fork();
-	perf_probe_status_hold(1);
-	child_start();
-	perf_probe_status_hold(0);
-}
 
 static void process_start(void)
 {
 	const char *d = profil_getenv("PROFIL_RECORD_DIR");
-	if (!d || !*d || strlen(d) >= sizeof dir)
+	if (!d || !*d || strlen(d) >= sizeof agent_dir)
 		return;
-	strcpy(dir, d);
+	strcpy(agent_dir, d);
 	const char *nochild = profil_getenv("PROFIL_RECORD_NOCHILD");
 	const char *root = profil_getenv("PROFIL_RECORD_ROOT");
-	only_root = nochild && strcmp(nochild, "1") == 0;
+	agent_only_root = nochild && strcmp(nochild, "1") == 0;
 	const char *depth = profil_getenv("PROFIL_STACK_DEPTH");
 	if (depth && *depth) {
 		long v = atol(depth);
-		stack_depth = v < 1 ? 1 : v > (long)RING_MAX_DEPTH ? RING_MAX_DEPTH : (uint32_t)v;
+		agent_stack_depth = v < 1 ? 1 : v > (long)RING_MAX_DEPTH ? RING_MAX_DEPTH : (uint32_t)v;
 	}
-	if (only_root && root && atol(root) != (long)getpid())
+	if (agent_only_root && root && atol(root) != (long)getpid())
 		return;
 	signal_avoid_prof = 1; /* SIGPROF is the program's (engine.h) */
 	nspid_init();
 	ringask_init();
 	pid_t tracer = agent_tracer();
 	if (tracer > 0) { /* a debugger's or strace's: not sampled (traced.c) */
-		if (recorder_alive())
-			agent_note_traced(dir, tracer, 0);
+		if (agent_recorder_alive())
+			agent_note_traced(agent_dir, tracer, 0);
 		return;
 	}
 	if (agent_is_zygote()) { /* must stay single-threaded (zygote.c) */
-		if (recorder_alive())
-			agent_note_left(dir, "zygote", 0);
+		if (agent_recorder_alive())
+			agent_note_left(agent_dir, "zygote", 0);
 		return;
 	}
 	/* The helper thread at a safe point later (the program's first
@@ -342,10 +304,12 @@ static void process_start(void)
 	atomic_store(&helper_lazy, 1);
 	if (start() != 0)
 		return;
-	envfix_init(environ, only_root);
-	atomic_store(&exec_failed_hook, exec_returned);
+	envfix_init(environ, agent_only_root);
+	atomic_store(&exec_failed_hook, agent_exec_returned);
 	atomic_store(&sweeper_tick_hook, tick);
-	atomic_store(&fork_child_hook, in_child);
+	atomic_store(&sweeper_start_hook, agent_defer_end);
+	atomic_store(&exec_begin_hook, agent_exec_begins);
+	atomic_store(&fork_child_hook, agent_in_child);
 }
 
 __attribute__((constructor)) static void agent_start(void)

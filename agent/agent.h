@@ -49,9 +49,13 @@ HIDDEN void modules_init(struct ring_file *rf);
 HIDDEN void modules_rescan(void);
 /* Rescans when dl_iterate_phdr's counters moved (called every sweep). */
 HIDDEN void modules_poll(void);
-/* After fork in the child: log into rf, starting from a copy of the
- * parent's log (no dl_iterate_phdr in a forked child: modules.c). */
-HIDDEN void modules_reset(struct ring_file *rf);
+/* After fork in the child: the parent's log as it is now is noted (its
+ * generation returned) and nothing is logged until modules_adopt(rf),
+ * which starts rf's log from that copy (no dl_iterate_phdr in a forked
+ * child: modules.c); may_wait 0: async-signal-safe, and nothing is done
+ * when the module lock is busy. */
+HIDDEN uint32_t modules_forked(void);
+HIDDEN void modules_adopt(struct ring_file *rf, int may_wait);
 /* After fork in a child that is not profiled: log nothing more. */
 HIDDEN void modules_detach(void);
 /* In a process of any number of threads: log nothing more. */
@@ -90,6 +94,9 @@ HIDDEN int64_t account_cpu_now(void);
 HIDDEN void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
                             unsigned int hz);
 HIDDEN int account_exec_value(char *buf, size_t size);
+/* account.c: gap ns as a weight at hz, rounded at random by its
+ * fraction (many short processes sum right). */
+HIDDEN unsigned long account_periods(uint64_t gap_ns, unsigned int hz);
 
 /* reap.c: the children reaped that no hook told of.  reaps_children_ns():
  * the kernel's sum of this process's reaped children (RUSAGE_CHILDREN),
@@ -101,6 +108,58 @@ HIDDEN void reaps_begin(uint64_t then);
 HIDDEN void reaps_settle(void);
 /* agent.c: whether this process is being recorded now. */
 HIDDEN int agent_running(void);
+/* agent.c, for child.c: the recording's directory, frames per sample
+ * and --no-children (set once at load); the ring being written (NULL in
+ * a child not sampled or not yet given one); a new ring file (NULL with
+ * errno); a line on stderr naming the problem with errno's text; rf
+ * published (its table, or NULL); rf told the engine and signal now
+ * (unlocked: async-signal-safe, without the engine's lock); whether the
+ * recorder still reads the recording. */
+extern char agent_dir[4096] HIDDEN;
+extern uint32_t agent_stack_depth HIDDEN;
+extern int agent_only_root HIDDEN;
+extern struct ring_file *_Atomic agent_ring HIDDEN;
+struct ptable;
+HIDDEN struct ring_file *agent_new_ring(void);
+HIDDEN void agent_say(const char *what);
+HIDDEN struct ptable *agent_publish(struct ring_file *rf);
+HIDDEN void agent_describe(struct ring_file *rf);
+HIDDEN void agent_describe_unlocked(struct ring_file *rf);
+HIDDEN int agent_recorder_alive(void);
+
+/* child.c: the fork hook (fork.c's fork_child_hook); a forked child
+ * sampled into its scratch ring (defer.c) gets its ring file:
+ * agent_defer_end() live, from a thread that may call anything (the
+ * helper's start, dlclose, a seccomp filter's install);
+ * agent_defer_final() async-signal-safe, engine lock or not (exit,
+ * _exit, exec): 1 when a ring file now holds the samples.  exec.c's
+ * hooks: agent_exec_begins() first, agent_exec_returned() when the exec
+ * failed.  agent_exec_unsampled(): the exec under way is a deferred
+ * child's with nothing sampled: no ring file, and the exec'd program's
+ * start-up covers the child's time (account.c's PROFIL_EXEC_CPU then
+ * says 0). */
+HIDDEN void agent_in_child(void);
+HIDDEN void agent_defer_end(void);
+HIDDEN int agent_defer_final(void);
+HIDDEN void agent_exec_begins(void);
+HIDDEN void agent_exec_returned(void);
+HIDDEN int agent_exec_unsampled(void);
+
+/* defer.c: the scratch ring (see there).  defer_begin(): published, at a
+ * fork, 0 or -1.  defer_active(): this process is deferred.
+ * defer_claim(): the caller ends the deferral (1), else 0 (none, or
+ * another thread ended it within wait_ms); defer_release(ended).
+ * defer_empty(): nothing sampled yet.  defer_credit(): a marker's weight
+ * into t (the tid given).  defer_final_table(): a table on rf, never
+ * published.  defer_copy(): the scratch ring into t, and emptied. */
+HIDDEN int defer_begin(uint32_t stack_depth, uint32_t modgen);
+HIDDEN int defer_active(void);
+HIDDEN int defer_claim(int wait_ms);
+HIDDEN void defer_release(int ended);
+HIDDEN int defer_empty(void);
+HIDDEN void defer_credit(struct ptable *t, pid_t tid, uint64_t marker, unsigned long w);
+HIDDEN struct ptable *defer_final_table(struct ring_file *rf);
+HIDDEN void defer_copy(struct ptable *t);
 /* This image's exec is under way (on: from the exec hook, envfix.c) or
  * failed (off): said in the ring (ring.h RING_EXECING).  Only the
  * process that made the ring marks it, never a vfork child sharing its

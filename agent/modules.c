@@ -208,32 +208,46 @@ void modules_rescan(void)
 	pthread_mutex_unlock(&mu);
 }
 
-/* The parent's log into the child's ring: the same modules are mapped
- * (segs[] stays as inherited).  0, or -1 when it does not fit. */
-static int copy_log(const struct ring_file *from, struct ring_file *to)
-{
-	uint64_t len = atomic_load_explicit(&from->modlog_len, memory_order_acquire);
-	if (len > from->modlog_size || len > to->modlog_size)
-		return -1;
-	memcpy((char *)to + to->modlog_offset, (const char *)from + from->modlog_offset, len);
-	atomic_store_explicit(&to->modlog_len, len, memory_order_release);
-	atomic_store_explicit(&to->modgen, atomic_load(&from->modgen), memory_order_release);
-	return 0;
-}
+/* The parent's log as it was at the fork, for modules_adopt(): the
+ * parent may log more into it while its child is deferred (agent/defer.c).
+ * A child forked by a deferred one keeps its parent's note. */
+static const struct ring_file *fork_log;
+static uint64_t fork_log_len;
+static uint32_t fork_log_gen;
 
 /* In a forked child (one thread): no dl_iterate_phdr here (Forks above).
  * The locks are made afresh here too: this runs from the engine's child
  * handler, which glibc may call before or after our own fork_child(). */
-void modules_reset(struct ring_file *rf)
+uint32_t modules_forked(void)
 {
 	fork_child();
 	unwind_after_fork();
-	const struct ring_file *parent = log_rf;
-	log_rf = rf;
-	if (parent && copy_log(parent, rf) == 0)
+	if (log_rf) {
+		fork_log = log_rf;
+		fork_log_len = atomic_load_explicit(&log_rf->modlog_len, memory_order_acquire);
+		fork_log_gen = atomic_load_explicit(&log_rf->modgen, memory_order_acquire);
+	}
+	log_rf = NULL; /* not the parent's to write (a dlclose here) */
+	return fork_log_gen;
+}
+
+void modules_adopt(struct ring_file *rf, int may_wait)
+{
+	if (may_wait)
+		pthread_mutex_lock(&mu);
+	else if (pthread_mutex_trylock(&mu) != 0)
 		return;
-	nsegs = 0;
-	rescan_locked();
+	log_rf = rf;
+	if (fork_log && fork_log_len <= fork_log->modlog_size && fork_log_len <= rf->modlog_size) {
+		memcpy((char *)rf + rf->modlog_offset, (const char *)fork_log + fork_log->modlog_offset,
+		       fork_log_len);
+		atomic_store_explicit(&rf->modlog_len, fork_log_len, memory_order_release);
+		atomic_store_explicit(&rf->modgen, fork_log_gen, memory_order_release);
+	} else if (may_wait) {
+		nsegs = 0;
+		rescan_locked();
+	}
+	pthread_mutex_unlock(&mu);
 }
 
 void modules_stop(void)
@@ -268,6 +282,7 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 		atomic_store(&real, fn);
 	}
+	agent_defer_end(); /* a forked child's ring file: its unload is logged */
 	lazy_helper_now(); /* a deferred helper: this is a safe point */
 	modules_rescan();
 	int rc = fn ? fn(handle) : -1;

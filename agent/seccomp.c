@@ -73,6 +73,7 @@ void filter_after_fork(void)
 
 void filter_installing(void)
 {
+	agent_defer_end(); /* the filter may refuse what a ring file needs */
 	lazy_helper_block(); /* no thread made from a sample from now on */
 	atomic_store(&filtered, 1);
 	while (atomic_load(&calls_under_way) > 0)

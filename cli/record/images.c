@@ -259,6 +259,16 @@ static size_t take_record(struct image *im, unsigned char *data, uint64_t off, u
 		im->reaped = prof_xrealloc(im->reaped, im->nreaped + 1, sizeof *im->reaped);
 		im->reaped[im->nreaped].pid = r->pid;
 		im->reaped[im->nreaped++].cpu_ns = r->cpu_ns;
+	} else if (RING_HDR_TYPE(hdr) == RING_FORKED) {
+		const struct ring_forked *r = (const void *)(data + off);
+		if (bytes != sizeof *r || (r->state != RING_FORKED_DEFERRED &&
+		                           r->state != RING_FORKED_EXECING)) {
+			drop(im, "forked-child record malformed");
+			return 0;
+		}
+		im->forked = prof_xrealloc(im->forked, im->nforked + 1, sizeof *im->forked);
+		im->forked[im->nforked++] = (r->pid & 0x7fffffffu) |
+		                            (r->state == RING_FORKED_EXECING ? 1u << 31 : 0);
 	} else if (RING_HDR_TYPE(hdr) != RING_SKIP) {
 		drop(im, "unknown record type");
 		return 0;
@@ -448,6 +458,7 @@ void images_free(struct images *set)
 		free(im->mods);
 		free(im->threads);
 		free(im->reaped);
+		free(im->forked);
 		agg_free(&im->samples);
 	}
 	free(set->v);

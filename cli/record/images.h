@@ -69,6 +69,10 @@ struct image {
 	                         * again, what was read before is kept */
 	struct reaped_child *reaped; /* children this image reaped */
 	size_t nreaped;
+	/* what forked children without a ring file told here (ring.h
+	 * RING_FORKED), in order: pid, and bit 31 set for EXECING */
+	uint32_t *forked;
+	size_t nforked;
 	int execing;            /* its process was exec'ing at the last read
 	                         * (ring.h RING_EXECING) */
 	uint32_t ns_pid;        /* its pid in a PID namespace not ours, pid

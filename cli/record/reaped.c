@@ -22,6 +22,17 @@
  * sampling ended before it did (a tracer, its program taking our
  * signals: another line says so; an exec into a program no agent
  * entered), whose rest is no exit.
+ *
+ * A forked child that exited before its first sample has no image at all
+ * (its agent samples into memory of its own until it needs a ring file:
+ * agent/defer.c), only its word in an ancestor's ring (ring.h
+ * RING_FORKED): when its parent is a process of the recording and told
+ * its total, all of its own time is credited the same way, on its pid
+ * under its parent's name (a fork copies it).  Not with --no-children,
+ * whose children are not sampled by request; not for a child whose last
+ * word was its exec (the program it became had no agent: its time is
+ * that program's), nor for a pid no word was said of (a vfork or
+ * posix_spawn child that exec'd such a program: the same).
  */
 #include "record_int.h"
 #include "../model/profile.h"
@@ -139,8 +150,76 @@ static struct proc *processes(const struct images *set, size_t *n)
 	return v;
 }
 
+/* The process of pid among v (sorted by pid), NULL if none. */
+static const struct proc *proc_of(const struct proc *v, size_t n, uint32_t pid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].pid == pid ? &v[lo] : NULL;
+}
+
+/* What a process's reap told beyond what w periods cover, into *carry;
+ * the whole periods that makes, taken out of it. */
+static int64_t periods_owed(const struct told *me, uint64_t accounted, int64_t period_ns,
+                            int64_t *carry)
+{
+	int64_t own = (int64_t)me->cpu_ns - (int64_t)me->children_ns;
+	/* Signed: an image's credits are whole periods, rounded up at
+	 * random (account.c), so a short process is as often accounted
+	 * a period more than it ran as a fraction less; clipping those
+	 * to 0 credited 0.15 ms too much to each child of fork+_exit */
+	*carry += own - (int64_t)accounted * period_ns;
+	if (*carry < period_ns)
+		return 0; /* (a negative carry stays whole) */
+	int64_t w = *carry / period_ns;
+	*carry -= w * period_ns;
+	return w;
+}
+
+/* What the last record of any image says of forked child pid (ring.h
+ * RING_FORKED): 0 nothing, else its state. */
+static int forked_state(const struct images *set, uint32_t pid)
+{
+	int state = 0;
+	for (size_t i = 0; i < set->n; i++)
+		for (size_t k = 0; k < set->v[i].nforked; k++)
+			if ((set->v[i].forked[k] & 0x7fffffffu) == pid)
+				state = set->v[i].forked[k] >> 31 ? RING_FORKED_EXECING
+				                                  : RING_FORKED_DEFERRED;
+	return state;
+}
+
+/* The forked children that never had an image (see above). */
+static void credit_unimaged(struct profile *p, const struct images *set, const struct told *t,
+                            size_t nt, const struct proc *v, size_t np, int64_t period_ns,
+                            int64_t *carry, uint64_t *loc)
+{
+	for (size_t i = 0; i < nt; i++) {
+		const struct proc *parent = t[i].parent ? proc_of(v, np, t[i].parent) : NULL;
+		if (!t[i].pid || !parent || parent->cut || proc_of(v, np, t[i].pid) ||
+		    find((struct told *)t, nt, t[i].pid) != &t[i] ||
+		    forked_state(set, t[i].pid) != RING_FORKED_DEFERRED)
+			continue; /* not one of ours, or it became a program no
+			           * agent entered (then its time is no exit) */
+		int64_t w = periods_owed(&t[i], 0, period_ns, carry);
+		if (!w)
+			continue;
+		if (!*loc)
+			*loc = record_marker_location(p, RING_PC_EXIT);
+		const struct image *im = &set->v[parent->last];
+		prof_add_sample(p, loc, 1, w, t[i].pid, t[i].pid, im->comm, im->comm);
+	}
+}
+
 void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
-                         uint32_t root, uint64_t root_ns, uint64_t root_children_ns)
+                         uint32_t root, uint64_t root_ns, uint64_t root_children_ns,
+                         int children)
 {
 	size_t nt, np;
 	struct told *t = collect(set, root, root_ns, &nt);
@@ -158,17 +237,9 @@ void record_credit_exits(struct profile *p, const struct images *set, int64_t pe
 		if (!me || v[i].cut || v[i].execed ||
 		    (some_left && record_left_out(set->dir, v[i].pid)))
 			continue; /* nobody told us its total, or it was not all sampled */
-		int64_t own = (int64_t)me->cpu_ns - (int64_t)me->children_ns;
-		int64_t missing = own - (int64_t)v[i].accounted * period_ns;
-		/* Signed: an image's credits are whole periods, rounded up at
-		 * random (account.c), so a short process is as often accounted
-		 * a period more than it ran as a fraction less; clipping those
-		 * to 0 credited 0.15 ms too much to each child of fork+_exit */
-		carry += missing;
-		if (carry < period_ns)
-			continue; /* (a negative carry stays whole) */
-		int64_t w = carry / period_ns;
-		carry -= w * period_ns;
+		int64_t w = periods_owed(me, v[i].accounted, period_ns, &carry);
+		if (!w)
+			continue;
 		if (!loc)
 			loc = record_marker_location(p, RING_PC_EXIT);
 		/* on its main thread, under its last image's name */
@@ -177,6 +248,8 @@ void record_credit_exits(struct profile *p, const struct images *set, int64_t pe
 		prof_add_sample(p, &loc, 1, w, last->pid, last->pid, image_thread_name(last, main_tid),
 		                last->comm);
 	}
+	if (children)
+		credit_unimaged(p, set, t, nt, v, np, period_ns, &carry, &loc);
 	free(v);
 	free(t);
 }

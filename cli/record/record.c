@@ -378,7 +378,8 @@ int cmd_record(int argc, char **argv)
 		free(command);
 		record_build(p, &set, p->period_ns);
 		record_credit_exits(p, &set, p->period_ns, (uint32_t)pid,
-		                    (uint64_t)(cpu_of(&ru) * 1e9 + 0.5), root_children_ns);
+		                    (uint64_t)(cpu_of(&ru) * 1e9 + 0.5), root_children_ns,
+		                    !o.no_children);
 		rc = finish(&o, p);
 		if (rc == 0)
 			summary(&o, &set, p, &ru);

@@ -81,9 +81,12 @@ uint64_t record_marker_location(struct profile *p, uint64_t marker);
 /* reaped.c: adds, for each process whose total CPU time its parent's
  * reap told (or ours, root_ns, for the command root), what none of its
  * images accounted for, at "[process exit]"; the root's children are
- * taken to be at least root_children_ns (spawn_reap()). */
+ * taken to be at least root_children_ns (spawn_reap()).  children: the
+ * recording follows them (then a forked child with no image is credited
+ * whole). */
 void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
-                         uint32_t root, uint64_t root_ns, uint64_t root_children_ns);
+                         uint32_t root, uint64_t root_ns, uint64_t root_children_ns,
+                         int children);
 void record_unnamed_code_hint(const struct profile *p);
 
 /* enginehint.c: a line on stderr when the engine the command ran on

@@ -23,7 +23,8 @@
  *
  *   hdr     bits 31..24 type (RING_SAMPLE, RING_SKIP, RING_THREAD: a
  *           thread's name, struct ring_thread below; RING_REAPED: a
- *           child's CPU, struct ring_reaped), 23..0 size in
+ *           child's CPU, struct ring_reaped; RING_FORKED: a forked
+ *           child without a ring file, struct ring_forked), 23..0 size in
  *           8-byte words, header included (so never 0 once committed)
  *   tid     thread that was sampled
  *   weight  timer expiries this sample stands for (1 + overrun)
@@ -65,7 +66,8 @@ enum ring_type {
 	RING_SAMPLE = 1,
 	RING_SKIP = 2,
 	RING_THREAD = 3,
-	RING_REAPED = 4
+	RING_REAPED = 4,
+	RING_FORKED = 5
 };
 
 #define RING_HDR(type, words) (((uint32_t)(type) << 24) | ((uint32_t)(words) & 0xffffffu))
@@ -103,6 +105,28 @@ struct ring_reaped {
 	                          * system(), a raw wait4), together
 	                          * (agent/reap.c reaps_settle()) */
 	uint64_t cpu_ns;
+};
+
+/* A forked child sampled into memory of its own until it needs a ring
+ * file (agent/defer.c) says so, in the ring of its nearest ancestor that
+ * has one: at the fork (RING_FORKED_DEFERRED), and if it execs with
+ * nothing sampled, no file made (RING_FORKED_EXECING; DEFERRED again if
+ * the exec failed).  The last record of a pid wins.  A child with no
+ * image whose last word is DEFERRED ended before its first sample (or was
+ * killed): its parent's reap is its time, an exit; one whose last word is
+ * EXECING and has no image after became a program no agent entered
+ * (statically linked, set-uid), and its time is that program's
+ * (cli/record/reaped.c).  Written by the child, outside signal context. */
+enum ring_forked_state {
+	RING_FORKED_DEFERRED = 1,
+	RING_FORKED_EXECING = 2
+};
+
+struct ring_forked {
+	uint32_t hdr;            /* RING_HDR(RING_FORKED, 2) */
+	uint32_t pid;            /* as the child sees it */
+	uint32_t state;          /* enum ring_forked_state */
+	uint32_t zero;
 };
 
 /* Most pcs one record may carry (the stack depth limit's ceiling). */

@@ -99,6 +99,9 @@ HIDDEN void sample_thread_name(pid_t tid, const char name[16]);
  * process reaped it, for a ring's reader (ring.h RING_REAPED);
  * async-signal-safe, as a SIGCHLD handler may reap. */
 HIDDEN void sample_child_cpu(uint32_t pid, uint64_t cpu_ns);
+/* A whole ring record into ring table t, published or not (agent/defer.c);
+ * async-signal-safe. */
+HIDDEN void sample_record_into(struct ptable *t, const void *rec);
 /* Set on a forked child's one thread while fork.c starts its profiling
  * (the atfork child handler, the agent's hook within it): a sample taken
  * then is that start's cost, recorded into a ring table at RING_PC_AGENT,
@@ -249,11 +252,24 @@ HIDDEN int lazy_helper_pending(void);
  * this much and whose maps no sweep read reads them at exit()
  * (agent/aliases.c). */
 #define LAZY_HELPER_CPU_NS (50 * 1000000LL)
+/* The same for a forked child sampled into a scratch ring (agent/defer.c):
+ * a shell's child that execs within it never makes one, and one killed
+ * later has its samples in a file by then, all but the last few. */
+#define LAZY_HELPER_SOON_NS (5 * 1000000LL)
 HIDDEN void lazy_helper_clear(void);
 HIDDEN void lazy_helper_block(void);
 
 /* sweeper.c: called every sweep, no lock held (agent/). */
 extern void (*_Atomic sweeper_tick_hook)(void) HIDDEN;
+/* sweeper.c: called once as the helper thread starts, before its first
+ * sweep, no lock held, every signal blocked (agent/: a forked child's ring
+ * file is made there, agent/defer.c). */
+extern void (*_Atomic sweeper_start_hook)(void) HIDDEN;
+/* lazy_helper.c: the next deferral of the helper makes it at the first
+ * safe sample after LAZY_HELPER_SOON_NS, not LAZY_HELPER_CPU_NS (a forked
+ * child the agent samples into a scratch ring: agent/defer.c).  Cleared by
+ * that deferral. */
+extern _Atomic int lazy_helper_soon HIDDEN;
 
 /* threads.c: in a forked child, the sweeper's count of our threads reset
  * to the one thread there (fork.c). */

@@ -20,7 +20,10 @@
  *   - once the main thread has used LAZY_HELPER_CPU_NS of CPU time, a sample
  *     whose interrupted stack proves the thread is in the program's own
  *     code (lazy_helper_sample(), from dispatch() after the sample is
- *     recorded).
+ *     recorded).  In a forked child the agent samples into a scratch ring
+ *     until the helper makes its ring file (agent/defer.c), after
+ *     LAZY_HELPER_SOON_NS (lazy_helper_soon), so that a few samples, not
+ *     50 ms of them, are what a kill could take from it.
  *
  * The proof.  pthread_create() from a signal handler is unsafe only
  * because the interrupted code may be inside the C library or the loader
@@ -163,7 +166,7 @@ static int ranges_usable(void)
 	return r > 0;
 }
 
-static int defer(void)
+static int defer(int soon)
 {
 	if (atomic_load(&blocked) || !atomic_load(&unwind_published) || !ranges_usable())
 		return -1;
@@ -172,14 +175,17 @@ static int defer(void)
 	if (now < 0)
 		return -1;
 	atomic_store(&owner, getpid());
-	atomic_store(&due_ns, now + LAZY_HELPER_CPU_NS);
+	atomic_store(&due_ns, now + (soon ? LAZY_HELPER_SOON_NS : LAZY_HELPER_CPU_NS));
 	atomic_store(&lazy_pending, 1);
 	return 0;
 }
 
+_Atomic int lazy_helper_soon;
+
 int sweeper_begin(void)
 {
-	if (atomic_load(&helper_lazy) && defer() == 0)
+	int soon = atomic_exchange(&lazy_helper_soon, 0);
+	if (atomic_load(&helper_lazy) && defer(soon) == 0)
 		return 0;
 	return sweeper_start();
 }

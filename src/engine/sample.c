@@ -420,6 +420,21 @@ void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
+/* rec, a whole record (its hdr says its type and size), written into the
+ * ring table t, which need not be the published one: the agent copies a
+ * forked child's scratch ring into its ring file (agent/defer.c).  Same
+ * in-flight handshake as sample_credit(); async-signal-safe. */
+void sample_record_into(struct ptable *t, const void *rec)
+{
+	uint32_t hdr = *(const uint32_t *)rec;
+	uint32_t words = RING_HDR_WORDS(hdr);
+	if (!t || t->mode != PTABLE_RING || words < 1)
+		return;
+	atomic_fetch_add(&profil_inflight, 1);
+	record_plain(t, rec, words * 8, RING_HDR_TYPE(hdr));
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
 /* A thread's name at its exit (threads.c), for the reader: ring tables
  * only.  Same in-flight handshake as sample_credit(). */
 void sample_thread_name(pid_t tid, const char name[16])

@@ -131,6 +131,7 @@ static int own_fd_table(void)
 
 /* Set once by the profil agent (agent/) before profiling starts. */
 void (*_Atomic sweeper_tick_hook)(void);
+void (*_Atomic sweeper_start_hook)(void);
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;  /* mu */
@@ -315,6 +316,9 @@ static void *sweep(void *unused)
 	atomic_store(&sweeper_tid, self);
 	sigstate_thread_blocks_all(); /* sweeper_start() blocked them for us */
 	timers_exclude(self);
+	void (*start_hook)(void) = atomic_load(&sweeper_start_hook);
+	if (start_hook)
+		start_hook();
 	/* The main thread's own stat, not the process's: the same state and
 	 * thread count, without the kernel summing every thread's counters
 	 * (do_task_stat() for the whole group: 7% of the idle cost with

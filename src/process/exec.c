@@ -229,6 +229,16 @@ static char *const *env_for_exec(char *const envp[], char **out)
 }
 
 void (*_Atomic exec_failed_hook)(void);
+void (*_Atomic exec_begin_hook)(void);
+
+static void exec_begins(void)
+{
+	int e = errno;
+	void (*hook)(void) = atomic_load(&exec_begin_hook);
+	if (hook)
+		hook();
+	errno = e;
+}
 
 /* The exec returned: the program goes on (errno preserved). */
 static void exec_failed(void)
@@ -243,6 +253,7 @@ static void exec_failed(void)
 #define AROUND(call) do { \
 	struct exec_state st_; \
 	char *env_[ENV_CAP]; \
+	exec_begins(); \
 	exec_prepare(&st_); \
 	envp = env_for_exec(envp, env_); \
 	int rc_ = (call); \

@@ -37,6 +37,10 @@ extern char *const *(*_Atomic exec_env_hook)(char *const envp[], char **out,
 /* Called when one of those execs returned (it failed), vfork children
  * included; the same rules.  Set once (agent/). */
 extern void (*_Atomic exec_failed_hook)(void) HIDDEN;
+/* Called first in each of those execs, before the exec's own accounting
+ * (its thread's last periods) is written; vfork children included; the
+ * same rules.  Set once (agent/). */
+extern void (*_Atomic exec_begin_hook)(void) HIDDEN;
 
 /*
  * One symbol in each object of this part, which gmon_keep.c (every form

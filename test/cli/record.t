@@ -576,9 +576,13 @@ stderr /30[0-9] processes/
 # The calls that reap children are interposed to learn each child's CPU
 # time (agent/reap.c) and behave as without the agent: statuses,
 # WNOHANG, WUNTRACED's stops, rusage, ECHILD
+# (Four children: two that run 20 and 300 ms, one stopped and one
+# killed at once; a process is counted when it has a sample, and the
+# last two have a fraction of a period each, credited at their exit or
+# carried to the next process: cli/record/reaped.c.)
 $ profil record -o w.pprof $REC/rec-wait
 stdout /^wait semantics ok$/
-stderr /4 processes/
+stderr /[45] processes/
 
 # What the kernel counts for a process after its agent's last look (its
 # exit) is credited from the parent's reap, at "[process exit]": a shell
@@ -840,3 +844,27 @@ needs unshare
 row /jit_spin +perf-1\.map$/ 2 >= 30
 row /main_hot +rec-jit$/ 2 >= 30
 !stderr /ignoring/
+
+# A forked child is sampled into memory of its own (agent/defer.c) and
+# makes its ring file only when it needs one: a shell's children that
+# exec at once each made one, its perf event's page and its module log
+# for nothing (1.4 ms a child on a virtual machine).  The command lists
+# the recording's directory: a file for bash, for seq, for each /bin/true
+# and for ls, and one for a child sampled before its exec (85 or more
+# before: one more for each of bash's children)
+$ profil record -o rf.pprof bash -c 'for i in $(seq 40); do /bin/true; done; ls "$PROFIL_RECORD_DIR" | grep -c "ring$" | sed "s/^/rings /"'
+row /^rings/ 2 >= 43
+row /^rings/ 2 <= 65
+
+# A forked child that ended before its first sample has no ring file: its
+# parent's reap of it is all of its time, credited at [process exit]
+# (cli/record/reaped.c); without that, 0.30 of the CPU time of 300
+# fork()+_exit() was in the profile
+$ profil record -v -o fx.pprof $REC/rec-lazy quick 30
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+
+# A forked child killed by SIGKILL keeps what was sampled: its helper
+# thread, made at its first safe sample, copied its scratch ring into a
+# ring file and published that (agent/defer.c), long before the kill
+$ profil record -o lk.pprof $REC/rec-lazy forkkill 40 && profil report lk.pprof
+row /child_hot +rec-lazy$/ 2 >= 75

@@ -18,6 +18,14 @@
  *                           frame is the C library's (1)
  *   rec-lazy thread UNITS   pthread_create() at once, a safe point even
  *                           before 50 ms: 3 threads; then UNITS in each
+ *
+ * And a forked child's ring file (agent/defer.c), made when it needs one:
+ *
+ *   rec-lazy forkkill UNITS  a forked child burns UNITS in child_hot,
+ *                           tells its parent through a pipe and spins in
+ *                           kill_hot until the parent kills it (SIGKILL)
+ *   rec-lazy quick UNITS    10 x UNITS forked children, one at a time,
+ *                           each ending at once with _exit(0)
  */
 #include "rec.h"
 
@@ -83,6 +91,44 @@ __attribute__((noinline)) static void *thread_hot(void *units)
 	return NULL;
 }
 
+__attribute__((noinline)) static void kill_hot(void)
+{
+	for (;;)
+		REC_BURN(1, 6);
+}
+
+static int run_forkkill(unsigned long units)
+{
+	int fd[2];
+	char c;
+	if (pipe(fd) != 0)
+		return 1;
+	pid_t child = fork();
+	if (child == 0) {
+		child_hot(units);
+		(void)!write(fd[1], "x", 1);
+		kill_hot();
+	}
+	if (child < 0 || read(fd[0], &c, 1) != 1)
+		return 1;
+	kill(child, SIGKILL);
+	int st = 0;
+	waitpid(child, &st, 0);
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : 1;
+}
+
+static int run_quick(unsigned long units)
+{
+	for (unsigned long i = 0; i < 10 * units; i++) {
+		pid_t child = fork();
+		if (child == 0)
+			_exit(0);
+		if (child < 0 || waitpid(child, NULL, 0) != child)
+			return 1;
+	}
+	return 0;
+}
+
 static int run_fork(const char *self, unsigned long units)
 {
 	pid_t quick = fork();
@@ -116,6 +162,10 @@ int main(int argc, char **argv)
 		}
 	} else if (strcmp(argv[1], "fork") == 0) {
 		return run_fork(argv[0], units);
+	} else if (strcmp(argv[1], "forkkill") == 0) {
+		return run_forkkill(units);
+	} else if (strcmp(argv[1], "quick") == 0) {
+		return run_quick(units);
 	} else if (strcmp(argv[1], "qsort") == 0) {
 		int v[2] = {2, 1};
 		qsort_units = units;

@@ -1,0 +1,229 @@
+/*
+ * child.c - a forked child's sampling: the fork hook (agent_in_child()),
+ * and the ring file it makes when it needs one.
+ *
+ * The child is sampled from the fork on into a scratch ring in its own
+ * memory (defer.c, which says why and when it gets a file); here is what
+ * makes the file: live (agent_defer_end(), the table published, then the
+ * scratch ring copied into it) or final (agent_defer_final(), copied
+ * through a table never published, where the engine's publish may not
+ * run), and what the child tells its nearest ancestor's ring so that the
+ * recorder can account for a child that never made one (ring.h
+ * RING_FORKED).  A child not to be followed (--no-children) leaves.
+ */
+#include "agent.h"
+#include "../src/engine/engine.h"
+#include "../src/base/base.h"
+#include "../src/base/ring.h"
+#include "../src/engine/perf_engine.h"
+#include "../src/process/process.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+/* A forked child we do not profile: nothing more is logged or sampled. */
+static void leave_child(void)
+{
+	atomic_store(&exec_env_hook, NULL); /* its execs are not followed either */
+	modules_detach();
+	atomic_store(&agent_ring, NULL);
+	engine_publish(NULL);
+}
+
+/* A forked child's ring file, once the recorder is known to read it and
+ * no tracer follows the child (strace -f); NULL when it is not to be
+ * sampled (a traced child is noted for the recorder). */
+static struct ring_file *child_ring(void)
+{
+	if (!agent_recorder_alive())
+		return NULL;
+	pid_t tracer = agent_tracer();
+	if (tracer > 0) {
+		agent_note_traced(agent_dir, tracer, 0);
+		return NULL;
+	}
+	struct ring_file *rf = agent_new_ring();
+	if (!rf && errno != ENOENT) /* else the recording is over (start()) */
+		agent_say("cannot create a ring file for a child");
+	return rf;
+}
+
+/* A forked child not deferred (defer.c refused: no memory): its ring
+ * file at once, as every child had before. */
+static void child_start(void)
+{
+	struct ring_file *rf = child_ring();
+	if (!rf) {
+		leave_child();
+		return;
+	}
+	modules_adopt(rf, 1);
+	atomic_store(&agent_ring, rf);
+	if (!agent_publish(rf)) {
+		agent_say("cannot profile a child");
+		return;
+	}
+	agent_describe(rf);
+	/* the child's timer ran from before this hook (fork.c): its
+	 * start-up ends there, not here */
+	account_startup(fork_child_timer_cpu, fork_child_timer_cpu, 0, hz_current());
+}
+
+/* What the child ran before its timer started (fork.c), on its main
+ * thread (its pid), into t: once, with the ring file. */
+static void credit_fork_start(struct ptable *t)
+{
+	if (fork_child_timer_cpu > 0)
+		defer_credit(t, getpid(), RING_PC_STARTUP,
+		             account_periods((uint64_t)fork_child_timer_cpu, hz_current()));
+}
+
+/* A deferred child that is not to be sampled after all (the recording is
+ * over, a tracer came): as stop_sampling(), with no ring file.  0, or -1
+ * to try again at the next sweep. */
+static int stop_deferred(void)
+{
+	if (engine_withdraw() != 0)
+		return -1;
+	atomic_store(&exec_env_hook, NULL);
+	modules_stop();
+	sweeper_retire();
+	return 0;
+}
+
+void agent_defer_end(void)
+{
+	if (!defer_claim(0))
+		return;
+	struct ring_file *rf = atomic_load(&agent_ring); /* an exec's, if it failed */
+	int fresh = !rf;
+	if (fresh) {
+		perf_probe_status_hold(1);
+		rf = child_ring();
+		perf_probe_status_hold(0);
+		if (!rf) {
+			defer_release(stop_deferred() == 0);
+			return;
+		}
+		modules_adopt(rf, 1);
+		atomic_store(&agent_ring, rf);
+	}
+	/* published first: once engine_publish() returns, no handler writes
+	 * the scratch ring any more, and later samples go to the file */
+	struct ptable *t = agent_publish(rf);
+	if (!t) {
+		agent_say("cannot profile a child");
+		defer_release(0);
+		return;
+	}
+	agent_describe(rf);
+	if (fresh)
+		credit_fork_start(t);
+	defer_copy(t);
+	defer_release(1);
+	reaps_settle();
+}
+
+/* Bounded: an ending under way in another thread (the helper's) is
+ * waited for this long, then the scratch ring's samples are given up. */
+#define FINAL_WAIT_MS 200
+
+int agent_defer_final(void)
+{
+	if (!defer_claim(FINAL_WAIT_MS))
+		return 0;
+	if (defer_empty()) {
+		defer_release(0);
+		return 0;
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	fault_raw_sigmask(SIG_BLOCK, &all, &old); /* no sample meanwhile */
+	struct ring_file *rf = atomic_load(&agent_ring);
+	int fresh = !rf;
+	if (fresh && (rf = agent_new_ring()) != NULL)
+		modules_adopt(rf, 0);
+	if (rf) {
+		struct ptable *t = defer_final_table(rf);
+		rf->hz = hz_current();
+		agent_describe_unlocked(rf);
+		if (fresh)
+			credit_fork_start(t);
+		defer_copy(t);
+		atomic_store(&agent_ring, rf);
+	}
+	fault_raw_sigmask(SIG_SETMASK, &old, NULL);
+	defer_release(0); /* an exec may fail: still sampled into scratch */
+	return rf != NULL;
+}
+
+static _Atomic int exec_unsampled;
+/* The ring of the nearest ancestor that had one when this child was
+ * forked (inherited, mapped shared): where a deferred child tells of
+ * itself (ring.h RING_FORKED). */
+static struct ring_file *ancestor_ring;
+
+static void tell_forked(uint32_t state)
+{
+	struct ring_file *rf = ancestor_ring;
+	if (!rf)
+		return;
+	struct ring_forked r = {RING_HDR(RING_FORKED, 2), (uint32_t)getpid(), state, 0};
+	sample_record_into(defer_final_table(rf), &r);
+}
+
+int agent_exec_unsampled(void)
+{
+	return atomic_load(&exec_unsampled);
+}
+
+/* exec.c's first hook, before the exec's own accounting writes into the
+ * scratch ring: whether this deferred child sampled anything. */
+void agent_exec_begins(void)
+{
+	int none = defer_active() && defer_empty() && !atomic_load(&agent_ring);
+	atomic_store(&exec_unsampled, none);
+	if (none)
+		tell_forked(RING_FORKED_EXECING);
+}
+
+/* exec.c's hook: the exec returned, this program goes on. */
+void agent_exec_returned(void)
+{
+	agent_mark_exec(0);
+	if (atomic_exchange(&exec_unsampled, 0) && defer_active())
+		tell_forked(RING_FORKED_DEFERRED);
+}
+
+/* A start reads /proc/self/status once (perf_probe_status_hold()). */
+static void start_child_now(void)
+{
+	perf_probe_status_hold(1);
+	child_start();
+	perf_probe_status_hold(0);
+}
+
+void agent_in_child(void)
+{
+	filter_after_fork();
+	if (agent_only_root) {
+		leave_child();
+		return;
+	}
+	struct ring_file *parent = atomic_load(&agent_ring);
+	if (parent) /* else the parent was deferred: its own ancestor's */
+		ancestor_ring = parent;
+	atomic_store(&agent_ring, NULL);
+	uint32_t gen = modules_forked();
+	reaps_begin(0); /* a forked child's sum starts at 0 */
+	if (defer_begin(agent_stack_depth, gen) != 0) {
+		start_child_now();
+		return;
+	}
+	tell_forked(RING_FORKED_DEFERRED);
+	/* the helper (fork.c makes it after this hook) at the first safe
+	 * sample: it makes the ring file (agent_defer_end()) */
+	atomic_store(&lazy_helper_soon, 1);
+}
