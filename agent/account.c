@@ -148,15 +148,19 @@ void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
 /* The end of a process, at exit() or _exit(): the exiting thread is
  * settled, and a forked child still sampled into its scratch ring
  * (defer.c) gets a ring file for what it holds then.  One that holds
- * nothing (no sample, no expiry passed, no reap no hook saw) leaves no
- * file: its time is its parent's reap of it (cli/record/reaped.c). */
+ * nothing (no sample, no reap no hook saw) leaves no file and is not
+ * settled: its parent's reap of it is all of its time, which the
+ * recorder credits at [unsampled], as the settling would have
+ * (cli/record/reaped.c). */
 static void settle_at_end(void)
 {
 	if (!agent_running())
 		return;
 	reaps_settle();
+	if (defer_active() && defer_empty())
+		return;
 	threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
-	agent_defer_final(); /* nothing when not deferred, or nothing held */
+	agent_defer_final(); /* nothing when not deferred */
 }
 
 __attribute__((destructor)) static void account_exit(void)

@@ -132,10 +132,24 @@ void defer_release(int ended)
 	atomic_store(&state, ended ? NONE : DEFERRED);
 }
 
+/* Nothing that needs a file: no record but a thread's name (an exit's
+ * settling writes one, of use only beside samples of that thread). */
 int defer_empty(void)
 {
 	struct ring_file *s = scratch_ring();
-	return atomic_load(&s->head) == 0 && atomic_load(&s->lost) == 0;
+	uint64_t head = atomic_load(&s->head), at = 0;
+	if (atomic_load(&s->lost))
+		return 0;
+	while (at + 8 <= head && head <= SCRATCH_DATA) {
+		uint32_t hdr = __atomic_load_n((const uint32_t *)(scratch.data + at), __ATOMIC_ACQUIRE);
+		uint32_t words = RING_HDR_WORDS(hdr);
+		if (hdr == 0 || words == 0)
+			return 0; /* being written: a sample */
+		if (RING_HDR_TYPE(hdr) != RING_THREAD && RING_HDR_TYPE(hdr) != RING_SKIP)
+			return 0;
+		at += words * 8ull;
+	}
+	return 1;
 }
 
 void defer_credit(struct ptable *t, pid_t tid, uint64_t marker, unsigned long w)

@@ -27,8 +27,9 @@
  * (its agent samples into memory of its own until it needs a ring file:
  * agent/defer.c), only its word in an ancestor's ring (ring.h
  * RING_FORKED): when its parent is a process of the recording and told
- * its total, all of its own time is credited the same way, on its pid
- * under its parent's name (a fork copies it).  Not with --no-children,
+ * its total, all of its own time is credited, at "[unsampled]" (what the
+ * settling of its exit would have written: account.c), on its pid under
+ * its parent's name (a fork copies it).  Not with --no-children,
  * whose children are not sampled by request; not for a child whose last
  * word was its exec (the program it became had no agent: its time is
  * that program's), nor for a pid no word was said of (a vfork or
@@ -195,7 +196,8 @@ static int forked_state(const struct images *set, uint32_t pid)
 	return state;
 }
 
-/* The forked children that never had an image (see above). */
+/* The forked children that never had an image (see above), at
+ * [unsampled]: a process that ended before any sample reached it. */
 static void credit_unimaged(struct profile *p, const struct images *set, const struct told *t,
                             size_t nt, const struct proc *v, size_t np, int64_t period_ns,
                             int64_t *carry, uint64_t *loc)
@@ -211,7 +213,7 @@ static void credit_unimaged(struct profile *p, const struct images *set, const s
 		if (!w)
 			continue;
 		if (!*loc)
-			*loc = record_marker_location(p, RING_PC_EXIT);
+			*loc = record_marker_location(p, RING_PC_UNSAMPLED);
 		const struct image *im = &set->v[parent->last];
 		prof_add_sample(p, loc, 1, w, t[i].pid, t[i].pid, im->comm, im->comm);
 	}
@@ -248,8 +250,9 @@ void record_credit_exits(struct profile *p, const struct images *set, int64_t pe
 		prof_add_sample(p, &loc, 1, w, last->pid, last->pid, image_thread_name(last, main_tid),
 		                last->comm);
 	}
+	uint64_t unsampled = 0;
 	if (children)
-		credit_unimaged(p, set, t, nt, v, np, period_ns, &carry, &loc);
+		credit_unimaged(p, set, t, nt, v, np, period_ns, &carry, &unsampled);
 	free(v);
 	free(t);
 }

@@ -857,7 +857,7 @@ row /^rings/ 2 >= 43
 row /^rings/ 2 <= 65
 
 # A forked child that ended before its first sample has no ring file: its
-# parent's reap of it is all of its time, credited at [process exit]
+# parent's reap of it is all of its time, credited at [unsampled]
 # (cli/record/reaped.c); without that, 0.30 of the CPU time of 300
 # fork()+_exit() was in the profile
 $ profil record -v -o fx.pprof $REC/rec-lazy quick 30
