@@ -160,7 +160,7 @@ static void settle_at_end(void)
 	if (defer_active() && defer_empty())
 		return;
 	threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
-	agent_defer_final(); /* nothing when not deferred */
+	agent_defer_final(1); /* nothing when not deferred */
 }
 
 __attribute__((destructor)) static void account_exit(void)

@@ -132,7 +132,9 @@ HIDDEN int agent_recorder_alive(void);
  * agent_defer_end() live, from a thread that may call anything (the
  * helper's start, dlclose, a seccomp filter's install);
  * agent_defer_final() async-signal-safe, engine lock or not (exit,
- * _exit, exec): 1 when a ring file now holds the samples.  exec.c's
+ * _exit, exec): 1 when a ring file now holds the samples; may_wait: for
+ * an ending under way in the helper (0 at an exec, which holds the
+ * engine's lock that ending needs, and ends the helper anyway).  exec.c's
  * hooks: agent_exec_begins() first, agent_exec_returned() when the exec
  * failed.  agent_exec_unsampled(): the exec under way is a deferred
  * child's with nothing sampled: no ring file, and the exec'd program's
@@ -140,13 +142,15 @@ HIDDEN int agent_recorder_alive(void);
  * says 0). */
 HIDDEN void agent_in_child(void);
 HIDDEN void agent_defer_end(void);
-HIDDEN int agent_defer_final(void);
+HIDDEN int agent_defer_final(int may_wait);
 HIDDEN void agent_exec_begins(void);
 HIDDEN void agent_exec_returned(void);
 HIDDEN int agent_exec_unsampled(void);
 
 /* defer.c: the scratch ring (see there).  defer_begin(): published, at a
- * fork, 0 or -1.  defer_active(): this process is deferred.
+ * fork, 0 or -1.  defer_active(): this process is deferred;
+ * defer_inherited(): so is this one or the one it was forked from (in a
+ * child's fork hook: the parent was sampled though it had no file).
  * defer_claim(): the caller ends the deferral (1), else 0 (none, or
  * another thread ended it within wait_ms); defer_release(ended).
  * defer_empty(): nothing sampled yet.  defer_credit(): a marker's weight
@@ -154,6 +158,7 @@ HIDDEN int agent_exec_unsampled(void);
  * published.  defer_copy(): the scratch ring into t, and emptied. */
 HIDDEN int defer_begin(uint32_t stack_depth, uint32_t modgen);
 HIDDEN int defer_active(void);
+HIDDEN int defer_inherited(void);
 HIDDEN int defer_claim(int wait_ms);
 HIDDEN void defer_release(int ended);
 HIDDEN int defer_empty(void);

@@ -130,9 +130,9 @@ void agent_defer_end(void)
  * waited for this long, then the scratch ring's samples are given up. */
 #define FINAL_WAIT_MS 200
 
-int agent_defer_final(void)
+int agent_defer_final(int may_wait)
 {
-	if (!defer_claim(FINAL_WAIT_MS))
+	if (!defer_claim(may_wait ? FINAL_WAIT_MS : 0))
 		return 0;
 	if (defer_empty()) {
 		defer_release(0);
@@ -213,6 +213,10 @@ void agent_in_child(void)
 		return;
 	}
 	struct ring_file *parent = atomic_load(&agent_ring);
+	if (!parent && !defer_inherited()) {
+		leave_child(); /* the parent's sampling had ended (agent.c) */
+		return;
+	}
 	if (parent) /* else the parent was deferred: its own ancestor's */
 		ancestor_ring = parent;
 	atomic_store(&agent_ring, NULL);

@@ -107,6 +107,11 @@ int defer_begin(uint32_t stack_depth, uint32_t modgen)
 	return 0;
 }
 
+int defer_inherited(void)
+{
+	return atomic_load(&state) != NONE;
+}
+
 int defer_active(void)
 {
 	return atomic_load(&state) != NONE && atomic_load(&owner) == pid_now();

@@ -200,7 +200,7 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 static char *const *fix_env(char *const envp[], char **out, size_t cap)
 {
 	if (!agent_exec_unsampled())
-		agent_defer_final(); /* a deferred child's samples: its file first */
+		agent_defer_final(0); /* a deferred child's samples: its file first */
 	agent_mark_exec(1); /* cleared if the exec fails (agent.c) */
 	return build_env(envp, out, cap, 1);
 }
