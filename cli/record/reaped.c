@@ -151,18 +151,16 @@ static struct proc *processes(const struct images *set, size_t *n)
 	return v;
 }
 
-/* The process of pid among v (sorted by pid), NULL if none. */
+static int pid_vs_proc(const void *key, const void *elem)
+{
+	uint32_t pid = *(const uint32_t *)key, other = ((const struct proc *)elem)->pid;
+	return pid < other ? -1 : pid > other;
+}
+
+/* The process of pid among v (one per pid, sorted by pid), NULL if none. */
 static const struct proc *proc_of(const struct proc *v, size_t n, uint32_t pid)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo].pid == pid ? &v[lo] : NULL;
+	return n ? bsearch(&pid, v, n, sizeof *v, pid_vs_proc) : NULL;
 }
 
 /* What a process's reap told beyond what w periods cover, into *carry;

@@ -231,23 +231,25 @@ static char *const *env_for_exec(char *const envp[], char **out)
 void (*_Atomic exec_failed_hook)(void);
 void (*_Atomic exec_begin_hook)(void);
 
-static void exec_begins(void)
+/* The agent's hook in slot, if set, with errno preserved. */
+static void call_hook(void (*_Atomic *slot)(void))
 {
 	int e = errno;
-	void (*hook)(void) = atomic_load(&exec_begin_hook);
+	void (*hook)(void) = atomic_load(slot);
 	if (hook)
 		hook();
 	errno = e;
 }
 
-/* The exec returned: the program goes on (errno preserved). */
+static void exec_begins(void)
+{
+	call_hook(&exec_begin_hook);
+}
+
+/* The exec returned: the program goes on. */
 static void exec_failed(void)
 {
-	int e = errno;
-	void (*hook)(void) = atomic_load(&exec_failed_hook);
-	if (hook)
-		hook();
-	errno = e;
+	call_hook(&exec_failed_hook);
 }
 
 #define AROUND(call) do { \
