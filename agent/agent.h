@@ -55,6 +55,8 @@ HIDDEN void modules_poll(void);
  * child: modules.c); may_wait 0: async-signal-safe, and nothing is done
  * when the module lock is busy. */
 HIDDEN uint32_t modules_forked(void);
+/* The bytes of that copy. */
+HIDDEN uint64_t modules_forked_len(void);
 HIDDEN void modules_adopt(struct ring_file *rf, int may_wait);
 /* After fork in a child that is not profiled: log nothing more. */
 HIDDEN void modules_detach(void);
@@ -153,7 +155,8 @@ HIDDEN int agent_exec_unsampled(void);
  * child's fork hook: the parent was sampled though it had no file).
  * defer_claim(): the caller ends the deferral (1), else 0 (none, or
  * another thread ended it within wait_ms); defer_release(ended).
- * defer_empty(): nothing sampled yet.  defer_credit(): a marker's weight
+ * defer_empty(): nothing sampled yet; defer_bytes(): what the records
+ * take.  defer_credit(): a marker's weight
  * into t (the tid given).  defer_final_table(): a table on rf, never
  * published.  defer_copy(): the scratch ring into t, and emptied. */
 HIDDEN int defer_begin(uint32_t stack_depth, uint32_t modgen);
@@ -162,6 +165,7 @@ HIDDEN int defer_inherited(void);
 HIDDEN int defer_claim(int wait_ms);
 HIDDEN void defer_release(int ended);
 HIDDEN int defer_empty(void);
+HIDDEN uint64_t defer_bytes(void);
 HIDDEN void defer_credit(struct ptable *t, pid_t tid, uint64_t marker, unsigned long w);
 HIDDEN struct ptable *defer_final_table(struct ring_file *rf);
 HIDDEN void defer_copy(struct ptable *t);

@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 /* A forked child we do not profile: nothing more is logged or sampled. */
 static void leave_child(void)
@@ -126,6 +127,40 @@ void agent_defer_end(void)
 	reaps_settle();
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Whether the pages of [at, at + len) of rf can be had for writing.  An
+ * exec has put the program's SIGSEGV and SIGBUS handlers back (exec.c),
+ * so a write to a file on a full tmpfs would raise SIGBUS in the
+ * program; asked first, the kernel says ENOMEM or EFAULT instead.  A
+ * kernel without the request (EINVAL): as before. */
+static int room(struct ring_file *rf, uint64_t at, uint64_t len)
+{
+	uint64_t lo = at & ~(uint64_t)4095;
+	if (!len)
+		return 1;
+	return madvise((char *)rf + lo, at + len - lo, MADV_POPULATE_WRITE) == 0 || errno == EINVAL;
+}
+
+/* The same for what a final ending writes into rf: the module log
+ * copied into a fresh file, and the records after its head (ring.h:
+ * they may wrap, behind a SKIP record). */
+static int room_for(struct ring_file *rf, int fresh)
+{
+	if (fresh && !room(rf, rf->modlog_offset, modules_forked_len()))
+		return 0;
+	uint64_t size = rf->data_size, from = atomic_load(&rf->head) & (size - 1);
+	uint64_t len = defer_bytes() + 64; /* and the start-up credit, a SKIP */
+	if (len > size)
+		len = size;
+	if (from + len <= size)
+		return room(rf, rf->data_offset + from, len);
+	return room(rf, rf->data_offset + from, size - from) &&
+	       room(rf, rf->data_offset, len - (size - from));
+}
+
 /* Bounded: an ending under way in another thread (the helper's) is
  * waited for this long, then the scratch ring's samples are given up. */
 #define FINAL_WAIT_MS 200
@@ -139,11 +174,17 @@ int agent_defer_final(int may_wait)
 		return 0;
 	}
 	sigset_t all, old;
-	sigfillset(&all);
-	fault_raw_sigmask(SIG_BLOCK, &all, &old); /* no sample meanwhile */
+	sigfillset(&all); /* no sample meanwhile; a fault still recovers */
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	fault_raw_sigmask(SIG_BLOCK, &all, &old);
 	struct ring_file *rf = atomic_load(&agent_ring);
 	int fresh = !rf;
-	if (fresh && (rf = agent_new_ring()) != NULL)
+	if (fresh)
+		rf = agent_new_ring();
+	if (rf && !room_for(rf, fresh))
+		rf = NULL; /* its samples are lost, not the program */
+	if (fresh && rf)
 		modules_adopt(rf, 0);
 	if (rf) {
 		struct ptable *t = defer_final_table(rf);

@@ -139,6 +139,12 @@ void defer_release(int ended)
 
 /* Nothing that needs a file: no record but a thread's name (an exit's
  * settling writes one, of use only beside samples of that thread). */
+uint64_t defer_bytes(void)
+{
+	uint64_t head = atomic_load(&scratch_ring()->head);
+	return head < SCRATCH_DATA ? head : SCRATCH_DATA;
+}
+
 int defer_empty(void)
 {
 	struct ring_file *s = scratch_ring();

@@ -231,6 +231,11 @@ uint32_t modules_forked(void)
 	return fork_log_gen;
 }
 
+uint64_t modules_forked_len(void)
+{
+	return fork_log ? fork_log_len : 0;
+}
+
 void modules_adopt(struct ring_file *rf, int may_wait)
 {
 	if (may_wait)
