@@ -28,8 +28,8 @@
  *
  * A child that ends or execs with nothing in its scratch ring makes no
  * file: its CPU time is its parent's reap (cli/record/reaped.c credits it
- * at [process exit]) or the exec'd program's start-up (as a vfork child's
- * is).  A child killed by a signal before its ending loses what the
+ * at [unsampled]) or the exec'd program's start-up (as a vfork child's
+ * is); it tells its nearest ancestor's ring which (ring.h RING_FORKED).  A child killed by a signal before its ending loses what the
  * scratch ring held: the few samples before its first safe point.
  *
  * State: `state` and `owner` are atomics (a vfork child, sharing this
