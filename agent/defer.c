@@ -167,11 +167,14 @@ void defer_credit(struct ptable *t, pid_t tid, uint64_t marker, unsigned long w)
 {
 	if (!w)
 		return;
+	/* a struct ring_record with its one pc */
 	struct {
-		struct ring_record r;
+		uint32_t hdr, tid, weight, modgen;
 		uint64_t pc;
-	} rec = {{RING_HDR(RING_SAMPLE, 3), (uint32_t)tid, (uint32_t)w,
-	          atomic_load(&scratch_ring()->modgen)}, marker};
+	} rec = {RING_HDR(RING_SAMPLE, 3), (uint32_t)tid, (uint32_t)w,
+	         atomic_load(&scratch_ring()->modgen), marker};
+	_Static_assert(sizeof rec == sizeof(struct ring_record) + sizeof(uint64_t),
+	               "a sample record with one pc");
 	sample_record_into(t, &rec);
 }
 
