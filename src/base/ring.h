@@ -113,10 +113,11 @@ struct ring_reaped {
  * nothing sampled, no file made (RING_FORKED_EXECING; DEFERRED again if
  * the exec failed).  The last record of a pid wins.  A child with no
  * image whose last word is DEFERRED ended before its first sample (or was
- * killed): its parent's reap is its time, an exit; one whose last word is
- * EXECING and has no image after became a program no agent entered
- * (statically linked, set-uid), and its time is that program's
- * (cli/record/reaped.c).  Written by the child, outside signal context. */
+ * killed): its parent's reap is all of its time, credited at the
+ * [unsampled] marker; one whose last word is EXECING and has no image
+ * after became a program no agent entered (statically linked, set-uid),
+ * and its time is that program's (cli/record/reaped.c).  Written by the
+ * child, async-signal-safe (an exec may run in a signal handler). */
 enum ring_forked_state {
 	RING_FORKED_DEFERRED = 1,
 	RING_FORKED_EXECING = 2
