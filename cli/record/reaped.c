@@ -181,17 +181,55 @@ static int64_t periods_owed(const struct told *me, uint64_t accounted, int64_t p
 	return w;
 }
 
-/* What the last record of any image says of forked child pid (ring.h
- * RING_FORKED): 0 nothing, else its state. */
-static int forked_state(const struct images *set, uint32_t pid)
+/* What a forked child last said of itself (ring.h RING_FORKED): all of a
+ * child's words are in one image (its nearest ancestor's), in order. */
+struct word {
+	uint32_t pid, order;
+	int execing;
+};
+
+static int by_pid_then_order(const void *a, const void *b)
 {
-	int state = 0;
+	const struct word *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Every forked child's last word, sorted by pid. */
+static struct word *last_words(const struct images *set, size_t *n)
+{
+	size_t cap = 1, k = 0;
 	for (size_t i = 0; i < set->n; i++)
-		for (size_t k = 0; k < set->v[i].nforked; k++)
-			if ((set->v[i].forked[k] & 0x7fffffffu) == pid)
-				state = set->v[i].forked[k] >> 31 ? RING_FORKED_EXECING
-				                                  : RING_FORKED_DEFERRED;
-	return state;
+		cap += set->v[i].nforked;
+	struct word *w = prof_xcalloc(cap, sizeof *w);
+	for (size_t i = 0; i < set->n; i++)
+		for (size_t j = 0; j < set->v[i].nforked; j++, k++)
+			w[k] = (struct word){set->v[i].forked[j] & 0x7fffffffu, (uint32_t)k,
+			                     (int)(set->v[i].forked[j] >> 31)};
+	qsort(w, k, sizeof *w, by_pid_then_order);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && w[m - 1].pid == w[i].pid)
+			m--; /* a later word of the same child */
+		w[m++] = w[i];
+	}
+	*n = m;
+	return w;
+}
+
+static int pid_vs_word(const void *key, const void *elem)
+{
+	uint32_t pid = *(const uint32_t *)key, other = ((const struct word *)elem)->pid;
+	return pid < other ? -1 : pid > other;
+}
+
+/* Whether pid's last word says it was sampled into memory of its own
+ * and did not exec: then it ended before its first sample. */
+static int ended_unsampled(const struct word *w, size_t n, uint32_t pid)
+{
+	const struct word *f = n ? bsearch(&pid, w, n, sizeof *w, pid_vs_word) : NULL;
+	return f && !f->execing;
 }
 
 /* The forked children that never had an image (see above), at
@@ -200,11 +238,13 @@ static void credit_unimaged(struct profile *p, const struct images *set, const s
                             size_t nt, const struct proc *v, size_t np, int64_t period_ns,
                             int64_t *carry, uint64_t *loc)
 {
+	size_t nw;
+	struct word *words = last_words(set, &nw);
 	for (size_t i = 0; i < nt; i++) {
 		const struct proc *parent = t[i].parent ? proc_of(v, np, t[i].parent) : NULL;
 		if (!t[i].pid || !parent || parent->cut || proc_of(v, np, t[i].pid) ||
 		    find((struct told *)t, nt, t[i].pid) != &t[i] ||
-		    forked_state(set, t[i].pid) != RING_FORKED_DEFERRED)
+		    !ended_unsampled(words, nw, t[i].pid))
 			continue; /* not one of ours, or it became a program no
 			           * agent entered (then its time is no exit) */
 		int64_t w = periods_owed(&t[i], 0, period_ns, carry);
@@ -215,6 +255,7 @@ static void credit_unimaged(struct profile *p, const struct images *set, const s
 		const struct image *im = &set->v[parent->last];
 		prof_add_sample(p, loc, 1, w, t[i].pid, t[i].pid, im->comm, im->comm);
 	}
+	free(words);
 }
 
 void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
