@@ -142,9 +142,6 @@ void account_startup(int64_t cpu_at_agent, int64_t cpu_at_start, int after_exec,
 		credit((uintptr_t)RING_PC_AGENT, (uint64_t)(cpu_at_start - cpu_at_agent), hz);
 }
 
-/* exit(): our destructor, after the program's.  A thread no sample
- * reached is credited at the [unsampled] marker: at exit() itself it
- * would read as exit()'s own cost, which it is not. */
 /* The end of a process, at exit() or _exit(): the exiting thread is
  * settled, and a forked child still sampled into its scratch ring
  * (defer.c) gets a ring file for what it holds then.  One that holds
@@ -163,6 +160,9 @@ static void settle_at_end(void)
 	agent_defer_final(1); /* nothing when not deferred */
 }
 
+/* exit(): our destructor, after the program's.  A thread no sample
+ * reached is credited at the [unsampled] marker: at exit() itself it
+ * would read as exit()'s own cost, which it is not. */
 __attribute__((destructor)) static void account_exit(void)
 {
 	settle_at_end();
