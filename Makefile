@@ -496,7 +496,7 @@ $(REC_T)/rec-wait: test/rec/rec-wait.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # filters its own system calls as Chromium's sandbox does: test/cli/record.t
 $(REC_T)/rec-seccomp: test/rec/rec-seccomp.c test/rec/rec.h | $(REC_T)
-	$(CC) $(REC_CFLAGS) -o $@ $<
+	$(CC) $(REC_CFLAGS) -pthread -o $@ $<
 # blocks and wakes at every exchange with its child: test/cli/record.t
 $(REC_T)/rec-pingpong: test/rec/rec-pingpong.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<

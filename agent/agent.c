@@ -189,6 +189,29 @@ static int stop_sampling(struct ring_file *rf)
 	return 0;
 }
 
+/*
+ * Sampling ends in this process now, from the program's own thread, just
+ * before it installs a seccomp filter that would refuse calls the agent
+ * makes (seccomp.c): after the install none of them may be made, so
+ * everything is released here and at once, the helper thread joined
+ * (engine_publish(NULL)), not left to a sweep as stop_sampling() does.
+ * What was sampled before stays in the ring; the recorder is told
+ * ("<pid>.sandboxed") and says so at the end, and no program this one
+ * execs or spawns starts sampling under the same filter (envfix_stop()).
+ */
+void agent_stop_sandboxed(void)
+{
+	struct ring_file *rf = atomic_load(&agent_ring);
+	if (!rf)
+		return;
+	agent_note_left(agent_dir, "sandboxed", 0);
+	envfix_stop();
+	modules_stop();
+	engine_publish(NULL);
+	atomic_store(&agent_ring, NULL);
+	munmap(rf, rf->modlog_offset + rf->modlog_size);
+}
+
 /* A tracer attached since the start (gdb -p, strace -p): told to the
  * recorder, and sampling ends (the samples of up to a sweep after the
  * attach still reach the tracer).  1 when it has. */
@@ -314,6 +337,11 @@ static void process_start(void)
 
 __attribute__((constructor)) static void agent_start(void)
 {
+	/* Not one system call in an image no recording wants (a program
+	 * exec'd under a filter the agent stopped for: envfix_stop()). */
+	const char *d = profil_getenv("PROFIL_RECORD_DIR");
+	if (!d || !*d)
+		return;
 	agent_entry_cpu = account_cpu_now();
 	perf_probe_status_hold(1);
 	process_start();

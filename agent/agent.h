@@ -189,6 +189,9 @@ HIDDEN void agent_note_traced(const char *dir, pid_t tracer, int attached);
 /* The note itself: "<dir>/<pid>.<kind>" holding "comm TAB tracer pid TAB
  * tracer comm" (tracer 0: none, "-"). */
 HIDDEN void agent_note_left(const char *dir, const char *kind, pid_t tracer);
+/* agent.c: sampling ends now, before a seccomp filter that would refuse
+ * the agent's calls is installed (seccomp.c). */
+HIDDEN void agent_stop_sandboxed(void);
 
 /* zygote.c: whether this process is a Chromium zygote (its arguments
  * hold --type=zygote), which must stay single-threaded. */
@@ -216,14 +219,36 @@ HIDDEN int ringask(const char *dir, size_t size, char *name);
 HIDDEN void filter_note_start(void);
 HIDDEN int filter_enter(void);
 HIDDEN void filter_leave(void);
-HIDDEN void filter_installing(void);
-/* In a forked child, before anything else of ours: no call under way. */
+HIDDEN void filter_installing(const void *sock_fprog);
+/* In a forked child, before anything else of ours: no call under way.
+ * filter_installing_strict(): the calling thread enters seccomp's
+ * strict mode (read, write, exit and sigreturn only, this thread only). */
 HIDDEN void filter_after_fork(void);
+HIDDEN void filter_installing_strict(void);
+
+/* bpf.c: what a seccomp filter's classic BPF program returns for the
+ * call d, as the kernel would run it; BPF_MALFORMED (a refusal) for a
+ * program it cannot run. */
+struct sock_filter;
+struct seccomp_data;
+#define BPF_MALFORMED 0x80000000u /* SECCOMP_RET_KILL_PROCESS */
+HIDDEN uint32_t agent_bpf_run(const struct sock_filter *f, size_t len,
+                              const struct seccomp_data *d);
+
+/* filtercheck.c: what a filter about to be installed would refuse of the
+ * calls the agent may still make: FILTER_REFUSES_EVENTS (the perf
+ * engine's: its threads can move to timers), FILTER_REFUSES_AGENT (the
+ * rest: sampling must end in the process before the install). */
+enum { FILTER_REFUSES_EVENTS = 1, FILTER_REFUSES_AGENT = 2 };
+HIDDEN unsigned filter_refusals(const struct sock_filter *f, size_t len);
 
 /* envfix.c: from now on, every exec and posix_spawn passes on env's
  * PROFIL_* variables and LD_PRELOAD naming the agent, whatever
  * environment the program gives it; root_only (--no-children): only the
  * execs of this process itself.  Called once, at load. */
 HIDDEN void envfix_init(char **env, int root_only);
+/* envfix.c: from now on no exec or posix_spawn starts sampling (this
+ * process's sampling ended under a seccomp filter: seccomp.c). */
+HIDDEN void envfix_stop(void);
 
 #endif

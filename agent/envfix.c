@@ -205,6 +205,37 @@ static char *const *fix_env(char *const envp[], char **out, size_t cap)
 	return build_env(envp, out, cap, 1);
 }
 
+/*
+ * Sampling has ended here before a seccomp filter that would refuse the
+ * agent's calls (seccomp.c): the filter stays with every program this
+ * process execs or spawns, so none of them may start sampling.  Their
+ * environment loses PROFIL_RECORD_DIR (the agent they load then idles
+ * from its first instruction, agent.c); the rest is passed as given.
+ */
+static atomic_int stripping;
+
+static char *const *strip_env(char *const envp[], char **out, size_t cap)
+{
+	size_t k = 0, dropped = 0;
+	for (size_t i = 0; envp[i]; i++) {
+		if (same_name(envp[i], RECORD_DIR)) {
+			dropped++;
+			continue;
+		}
+		if (k + 1 >= cap)
+			return NULL; /* too large for the buffer: as it is */
+		out[k++] = envp[i];
+	}
+	out[k] = NULL;
+	return dropped ? out : NULL;
+}
+
+void envfix_stop(void)
+{
+	atomic_store(&stripping, 1);
+	atomic_store(&exec_env_hook, strip_env);
+}
+
 /* Our posix_spawn and posix_spawnp: the same environment, then libc's. */
 #define SPAWN_CAP 1024
 
@@ -215,8 +246,11 @@ static int spawn_with(spawn_fn *real, pid_t *pid, const char *file,
 	char *buf[SPAWN_CAP];
 	if (!real)
 		return ENOSYS;
-	char *const *e = atomic_load(&exec_env_hook) && envp && !only_pid
-	                         ? build_env(envp, buf, SPAWN_CAP, 0) : NULL;
+	char *const *e = NULL;
+	if (envp && atomic_load(&stripping))
+		e = strip_env(envp, buf, SPAWN_CAP);
+	else if (atomic_load(&exec_env_hook) && envp && !only_pid)
+		e = build_env(envp, buf, SPAWN_CAP, 0);
 	return real(pid, file, fa, attr, argv, e ? e : envp);
 }
 

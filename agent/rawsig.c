@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <linux/seccomp.h>
 #include <sys/syscall.h>
 
 typedef long syscall_fn(long, ...);
@@ -50,8 +51,10 @@ __attribute__((visibility("default"))) long syscall(long number, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	long rc;
-	if (number == SYS_seccomp) /* a sandbox's filter (seccomp.c) */
-		filter_installing();
+	if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_STRICT)
+		filter_installing_strict(); /* a sandbox (seccomp.c) */
+	else if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
+		filter_installing((const void *)a[2]);
 	if (number == SYS_rt_sigaction &&
 	    process_raw_sigaction((int)a[0], (const void *)a[1], (void *)a[2],
 	                          (unsigned long)a[3], &rc))

@@ -29,12 +29,16 @@
 #include "agent.h"
 #include "../src/engine/engine.h"
 #include "../src/engine/perf_engine.h"
+#include "../src/base/base.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <sched.h>
+#include <stdlib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 
 static atomic_int filtered, calls_under_way;
@@ -71,13 +75,54 @@ void filter_after_fork(void)
 	atomic_store(&calls_under_way, 0);
 }
 
-void filter_installing(void)
+/* The filter's program, copied out of the caller's memory without
+ * faulting on a bad pointer (the kernel answers that with EFAULT, and so
+ * must we: copyin.c); what it would refuse, or everything if unreadable. */
+static unsigned refusals_of(const struct sock_fprog *user)
 {
-	agent_defer_end(); /* the filter may refuse what a ring file needs */
+	const unsigned all = FILTER_REFUSES_EVENTS | FILTER_REFUSES_AGENT;
+	struct sock_fprog p;
+	if (!user || copyin_prefix(&p, user, sizeof p) != sizeof p || !p.len ||
+	    p.len > BPF_MAXINSNS)
+		return all;
+	size_t bytes = p.len * sizeof *p.filter;
+	struct sock_filter *f = malloc(bytes);
+	unsigned r = all;
+	if (f && copyin_prefix(f, p.filter, bytes) == bytes)
+		r = filter_refusals(f, p.len);
+	free(f);
+	return r;
+}
+
+/* Marked, and the agent's calls under way are waited out. */
+static void mark_filtered(void)
+{
 	lazy_helper_block(); /* no thread made from a sample from now on */
 	atomic_store(&filtered, 1);
 	while (atomic_load(&calls_under_way) > 0)
 		sched_yield(); /* one system call of ours: microseconds */
+}
+
+void filter_installing(const void *sock_fprog)
+{
+	agent_defer_end(); /* a forked child's ring file, while it may be made */
+	unsigned refused = refusals_of(sock_fprog);
+	if (refused & FILTER_REFUSES_AGENT)
+		agent_stop_sandboxed();
+	else if (refused & FILTER_REFUSES_EVENTS)
+		engine_events_forbid();
+	mark_filtered();
+}
+
+/* Strict mode allows the calling thread read, write, _exit and
+ * sigreturn, and nothing to any other thread: its samples must come
+ * without a call (a timer's), and it can make no thread or child that
+ * the rest would concern. */
+void filter_installing_strict(void)
+{
+	agent_defer_end();
+	engine_events_forbid();
+	mark_filtered();
 }
 
 typedef int prctl_fn(int, unsigned long, unsigned long, unsigned long, unsigned long);
@@ -96,8 +141,10 @@ __attribute__((visibility("default"))) int prctl(int option, ...)
 	for (int i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
-	if (option == PR_SET_SECCOMP)
-		filter_installing();
+	if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_STRICT)
+		filter_installing_strict();
+	else if (option == PR_SET_SECCOMP)
+		filter_installing((const void *)a[1]);
 	prctl_fn *fn = atomic_load(&real_prctl);
 	if (!fn && !(fn = (prctl_fn *)dlsym(RTLD_NEXT, "prctl"))) {
 		errno = ENOSYS;

@@ -6,7 +6,10 @@
  * directory holding "<comm> TAB <tracer pid> TAB <tracer comm>"; one a
  * tracer attached to later, whose samples stop there, "<pid>.attached"
  * (a second line); a Chromium zygote, which must stay single-threaded
- * (agent/zygote.c), "<pid>.zygote" (a third; no tracer: 0).
+ * (agent/zygote.c), "<pid>.zygote" (a third; no tracer: 0); one that
+ * installed a seccomp filter refusing calls the agent makes, whose
+ * sampling ended just before (agent/seccomp.c), "<pid>.sandboxed" (a
+ * fourth).
  */
 #include "record_int.h"
 
@@ -24,8 +27,8 @@ struct traced {
 	char comm[17], tcomm[17];
 };
 
-enum { AT_START, ATTACHED, ZYGOTE, KINDS };
-static const char *const suffix[KINDS] = {".traced", ".attached", ".zygote"};
+enum { AT_START, ATTACHED, ZYGOTE, SANDBOXED, KINDS };
+static const char *const suffix[KINDS] = {".traced", ".attached", ".zygote", ".sandboxed"};
 
 /* dir/name's line into *t, for a file of that kind; 0, or -1 when it is
  * not one of ours. */
@@ -131,6 +134,15 @@ int record_report_traced(const char *dir, pid_t root)
 		        "%s forked (a zygote stops when it finds a second thread; --no-zygote "
 		        "--no-sandbox has every process sampled):", n, n == 1 ? " was" : "s were",
 		        n == 1 ? "it" : "they");
+		list(shown, n);
+	}
+	int root_sandboxed = 0;
+	n = collect(dir, SANDBOXED, root, shown, &root_sandboxed);
+	if (n) {
+		fprintf(stderr, "profil record: %zu process%s sampled only until %s installed a "
+		        "seccomp filter that would refuse system calls the agent makes (nor are "
+		        "the programs %s ran under it):", n, n == 1 ? " was" : "es were",
+		        n == 1 ? "it" : "they", n == 1 ? "it" : "they");
 		list(shown, n);
 	}
 	return root_traced;

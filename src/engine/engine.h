@@ -186,6 +186,9 @@ HIDDEN void engine_signal_taken(void);
  * /proc/self/status); a guest must then not try system calls the program
  * does not make itself (a filter may kill rather than fail them). */
 HIDDEN int engine_seccomp_filtered(void);
+/* timers.c: threads on perf events move to timers, and no thread gets an
+ * event from now on (a seccomp filter would refuse the events' calls). */
+HIDDEN void engine_events_forbid(void);
 
 /* sweeper.c: field n (proc(5)'s numbering, n >= 3) of the text of a
  * /proc stat file, or NULL: counted after the command name, which may

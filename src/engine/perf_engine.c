@@ -264,6 +264,14 @@ void perf_engine_off(void)
 	chosen = trap = 0;
 }
 
+void perf_engine_refuse(int err)
+{
+	if (chosen) {
+		chosen = 0;
+		last_error = err;
+	}
+}
+
 int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now, int hooked)
 {
 	if (trap)

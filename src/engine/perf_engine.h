@@ -37,6 +37,10 @@ HIDDEN int perf_engine_wants_trap(unsigned int hz);
 HIDDEN int perf_engine_trap(void);
 HIDDEN int perf_engine_on(void);        /* chosen for the current run */
 HIDDEN void perf_engine_off(void);      /* the run ended (timers_stop()) */
+/* No thread gets an event from now on in this run, for the reason err
+ * (kept for the statistics): a seccomp filter about to be installed
+ * would refuse the events' calls (engine_events_forbid()). */
+HIDDEN void perf_engine_refuse(int err);
 /* At a rate change: whether the run's events may go on at hz (at most
  * PERF_ENGINE_HZ_MAX and below the kernel's cap, read again); if not, the engine is given up for the run
  * (perf_error ERANGE) and the caller moves every thread to a timer. */

@@ -299,6 +299,26 @@ int timers_set_hz(unsigned int hz)
 	return 0;
 }
 
+/*
+ * A seccomp filter the program is about to install would refuse what the
+ * events need (perf_event_open for a new thread, the handler's read of
+ * its thread's CPU clock: agent/filtercheck.c): every event becomes a
+ * timer now, while every call is still allowed, and no thread gets an
+ * event after it.  An event that cannot become a timer is closed, its
+ * thread left to the sweeper as one refused a timer is.
+ */
+void engine_events_forbid(void)
+{
+	engine_lock();
+	if (perf_engine_on()) {
+		perf_engine_refuse(EPERM);
+		for (size_t i = timers_nreg; i-- > 0;) /* a drop moves the last entry to i */
+			if (timers_reg[i].fd >= 0 && timers_to_timer(i) != 0)
+				timers_drop(i);
+	}
+	engine_unlock();
+}
+
 static int add_self(int born)
 {
 	if (!cur_sig || getpid() != owner_pid)

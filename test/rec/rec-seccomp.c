@@ -8,6 +8,14 @@
  *   prctl    prctl(PR_SET_SECCOMP): the calling thread only
  *   exec     prctl(PR_SET_SECCOMP), then exec of this program as "run",
  *            which starts filtered (the kernel keeps the filter)
+ * or, other filters (agent/filtercheck.c):
+ *   killperf a filter that kills the process at perf_event_open(), then
+ *            filtered_hot on a thread made after it
+ *   killtimer one that kills it at timer_create(), which the program
+ *            never calls (the agent does, for a new thread)
+ *   strict   seccomp's strict mode (read, write, _exit, sigreturn only),
+ *            filtered_hot counted in loops, not by the CPU clock; ends
+ *            by the _exit system call
  * Prints "filtered ok" at the end (agent/seccomp.c).
  */
 #include "rec.h"
@@ -15,6 +23,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +34,66 @@
 #include <unistd.h>
 
 __attribute__((noinline)) static void filtered_hot(unsigned long n) { REC_BURN(n, 7); }
+
+/* A filter that allows everything but nr, for which it kills the
+ * process, installed by prctl. */
+static int install_killing(long nr)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof code / sizeof code[0], code};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+static void *hot_thread(void *units)
+{
+	filtered_hot((unsigned long)units);
+	return NULL;
+}
+
+/* filtered_hot on a thread made under the filter. */
+static int run_on_thread(unsigned long units)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, hot_thread, (void *)units) != 0 || pthread_join(t, NULL) != 0)
+		return 1;
+	printf("filtered ok\n");
+	fflush(stdout);
+	return 0;
+}
+
+/* Strict mode allows no clock: the loops a unit takes are counted
+ * first, then run as many under the filter. */
+__attribute__((noinline)) static unsigned long strict_hot(unsigned long loops)
+{
+	volatile unsigned long acc = 7;
+	for (unsigned long i = 0; i < loops; i++)
+		for (unsigned long j = 0; j < REC_CHECK; j++)
+			acc += j ^ (acc >> 3);
+	return acc;
+}
+
+static int run_strict(unsigned long units)
+{
+	unsigned long long t0 = rec_thread_ns();
+	unsigned long probe = 200;
+	strict_hot(probe);
+	unsigned long long spent = rec_thread_ns() - t0;
+	unsigned long loops = (unsigned long)((double)probe * REC_UNIT_NS * units / (spent ? spent : 1));
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0) != 0)
+		return 2;
+	strict_hot(loops);
+	static const char ok[] = "filtered ok\n";
+	(void)!write(1, ok, sizeof ok - 1);
+	syscall(SYS_exit, 0); /* strict mode has no exit_group */
+	return 1;
+}
 
 static int install(int tsync)
 {
@@ -62,6 +131,16 @@ int main(int argc, char **argv)
 	unsigned long units = argc > 2 ? strtoul(argv[2], NULL, 10) : 60;
 	if (!strcmp(how, "run"))
 		return run(units);
+	if (!strcmp(how, "strict"))
+		return run_strict(units);
+	if (!strcmp(how, "killperf") || !strcmp(how, "killtimer")) {
+		if (install_killing(!strcmp(how, "killperf") ? SYS_perf_event_open
+		                                             : SYS_timer_create) != 0) {
+			perror("rec-seccomp: seccomp");
+			return 2;
+		}
+		return !strcmp(how, "killperf") ? run_on_thread(units) : run(units);
+	}
 	if (install(!strcmp(how, "syscall")) != 0) {
 		perror("rec-seccomp: seccomp");
 		return 2;
