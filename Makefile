@@ -120,8 +120,11 @@ $(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
 $(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
 	sed -n 's/^TEST_IMPL(\([a-z0-9_]*\)).*/TEST(\1)/p' $(TEST_SRC) > $@.tmp && mv $@.tmp $@
 
-$(TEST_BIN): test/runner.c $(wildcard test/*.h) $(BUILD)/test/list.h $(TEST_SRC) $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
+# The agent's reading of seccomp filters is checked against the kernel
+# (test/test-seccomp-check.c): its two files, which need nothing else.
+TEST_AGENT_SRC := agent/bpf.c agent/filtercheck.c
+$(TEST_BIN): test/runner.c $(wildcard test/*.h) $(BUILD)/test/list.h $(TEST_SRC) $(TEST_AGENT_SRC) agent/agent.h $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(TEST_AGENT_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
 $(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)

@@ -871,3 +871,31 @@ stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
 # ring file and published that (agent/defer.c), long before the kill
 $ profil record -o lk.pprof $REC/rec-lazy forkkill 40 && profil report lk.pprof
 row /child_hot +rec-lazy$/ 2 >= 75
+
+# A filter that allows only what the program itself calls killed it at
+# the agent's next call it did not list: perf_event_open() for a thread
+# made after the install, the sampling handler's read of its thread's
+# CPU clock, timer_create() on timers.  The agent now runs the filter's
+# program, before the install, on each call it may still make
+# (agent/bpf.c, filtercheck.c).  One that refuses only the perf engine's
+# calls: every thread moves to a timer, and the thread made after it is
+# sampled (SIGSYS, exit status 159, before)
+$ profil record -o sc4.pprof $REC/rec-seccomp killperf 60 && profil report sc4.pprof
+stdout /^filtered ok$/
+row /filtered_hot +rec-seccomp$/ 2 >= 80
+
+# ... one that refuses a call the rest of the agent makes (here
+# timer_create, which a new thread's timer needs): sampling ends in the
+# process just before the install, and the recorder says so (SIGSYS at
+# the first sweep or thread, before)
+$ profil record -o sc5.pprof $REC/rec-seccomp killtimer 60 2>err.txt; echo "exit $?"; grep -c 'sampled only until it installed a seccomp filter' err.txt
+stdout /^filtered ok$/
+stdout /^exit 0$/
+stdout /^1$/
+
+# ... and seccomp's strict mode (read, write, _exit and sigreturn only):
+# the thread's perf event becomes a timer, whose samples need no call;
+# the handler's clock read on perf events killed it silently before
+$ profil record -o sc6.pprof $REC/rec-seccomp strict 60 && profil report sc6.pprof
+stdout /^filtered ok$/
+row /strict_hot +rec-seccomp$/ 2 >= 80
