@@ -22,9 +22,19 @@
  *     consistent atomics, either the call sees the mark or the install
  *     sees the call, never neither.
  *
+ * A filter installed through either interposed call is also asked, by
+ * running its program (bpf.c) before the install, what it would refuse
+ * of the calls the agent may still make (filtercheck.c): the perf
+ * engine's only, and every thread moves to a timer; anything else, and
+ * sampling ends in the process there (agent_stop_sandboxed()).  Strict
+ * mode refuses the calling thread everything but read, write, _exit and
+ * sigreturn: that thread's samples must come without a call, so the
+ * threads move to timers.
+ *
  * A filter installed by a raw system call instruction (Go's runtime) is
- * not seen until the next start; the mark is kept by a forked child (the
- * kernel keeps the filter too).
+ * not seen until the next start, and one in force at a start cannot be
+ * read (the default engine is then the timers: perf_engine.c); the mark
+ * is kept by a forked child (the kernel keeps the filter too).
  */
 #include "agent.h"
 #include "../src/engine/engine.h"

@@ -12,7 +12,8 @@
  *   killperf a filter that kills the process at perf_event_open(), then
  *            filtered_hot on a thread made after it
  *   killtimer one that kills it at timer_create(), which the program
- *            never calls (the agent does, for a new thread)
+ *            never calls (the agent does, for a new thread on timers),
+ *            then the same
  *   strict   seccomp's strict mode (read, write, _exit, sigreturn only),
  *            filtered_hot counted in loops, not by the CPU clock; ends
  *            by the _exit system call
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
 			perror("rec-seccomp: seccomp");
 			return 2;
 		}
-		return !strcmp(how, "killperf") ? run_on_thread(units) : run(units);
+		return run_on_thread(units);
 	}
 	if (install(!strcmp(how, "syscall")) != 0) {
 		perror("rec-seccomp: seccomp");
