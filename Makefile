@@ -320,7 +320,8 @@ tsan-run: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)
 	$(TEST_BIN) $(if $(TESTS),$(TESTS),$$(sed -n 's/^TEST(\(.*\))$$/\1/p' $(BUILD)/test/list.h | grep -v '^cli_'))
 # CI runs the unit tests under valgrind (VALGRIND_TESTS): the bin
 # arithmetic, range tables, argument validation of every form, gmon.out
-# writing, the unwinder's tables, and the profil command (run under
+# writing, the unwinder's tables, the agent's reading of seccomp filters,
+# and the profil command (run under
 # memcheck by test-cli.c) reading, reporting and converting profiles.
 # Not the sampling tests: valgrind holds signals back and serialises
 # threads, so their counts mean nothing there; nor fault recovery, whose
@@ -331,7 +332,7 @@ VALGRIND_TESTS = bins_edges bins_random_against_reference \
     gmon_failed_write_keeps_old_file gmon_unwritable_directory gmon_shared_object_file \
     multirange_aix_errors multirange_sprofil_errors multirange_tru64_errors \
     multirange_aix_terminator_limit multirange_sprofil_limit multirange_tru64_limit \
-    unwind_cfi_rows \
+    unwind_cfi_rows seccomp_bpf_malformed seccomp_refusals_by_call \
     $(shell sed -n 's/^TEST(\(cli_\(report\|errors\|gmon\|pprof_go\)_[0-9]*\))$$/\1/p' \
         $(BUILD)/test/list.h 2>/dev/null)
 valgrind-unit: $(TEST_BIN) $(TEST_HELPERS) $(TEST_LIBS)

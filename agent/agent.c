@@ -199,11 +199,14 @@ static int stop_sampling(struct ring_file *rf)
  * ("<pid>.sandboxed") and says so at the end, and no program this one
  * execs or spawns starts sampling under the same filter (envfix_stop()).
  */
+_Atomic int agent_sandboxed;
+
 void agent_stop_sandboxed(void)
 {
 	struct ring_file *rf = atomic_load(&agent_ring);
 	if (!rf)
 		return;
+	atomic_store(&agent_sandboxed, 1); /* its forked children too */
 	agent_note_left(agent_dir, "sandboxed", 0);
 	envfix_stop();
 	modules_stop();

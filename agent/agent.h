@@ -192,6 +192,9 @@ HIDDEN void agent_note_left(const char *dir, const char *kind, pid_t tracer);
 /* agent.c: sampling ends now, before a seccomp filter that would refuse
  * the agent's calls is installed (seccomp.c). */
 HIDDEN void agent_stop_sandboxed(void);
+/* Set by it: the process and its forked children (which keep the
+ * filter) make no call of the agent's from then on. */
+extern _Atomic int agent_sandboxed HIDDEN;
 
 /* zygote.c: whether this process is a Chromium zygote (its arguments
  * hold --type=zygote), which must stay single-threaded. */

@@ -249,6 +249,8 @@ static void start_child_now(void)
 void agent_in_child(void)
 {
 	filter_after_fork();
+	if (atomic_load(&agent_sandboxed))
+		return; /* stopped under its filter: not a call more (agent.c) */
 	if (agent_only_root) {
 		leave_child();
 		return;

@@ -899,3 +899,14 @@ stdout /^1$/
 $ profil record -o sc6.pprof $REC/rec-seccomp strict 60 && profil report sc6.pprof
 stdout /^filtered ok$/
 row /strict_hot +rec-seccomp$/ 2 >= 80
+
+# ... and what such a process runs stays under its filter: a forked child
+# that execs a program of ours under the timer_create-killing filter
+# (the exec'd program's agent started sampling on timers and was killed:
+# the child died of SIGSYS before, "parent ok" never came); its
+# environment loses PROFIL_RECORD_DIR and the agent idles there
+$ profil record -o sc7.pprof $REC/rec-seccomp killexec 60 2>err.txt; echo "exit $?"; grep -c 'sampled only until it installed a seccomp filter' err.txt
+stdout /^filtered ok$/
+stdout /^parent ok$/
+stdout /^exit 0$/
+stdout /^1$/

@@ -14,6 +14,9 @@
  *   killtimer one that kills it at timer_create(), which the program
  *            never calls (the agent does, for a new thread on timers),
  *            then the same
+ *   killexec the killtimer filter, then a forked child that execs this
+ *            program as "run" under it; prints "parent ok" once the
+ *            child has exited 0
  *   strict   seccomp's strict mode (read, write, _exit, sigreturn only),
  *            filtered_hot counted in loops, not by the CPU clock; ends
  *            by the _exit system call
@@ -32,6 +35,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 __attribute__((noinline)) static void filtered_hot(unsigned long n) { REC_BURN(n, 7); }
@@ -134,6 +138,24 @@ int main(int argc, char **argv)
 		return run(units);
 	if (!strcmp(how, "strict"))
 		return run_strict(units);
+	if (!strcmp(how, "killexec")) {
+		if (install_killing(SYS_timer_create) != 0) {
+			perror("rec-seccomp: seccomp");
+			return 2;
+		}
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			execl(argv[0], argv[0], "run", argc > 2 ? argv[2] : "60", (char *)NULL);
+			_exit(127);
+		}
+		int st;
+		if (child < 0 || waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0)
+			return 1;
+		printf("parent ok\n");
+		return 0;
+	}
 	if (!strcmp(how, "killperf") || !strcmp(how, "killtimer")) {
 		if (install_killing(!strcmp(how, "killperf") ? SYS_perf_event_open
 		                                             : SYS_timer_create) != 0) {
