@@ -204,15 +204,20 @@ _Atomic int agent_sandboxed;
 void agent_stop_sandboxed(void)
 {
 	struct ring_file *rf = atomic_load(&agent_ring);
-	if (!rf)
-		return;
+	if (!rf && !defer_active())
+		return; /* not sampling */
 	atomic_store(&agent_sandboxed, 1); /* its forked children too */
 	agent_note_left(agent_dir, "sandboxed", 0);
 	envfix_stop();
 	modules_stop();
 	engine_publish(NULL);
 	atomic_store(&agent_ring, NULL);
-	munmap(rf, rf->modlog_offset + rf->modlog_size);
+	if (rf)
+		munmap(rf, rf->modlog_offset + rf->modlog_size);
+	/* a forked child whose ring file could not be made: its scratch
+	 * ring goes unwritten (no exit may make the file now) */
+	if (defer_active() && defer_claim(0))
+		defer_release(1);
 }
 
 /* A tracer attached since the start (gdb -p, strace -p): told to the
