@@ -25,7 +25,8 @@
  *
  * Harmless answers: SECCOMP_RET_ALLOW, _LOG, _ERRNO (the call fails and
  * the agent copes, as with any failure) and _TRACE (no tracer: we are not
- * sampled under one, so the call fails with ENOSYS).  Refusals: _KILL_*,
+ * sampled under one, so the call fails with ENOSYS), except for what a
+ * ring file needs (record[] below).  Refusals: _KILL_*,
  * _TRAP (the program's SIGSYS handler would get our call),
  * _USER_NOTIF (another process decides), any other value, and a program
  * bpf.c cannot run.  getrusage(RUSAGE_CHILDREN) is not asked: that call
@@ -148,7 +149,6 @@ static const struct call agent[] = {
 	{SYS_openat, {AT_CWD, ANY_PTR, O_RDONLY | O_CLOEXEC}},
 	{SYS_openat, {AT_CWD, ANY_PTR, O_RDONLY | O_CLOEXEC | O_NOFOLLOW}},
 	{SYS_openat, {AT_CWD, ANY_PTR, O_RDONLY | O_CLOEXEC | O_DIRECTORY}},
-	{SYS_openat, {AT_CWD, ANY_PTR, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600}},
 	{SYS_openat, {AT_CWD, ANY_PTR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600}},
 	{SYS_read, {ANY_FD, ANY_PTR, 4096}},
 	{SYS_pread64, {ANY_FD, ANY_PTR, 4096, 0}},
@@ -162,9 +162,10 @@ static const struct call agent[] = {
 	{SYS_ftruncate, {ANY_FD, 1 << 20}},
 	RENAME,
 	UNLINK,
-	{SYS_socket, {AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0}},
-	{SYS_sendto, {ANY_FD, ANY_PTR, 64, 0, ANY_PTR, 16}},
-	{SYS_recvmsg, {ANY_FD, ANY_PTR, 0}},
+	{SYS_socket, {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0}},
+	{SYS_bind, {ANY_FD, ANY_PTR, 2}},
+	{SYS_sendto, {ANY_FD, ANY_PTR, 64, MSG_NOSIGNAL, ANY_PTR, 110}},
+	{SYS_recvmsg, {ANY_FD, ANY_PTR, MSG_DONTWAIT | MSG_CMSG_CLOEXEC}},
 	POLL,
 	/* memory: ring files and the scratch ring, the helper's allocations */
 	{SYS_mmap, {0, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, ANY_FD, 0}},
@@ -191,8 +192,28 @@ static const struct call agent[] = {
 	{SYS_exit, {0}},
 };
 
-/* The filter's answer, classed: 0 harmless, 1 a refusal. */
-static int refuses(const struct sock_filter *f, size_t len, const struct call *c, long tid)
+/* What a start needs, a forked child's or an exec'd program's (its ring
+ * file: ringfile.c; its signal, fault handlers and first timer:
+ * engine.c): an answer of an error here is a refusal too, since nothing
+ * more could be recorded under the filter, and the children and programs
+ * the process runs would each say so on its standard error (man-db's
+ * sandboxes answer ENOSYS to a file's creation, or to a timer's). */
+static const struct call record[] = {
+	{SYS_openat, {AT_CWD, ANY_PTR, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600}},
+	{SYS_ftruncate, {ANY_FD, 1 << 20}},
+	{SYS_mmap, {0, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, ANY_FD, 0}},
+	{SYS_rt_sigaction, {SIGSEGV, ANY_PTR, ANY_PTR, 8}},
+	{SYS_rt_sigaction, {SIGTRAP, ANY_PTR, ANY_PTR, 8}},
+	{SYS_timer_create, {THREAD_CLOCK, ANY_PTR, ANY_PTR}},
+	{SYS_timer_settime, {0, TIMER_ABSTIME, ANY_PTR, 0}},
+	{SYS_clock_gettime, {CLOCK_THREAD_CPUTIME_ID, ANY_PTR}},
+	{SYS_clock_gettime, {THREAD_CLOCK, ANY_PTR}},
+};
+
+/* The filter's answer, classed: 0 harmless, 1 a refusal; strict: an
+ * error is a refusal too. */
+static int refuses(const struct sock_filter *f, size_t len, const struct call *c, long tid,
+                   int strict)
 {
 	struct seccomp_data d = {0};
 	d.nr = (int)c->nr;
@@ -204,15 +225,17 @@ static int refuses(const struct sock_filter *f, size_t len, const struct call *c
 	if (c->arg[0] == THREAD_CLOCK)
 		d.args[0] = (uint32_t)((~(uint32_t)tid << 3) | 6);
 	uint32_t action = agent_bpf_run(f, len, &d) & SECCOMP_RET_ACTION_FULL;
-	return !(action == SECCOMP_RET_ALLOW || action == SECCOMP_RET_LOG ||
-	         action == SECCOMP_RET_ERRNO || action == SECCOMP_RET_TRACE);
+	if (action == SECCOMP_RET_ALLOW || action == SECCOMP_RET_LOG)
+		return 0;
+	return strict || !(action == SECCOMP_RET_ERRNO || action == SECCOMP_RET_TRACE);
 }
 
-static int any_refused(const struct sock_filter *f, size_t len, const struct call *v, size_t n)
+static int any_refused(const struct sock_filter *f, size_t len, const struct call *v, size_t n,
+                       int strict)
 {
 	long tid = syscall(SYS_gettid);
 	for (size_t i = 0; i < n; i++)
-		if (refuses(f, len, &v[i], tid))
+		if (refuses(f, len, &v[i], tid, strict))
 			return 1;
 	return 0;
 }
@@ -224,9 +247,10 @@ unsigned filter_refusals(const struct sock_filter *f, size_t len)
 	return FILTER_REFUSES_EVENTS | FILTER_REFUSES_AGENT; /* cannot ask */
 #else
 	unsigned r = 0;
-	if (any_refused(f, len, events, sizeof events / sizeof events[0]))
+	if (any_refused(f, len, events, sizeof events / sizeof events[0], 0))
 		r |= FILTER_REFUSES_EVENTS;
-	if (any_refused(f, len, agent, sizeof agent / sizeof agent[0]))
+	if (any_refused(f, len, agent, sizeof agent / sizeof agent[0], 0) ||
+	    any_refused(f, len, record, sizeof record / sizeof record[0], 1))
 		r |= FILTER_REFUSES_AGENT;
 	return r;
 #endif

@@ -51,7 +51,9 @@ __attribute__((visibility("default"))) long syscall(long number, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	long rc;
-	if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_STRICT)
+	/* strict mode only with no flags and no argument, as the kernel
+	 * takes it (libseccomp's probe passes a flag: EINVAL) */
+	if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_STRICT && !a[1] && !a[2])
 		filter_installing_strict(); /* a sandbox (seccomp.c) */
 	else if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
 		filter_installing((const void *)a[2]);

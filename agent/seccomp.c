@@ -87,19 +87,24 @@ void filter_after_fork(void)
 
 /* The filter's program, copied out of the caller's memory without
  * faulting on a bad pointer (the kernel answers that with EFAULT, and so
- * must we: copyin.c); what it would refuse, or everything if unreadable. */
+ * must we: copyin.c); what it would refuse.  Nothing for a program the
+ * kernel will not install (no pointer, an unreadable one, no
+ * instructions or too many: EFAULT or EINVAL): libseccomp asks the
+ * kernel which flags it knows by installing NULL with each, at the start
+ * of every program that uses it (man-db's man, apt).  Everything when
+ * we have no memory to copy it into. */
 static unsigned refusals_of(const struct sock_fprog *user)
 {
-	const unsigned all = FILTER_REFUSES_EVENTS | FILTER_REFUSES_AGENT;
 	struct sock_fprog p;
 	if (!user || copyin_prefix(&p, user, sizeof p) != sizeof p || !p.len ||
-	    p.len > BPF_MAXINSNS)
-		return all;
+	    p.len > BPF_MAXINSNS || !p.filter)
+		return 0;
 	size_t bytes = p.len * sizeof *p.filter;
 	struct sock_filter *f = malloc(bytes);
-	unsigned r = all;
-	if (f && copyin_prefix(f, p.filter, bytes) == bytes)
-		r = filter_refusals(f, p.len);
+	unsigned r = FILTER_REFUSES_EVENTS | FILTER_REFUSES_AGENT;
+	if (!f)
+		return r;
+	r = copyin_prefix(f, p.filter, bytes) == bytes ? filter_refusals(f, p.len) : 0;
 	free(f);
 	return r;
 }

@@ -910,3 +910,17 @@ stdout /^filtered ok$/
 stdout /^parent ok$/
 stdout /^exit 0$/
 stdout /^1$/
+
+# A real sandbox: man-db's man runs its formatters under libseccomp
+# filters that answer ENOSYS to what they do not allow (a file's
+# creation, a timer), and libseccomp probes the kernel first by
+# installing nothing (a NULL program, EFAULT). The agent's starts under
+# them failed and said so on the program's standard error, 8 lines
+# ("cannot start profiling", "cannot create its ring file"); a call a
+# start needs is asked too, and an error there ends sampling before the
+# install (agent/filtercheck.c)
+$ printf '.TH T 1\n.SH NAME\nt \\- a page for profil record\n' > t.1; profil record -o man.pprof man -P cat -l t.1 2>err.txt; echo "exit $?"; echo "agent lines $(grep -c '^profil agent' err.txt)"
+needs man
+stdout /^ +t - a page for profil record$/
+stdout /^exit 0$/
+stdout /^agent lines 0$/
