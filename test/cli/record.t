@@ -924,3 +924,10 @@ needs man
 stdout /^ +t - a page for profil record$/
 stdout /^exit 0$/
 stdout /^agent lines 0$/
+
+# ... and libseccomp's probes, installs of nothing the kernel refuses
+# (a NULL program; strict mode with a flag), leave sampling as it was
+$ profil record -o sc8.pprof $REC/rec-seccomp probe 60 2>err.txt && profil report sc8.pprof; echo "sandboxed lines $(grep -c 'sampled only until' err.txt)"
+stdout /^filtered ok$/
+row /filtered_hot +rec-seccomp$/ 2 >= 80
+stdout /^sandboxed lines 0$/

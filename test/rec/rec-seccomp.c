@@ -17,6 +17,9 @@
  *   killexec the killtimer filter, then a forked child that execs this
  *            program as "run" under it; prints "parent ok" once the
  *            child has exited 0
+ *   probe    libseccomp's probes of the kernel: installs of nothing (a
+ *            NULL program, EFAULT; strict mode with a flag, EINVAL),
+ *            then filtered_hot unfiltered
  *   strict   seccomp's strict mode (read, write, _exit, sigreturn only),
  *            filtered_hot counted in loops, not by the CPU clock; ends
  *            by the _exit system call
@@ -138,6 +141,13 @@ int main(int argc, char **argv)
 		return run(units);
 	if (!strcmp(how, "strict"))
 		return run_strict(units);
+	if (!strcmp(how, "probe")) {
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, NULL) == 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 1, NULL) == 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0) == 0)
+			return 3; /* the kernel installed nothing: a probe */
+		return run(units);
+	}
 	if (!strcmp(how, "killexec")) {
 		if (install_killing(SYS_timer_create) != 0) {
 			perror("rec-seccomp: seccomp");
