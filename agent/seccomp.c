@@ -120,6 +120,8 @@ static void mark_filtered(void)
 
 void filter_installing(const void *sock_fprog)
 {
+	if (!sigstate_mine())
+		return; /* a vfork child: the memory, the ring, the helper are its parent's */
 	agent_defer_end(); /* a forked child's ring file, while it may be made */
 	unsigned refused = refusals_of(sock_fprog);
 	if (refused & FILTER_REFUSES_AGENT)
@@ -135,6 +137,8 @@ void filter_installing(const void *sock_fprog)
  * the rest would concern. */
 void filter_installing_strict(void)
 {
+	if (!sigstate_mine())
+		return;
 	agent_defer_end();
 	engine_events_forbid();
 	mark_filtered();
