@@ -97,15 +97,25 @@ struct ptable *agent_publish(struct ring_file *rf)
 	return engine_publish(t) == 0 ? t : NULL;
 }
 
+/* The sampling signal (negative: the one the program took from us) and
+ * the engine's name into rf; async-signal-safe (no stdio). */
+static void describe_as(struct ring_file *rf, int sig, enum profil_engine engine)
+{
+	atomic_store(&rf->signal, signal_lost() ? -signal_lost() : sig);
+	const char *name = profil_engine_name(engine);
+	size_t n = strlen(name);
+	n = n < sizeof rf->engine - 1 ? n : sizeof rf->engine - 1;
+	memcpy(rf->engine, name, n);
+	rf->engine[n] = '\0';
+}
+
 /* Refreshes what the ring file says about the engine (the sampling signal
  * moves when the program takes ours). */
 void agent_describe(struct ring_file *rf)
 {
 	struct profil_stats st;
-	if (profil_get_stats(&st) != 0)
-		return;
-	atomic_store(&rf->signal, signal_lost() ? -signal_lost() : st.signal);
-	snprintf(rf->engine, sizeof rf->engine, "%s", profil_engine_name(st.engine));
+	if (profil_get_stats(&st) == 0)
+		describe_as(rf, st.signal, st.engine);
 }
 
 /* The same without the engine's lock (an exec holds it): the signal now
@@ -113,12 +123,7 @@ void agent_describe(struct ring_file *rf)
 void agent_describe_unlocked(struct ring_file *rf)
 {
 	int sig = signal_sampling();
-	atomic_store(&rf->signal, signal_lost() ? -signal_lost() : sig);
-	const char *name = profil_engine_name(sig ? perf_engine_kind() : PROFIL_ENGINE_OFF);
-	size_t n = strlen(name);
-	n = n < sizeof rf->engine - 1 ? n : sizeof rf->engine - 1;
-	memcpy(rf->engine, name, n);
-	rf->engine[n] = '\0';
+	describe_as(rf, sig, sig ? perf_engine_kind() : PROFIL_ENGINE_OFF);
 }
 
 struct ring_file *_Atomic agent_ring; /* the ring being written */
@@ -176,15 +181,18 @@ int agent_recorder_alive(void)
  * table, the module log is off), and its mapping, up to 9 MiB of a file
  * the recorder reads or nobody reads, goes, and the helper thread after
  * it (sweeper_retire()).  What was sampled before stays in the file.
+ * rf NULL: a forked child still deferred, which has no file (child.c).
  * 0, or -1 to try again at the next sweep. */
-static int stop_sampling(struct ring_file *rf)
+int agent_stop_by_withdrawal(struct ring_file *rf)
 {
 	if (engine_withdraw() != 0)
 		return -1;
 	atomic_store(&exec_env_hook, NULL); /* its execs are not followed */
 	modules_stop();
-	atomic_store(&agent_ring, NULL);
-	munmap(rf, rf->modlog_offset + rf->modlog_size); /* as ringfile_create() mapped it */
+	if (rf) {
+		atomic_store(&agent_ring, NULL);
+		munmap(rf, rf->modlog_offset + rf->modlog_size); /* as ringfile_create() mapped it */
+	}
 	sweeper_retire(); /* and this helper thread goes after the reap */
 	return 0;
 }
@@ -194,7 +202,8 @@ static int stop_sampling(struct ring_file *rf)
  * before it installs a seccomp filter that would refuse calls the agent
  * makes (seccomp.c): after the install none of them may be made, so
  * everything is released here and at once, the helper thread joined
- * (engine_publish(NULL)), not left to a sweep as stop_sampling() does.
+ * (engine_publish(NULL)), not left to a sweep as agent_stop_by_withdrawal()
+ * does.
  * What was sampled before stays in the ring; the recorder is told
  * ("<pid>.sandboxed") and says so at the end, and no program this one
  * execs or spawns starts sampling under the same filter (envfix_stop()).
@@ -229,7 +238,7 @@ static int attached(struct ring_file *rf)
 	if (tracer <= 0)
 		return 0;
 	agent_note_traced(agent_dir, tracer, 1);
-	return stop_sampling(rf) == 0;
+	return agent_stop_by_withdrawal(rf) == 0;
 }
 
 /* Every sweep (100 ms), in the engine's helper thread. */
@@ -241,7 +250,7 @@ static void tick(void)
 	modules_poll();
 	aliases_poll();
 	struct ring_file *rf = atomic_load(&agent_ring);
-	if (rf && !agent_recorder_alive() && stop_sampling(rf) == 0)
+	if (rf && !agent_recorder_alive() && agent_stop_by_withdrawal(rf) == 0)
 		return;
 	if (rf && attached(rf))
 		return;

@@ -189,6 +189,12 @@ HIDDEN void agent_note_traced(const char *dir, pid_t tracer, int attached);
 /* The note itself: "<dir>/<pid>.<kind>" holding "comm TAB tracer pid TAB
  * tracer comm" (tracer 0: none, "-"). */
 HIDDEN void agent_note_left(const char *dir, const char *kind, pid_t tracer);
+/* agent.c: sampling ends in this process by withdrawal (the recording is
+ * over, a tracer attached), where engine_publish(NULL) would wait for
+ * the helper thread: the table withdrawn, the helper's next pass
+ * releasing the rest; rf NULL for a deferred child, which has no file.
+ * 0, or -1 to try again at the next sweep. */
+HIDDEN int agent_stop_by_withdrawal(struct ring_file *rf);
 /* agent.c: sampling ends now, before a seccomp filter that would refuse
  * the agent's calls is installed (seccomp.c). */
 HIDDEN void agent_stop_sandboxed(void);

@@ -81,19 +81,6 @@ static void credit_fork_start(struct ptable *t)
 		             account_periods((uint64_t)fork_child_timer_cpu, hz_current()));
 }
 
-/* A deferred child that is not to be sampled after all (the recording is
- * over, a tracer came): as stop_sampling(), with no ring file.  0, or -1
- * to try again at the next sweep. */
-static int stop_deferred(void)
-{
-	if (engine_withdraw() != 0)
-		return -1;
-	atomic_store(&exec_env_hook, NULL);
-	modules_stop();
-	sweeper_retire();
-	return 0;
-}
-
 void agent_defer_end(void)
 {
 	if (!defer_claim(0))
@@ -105,7 +92,9 @@ void agent_defer_end(void)
 		rf = child_ring();
 		perf_probe_status_hold(0);
 		if (!rf) {
-			defer_release(stop_deferred() == 0);
+			/* not to be sampled after all (the recording is
+			 * over, a tracer came) */
+			defer_release(agent_stop_by_withdrawal(NULL) == 0);
 			return;
 		}
 		modules_adopt(rf, 1);
