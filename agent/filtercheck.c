@@ -70,7 +70,12 @@
  * descriptor): a plausible value. */
 #define ANY_PTR 0x7f0000001000ull
 #define ANY_FD 3
-#define AT_CWD ((uint32_t)AT_FDCWD) /* an int in a register: its low half */
+/* An int argument as the kernel sees it: glibc's system call macros
+ * pass each argument as a long, so a negative int arrives sign-extended
+ * (AT_FDCWD is 0xffffffffffffff9c, not 0xffffff9c), and a filter that
+ * compares all 64 bits (libseccomp's rules do) sees that. */
+#define INT_ARG(v) ((uint64_t)(int64_t)(int)(v))
+#define AT_CWD INT_ARG(AT_FDCWD)
 /* Another thread's CPU clock, made from the calling thread's id when
  * asked (refuses()). */
 #define THREAD_CLOCK ((uint64_t)-2)
@@ -223,7 +228,7 @@ static int refuses(const struct sock_filter *f, size_t len, const struct call *c
 	/* a thread's CPU clock (glibc's pthread_getcpuclockid(): the clock
 	 * of thread tid, CPUCLOCK_SCHED, per thread) */
 	if (c->arg[0] == THREAD_CLOCK)
-		d.args[0] = (uint32_t)((~(uint32_t)tid << 3) | 6);
+		d.args[0] = INT_ARG((~(uint32_t)tid << 3) | 6);
 	uint32_t action = agent_bpf_run(f, len, &d) & SECCOMP_RET_ACTION_FULL;
 	if (action == SECCOMP_RET_ALLOW || action == SECCOMP_RET_LOG)
 		return 0;

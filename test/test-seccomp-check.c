@@ -14,6 +14,7 @@
 #include "runner.h"
 #include "../agent/agent.h"
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -222,6 +223,14 @@ TEST_IMPL(seccomp_refusals_by_call)
 		LD_NR, BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrusage, 0, 3), LD_ARG(0),
 		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 2, 0, 1), KILL, ALLOW};
 	ASSERT_EQ(filter_refusals(chromium, 6), 0);
+	/* libseccomp compares arguments as 64-bit values: AT_FDCWD as glibc
+	 * passes it, sign-extended (a low-half AT_FDCWD would not pass) */
+	const struct sock_filter openat_cwd_only[] = {
+		LD_NR, BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, 0, 2), LD_ARG(0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)AT_FDCWD, 1, 0), KILL, ALLOW};
+	ASSERT_EQ(filter_refusals(openat_cwd_only, 8), 0);
 	/* one that knows only another architecture's calls refuses ours */
 	const struct sock_filter other_arch[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
