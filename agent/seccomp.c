@@ -87,26 +87,28 @@ void filter_after_fork(void)
 
 /* The filter's program, copied out of the caller's memory without
  * faulting on a bad pointer (the kernel answers that with EFAULT, and so
- * must we: copyin.c); what it would refuse.  Nothing for a program the
- * kernel will not install (no pointer, an unreadable one, no
- * instructions or too many: EFAULT or EINVAL): libseccomp asks the
- * kernel which flags it knows by installing NULL with each, at the start
- * of every program that uses it (man-db's man, apt).  Everything when
- * we have no memory to copy it into. */
-static unsigned refusals_of(const struct sock_fprog *user)
+ * must we: copyin.c), into *out (NULL when we have no memory for it):
+ * 1.  0 for a program the kernel will not install (no pointer, an
+ * unreadable one, no instructions or too many: EFAULT or EINVAL):
+ * libseccomp asks the kernel which flags it knows by installing NULL
+ * with each, at the start of every program that uses it (man-db's man,
+ * apt), and nothing of ours may change for that. */
+static int copy_program(const struct sock_fprog *user, struct sock_filter **out, size_t *len)
 {
 	struct sock_fprog p;
+	*out = NULL;
 	if (!user || copyin_prefix(&p, user, sizeof p) != sizeof p || !p.len ||
 	    p.len > BPF_MAXINSNS || !p.filter)
 		return 0;
 	size_t bytes = p.len * sizeof *p.filter;
 	struct sock_filter *f = malloc(bytes);
-	unsigned r = FILTER_REFUSES_EVENTS | FILTER_REFUSES_AGENT;
-	if (!f)
-		return r;
-	r = copyin_prefix(f, p.filter, bytes) == bytes ? filter_refusals(f, p.len) : 0;
-	free(f);
-	return r;
+	if (f && copyin_prefix(f, p.filter, bytes) != bytes) {
+		free(f);
+		return 0;
+	}
+	*out = f;
+	*len = p.len;
+	return 1;
 }
 
 /* Marked, and the agent's calls under way are waited out. */
@@ -122,8 +124,15 @@ void filter_installing(const void *sock_fprog)
 {
 	if (!sigstate_mine())
 		return; /* a vfork child: the memory, the ring, the helper are its parent's */
+	struct sock_filter *f;
+	size_t len = 0;
+	if (!copy_program(sock_fprog, &f, &len))
+		return; /* nothing will be installed */
 	agent_defer_end(); /* a forked child's ring file, while it may be made */
-	unsigned refused = refusals_of(sock_fprog);
+	/* what it would refuse; everything, if we could not copy it */
+	unsigned refused = f ? filter_refusals(f, len)
+	                     : FILTER_REFUSES_EVENTS | FILTER_REFUSES_AGENT;
+	free(f);
 	if (refused & FILTER_REFUSES_AGENT)
 		agent_stop_sandboxed();
 	else if (refused & FILTER_REFUSES_EVENTS)

@@ -19,7 +19,8 @@
  *            child has exited 0
  *   probe    libseccomp's probes of the kernel: installs of nothing (a
  *            NULL program, EFAULT; strict mode with a flag, EINVAL),
- *            then filtered_hot unfiltered
+ *            then this program as "run" by system(), which glibc reaps
+ *            where no hook sees it, then filtered_hot unfiltered
  *   strict   seccomp's strict mode (read, write, _exit, sigreturn only),
  *            filtered_hot counted in loops, not by the CPU clock; ends
  *            by the _exit system call
@@ -146,6 +147,10 @@ int main(int argc, char **argv)
 		    syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 1, NULL) == 0 ||
 		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0) == 0)
 			return 3; /* the kernel installed nothing: a probe */
+		char cmd[4096];
+		snprintf(cmd, sizeof cmd, "%s run %lu", argv[0], units);
+		if (system(cmd) != 0)
+			return 4;
 		return run(units);
 	}
 	if (!strcmp(how, "killexec")) {
