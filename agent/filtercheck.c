@@ -26,7 +26,8 @@
  * Harmless answers: SECCOMP_RET_ALLOW, _LOG, _ERRNO (the call fails and
  * the agent copes, as with any failure) and _TRACE (no tracer: we are not
  * sampled under one, so the call fails with ENOSYS), except for what a
- * ring file needs (record[] below).  Refusals: _KILL_*,
+ * start needs, a ring file, signal handlers, a timer (record[] below,
+ * counted with AGENT).  Refusals: _KILL_*,
  * _TRAP (the program's SIGSYS handler would get our call),
  * _USER_NOTIF (another process decides), any other value, and a program
  * bpf.c cannot run.  getrusage(RUSAGE_CHILDREN) is not asked: that call
