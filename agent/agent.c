@@ -172,6 +172,15 @@ int agent_recorder_alive(void)
 	return alive;
 }
 
+/* The ring is no longer ours to write: forgotten, and its mapping (up to
+ * 9 MiB) undone as ringfile_create() made it.  rf may be NULL. */
+static void drop_ring(struct ring_file *rf)
+{
+	atomic_store(&agent_ring, NULL);
+	if (rf)
+		munmap(rf, rf->modlog_offset + rf->modlog_size);
+}
+
 /* Sampling ends in this process while it goes on running: the recording
  * is over in a descendant the command left running (a daemon, a
  * background job: sampling it would cost its CPU for samples nobody
@@ -189,10 +198,7 @@ int agent_stop_by_withdrawal(struct ring_file *rf)
 		return -1;
 	atomic_store(&exec_env_hook, NULL); /* its execs are not followed */
 	modules_stop();
-	if (rf) {
-		atomic_store(&agent_ring, NULL);
-		munmap(rf, rf->modlog_offset + rf->modlog_size); /* as ringfile_create() mapped it */
-	}
+	drop_ring(rf);
 	sweeper_retire(); /* and this helper thread goes after the reap */
 	return 0;
 }
@@ -220,9 +226,7 @@ void agent_stop_sandboxed(void)
 	envfix_stop();
 	modules_stop();
 	engine_publish(NULL);
-	atomic_store(&agent_ring, NULL);
-	if (rf)
-		munmap(rf, rf->modlog_offset + rf->modlog_size);
+	drop_ring(rf);
 	/* a forked child whose ring file could not be made: its scratch
 	 * ring goes unwritten (no exit may make the file now) */
 	if (defer_active() && defer_claim(0))
