@@ -53,7 +53,7 @@ REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
-              rec-seccomp rec-lazy rec-pingpong)
+              rec-seccomp rec-lazy rec-pingpong rec-ownheap)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -68,7 +68,7 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
 .PHONY: test-perf test-timer valgrind-unit tsan-run
-.PHONY: cli deps check-install check-symbols all lib check check-handler check-layout check-man check-cxx check-contract test demo install \
+.PHONY: cli deps check-install check-symbols all lib check check-handler check-alloc check-layout check-man check-cxx check-contract test demo install \
         uninstall clean help \
         examples bench stress sanitize tsan valgrind
 all: lib examples cli
@@ -122,7 +122,10 @@ $(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
 
 # The agent's reading of seccomp filters is checked against the kernel
 # (test/test-seccomp-check.c): its two files, which need nothing else.
-TEST_AGENT_SRC := agent/bpf.c agent/filtercheck.c
+# The runner's own copies of base/'s allocator, sort and thread listing
+# (test/test-alloc.c, and the unwind tables test-unwind.c builds).
+TEST_AGENT_SRC := agent/bpf.c agent/filtercheck.c src/base/alloc.c src/base/sort.c \
+                  src/base/tasklist.c
 $(TEST_BIN): test/runner.c $(wildcard test/*.h) $(BUILD)/test/list.h $(TEST_SRC) $(TEST_AGENT_SRC) agent/agent.h $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(TEST_AGENT_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
@@ -256,6 +259,14 @@ $(BUILD)/test/test-cli-cases.c: $(CLI_CASES) test/cli/cases.awk | $(BUILD)/test
 check-handler: $(BUILD)/obj/engine/sample.o $(BUILD)/obj/unwind/unwind.o
 	for o in $^; do sh tools/check-handler.sh $$o tools/handler-allow.txt || exit 1; done
 
+# No object whose code may run on the helper thread calls the program's
+# allocator (src/base/alloc.c): every part below gmon/, and the agent.
+ALLOC_PARTS := base unwind engine process
+ALLOC_OBJ   := $(filter $(ALLOC_PARTS:%=$(BUILD)/obj/%/%),$(LIB_OBJ)) \
+               $(filter $(ALLOC_PARTS:%=$(BUILD)/agent-obj/%/%) $(BUILD)/agent-obj/agent-%,$(AGENT_OBJ))
+check-alloc: $(ALLOC_OBJ)
+	sh tools/check-alloc.sh tools/alloc-deny.txt $^
+
 # No part calls into a part above it (tools/check-layout.sh: nm of every
 # object of src/<part>/, parts in the order of tools/layout-order.txt).
 check-layout: $(LIB_OBJ)
@@ -284,7 +295,7 @@ check-install: lib
 # The benchmark's programs are built (not run: `make bench`), so a change
 # that breaks one is seen.  The runner last: its closing line ("N passed,
 # N failed, N skipped") ends the output, and is what CI reads.
-check: deps check-handler check-layout check-man check-cxx check-contract check-install check-symbols $(BENCH)
+check: deps check-handler check-alloc check-layout check-man check-cxx check-contract check-install check-symbols $(BENCH)
 	$(MAKE) test-perf test-timer
 	$(MAKE) test
 
@@ -504,6 +515,9 @@ $(REC_T)/rec-seccomp: test/rec/rec-seccomp.c test/rec/rec.h | $(REC_T)
 # blocks and wakes at every exchange with its child: test/cli/record.t
 $(REC_T)/rec-pingpong: test/rec/rec-pingpong.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
+# a single-threaded program's own lock-free allocator: test/cli/record.t
+$(REC_T)/rec-ownheap: test/rec/rec-ownheap.c test/rec/rec.h | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $< -ldl
 # when the agent makes its helper thread: test/cli/record.t
 $(REC_T)/rec-lazy: test/rec/rec-lazy.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -pthread -o $@ $<

@@ -76,8 +76,10 @@ struct ring_file *agent_new_ring(void)
 void agent_say(const char *what)
 {
 	char line[512];
+	/* not strerror(): its translation may malloc (src/base/alloc.c) */
+	const char *why = strerrordesc_np(errno);
 	int n = snprintf(line, sizeof line, "profil agent (pid %d): %s: %s\n", (int)getpid(),
-	                 what, strerror(errno));
+	                 what, why ? why : "unknown error");
 	if (n > 0)
 		(void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }

@@ -34,6 +34,7 @@
 #include <limits.h>
 #include <link.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,12 +46,12 @@ static char *read_maps(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	size_t cap = 1 << 16, len = 0;
-	char *buf = fd >= 0 ? malloc(cap) : NULL;
+	char *buf = fd >= 0 ? mem_alloc(cap) : NULL;
 	while (buf) {
 		if (len + 4096 > cap) {
-			char *more = realloc(buf, cap *= 2);
+			char *more = mem_realloc(buf, cap *= 2);
 			if (!more) {
-				free(buf);
+				mem_free(buf);
 				buf = NULL;
 				break;
 			}
@@ -97,18 +98,35 @@ static int parse_line(char *line, struct module_alias *a)
 	return 1;
 }
 
+/* Whether path, links resolved, is want: the kernel's name for the file
+ * opened (as /proc/self/maps names it), not realpath(), which mallocs
+ * for long paths (this is the helper thread: src/base/alloc.c). */
+static int resolves_to(const char *path, const char *want)
+{
+	char link[32], real[PATH_MAX];
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof real - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	real[n] = '\0';
+	return strcmp(real, want) == 0;
+}
+
 /* Whether the object at path is the file a names: the same inode, or
  * the same path once links are resolved (a file of an overlay may show
  * another device in the maps than stat() gives). */
 static int same_file(const char *path, const struct module_alias *a)
 {
 	struct stat st;
-	char real[PATH_MAX];
 	if (path[0] != '/')
 		return 0;
 	if (stat(path, &st) == 0 && st.st_dev == a->dev && (uint64_t)st.st_ino == a->ino)
 		return 1;
-	return realpath(path, real) && strcmp(real, a->path) == 0;
+	return resolves_to(path, a->path);
 }
 
 /* Whether one of info's own executable segments meets a's range: a load
@@ -148,7 +166,7 @@ static void scan(void)
 		if (parse_line(line, &a))
 			modules_log_alias(&a);
 	}
-	free(maps);
+	mem_free(maps);
 }
 
 void aliases_poll(void)

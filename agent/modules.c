@@ -118,7 +118,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 		}
 		if (nsegs == capsegs) {
 			size_t cap = capsegs ? capsegs * 2 : 64;
-			struct seg *n = realloc(segs, cap * sizeof *n);
+			struct seg *n = mem_realloc(segs, cap * sizeof *n);
 			if (!n)
 				return 1;
 			segs = n, capsegs = cap;

@@ -101,9 +101,9 @@ static int copy_program(const struct sock_fprog *user, struct sock_filter **out,
 	    p.len > BPF_MAXINSNS || !p.filter)
 		return 0;
 	size_t bytes = p.len * sizeof *p.filter;
-	struct sock_filter *f = malloc(bytes);
+	struct sock_filter *f = mem_alloc(bytes);
 	if (f && copyin_prefix(f, p.filter, bytes) != bytes) {
-		free(f);
+		mem_free(f);
 		return 0;
 	}
 	*out = f;
@@ -132,7 +132,7 @@ void filter_installing(const void *sock_fprog)
 	/* what it would refuse; everything, if we could not copy it */
 	unsigned refused = f ? filter_refusals(f, len)
 	                     : FILTER_REFUSES_EVENTS | FILTER_REFUSES_AGENT;
-	free(f);
+	mem_free(f);
 	if (refused & FILTER_REFUSES_AGENT)
 		agent_stop_sandboxed();
 	else if (refused & FILTER_REFUSES_EVENTS)

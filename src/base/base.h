@@ -145,6 +145,36 @@ HIDDEN int probe_map_load(struct probe_map *m, char perm); /* -1 ENOMEM */
 HIDDEN size_t probe_map_prefix(const struct probe_map *m, const void *p, size_t len);
 HIDDEN void probe_map_free(struct probe_map *m);
 
+/*
+ * alloc.c: the library's own allocator, for every part below forms/ and
+ * for the agent: never the program's malloc (why: alloc.c).  malloc's
+ * contract: NULL with errno ENOMEM on failure, blocks aligned to 16, free
+ * and realloc of NULL allowed.  Never in signal context.  The atfork calls
+ * are process/fork.c's, after every other prepare and before every other
+ * parent and child handler.
+ */
+HIDDEN void *mem_alloc(size_t n);
+HIDDEN void *mem_calloc(size_t n, size_t size);
+HIDDEN void *mem_realloc(void *p, size_t n);
+HIDDEN void mem_free(void *p);
+HIDDEN char *mem_strdup(const char *s);
+HIDDEN void alloc_atfork_prepare(void);
+HIDDEN void alloc_atfork_parent(void);
+HIDDEN void alloc_atfork_child(void);
+
+/* sort.c: sorts n elements of size bytes in place, as qsort() does but
+ * with no allocation (glibc's qsort mallocs above 1 KiB) and in
+ * O(n log n) at worst.  Not stable. */
+HIDDEN void sort_inplace(void *base, size_t n, size_t size,
+                         int (*cmp)(const void *, const void *));
+
+/* tasklist.c: calls fn(tid, arg) for each thread of this process, from a
+ * listing of /proc/self/task read with getdents64 into a stack buffer (no
+ * opendir: it mallocs).  Stops at the first fn that returns non-zero and
+ * returns that value; 0 after the last thread; -1 (errno) if the
+ * directory cannot be read.  One descriptor, open only during the call. */
+HIDDEN int tasklist_each(int (*fn)(pid_t tid, void *arg), void *arg);
+
 /* inflight.c: handlers between their increment and decrement, atomic
  * (sample.c counts itself in; publishers wait for zero). */
 extern _Atomic unsigned int profil_inflight HIDDEN;

@@ -111,7 +111,7 @@ static int map_add(struct probe_map *m, uintptr_t lo, uintptr_t hi)
 	}
 	if (m->n == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct probe_span *s = realloc(m->spans, cap * sizeof *s);
+		struct probe_span *s = mem_realloc(m->spans, cap * sizeof *s);
 		if (!s)
 			return -1;
 		m->spans = s;
@@ -181,6 +181,6 @@ size_t probe_map_prefix(const struct probe_map *m, const void *p, size_t len)
 
 void probe_map_free(struct probe_map *m)
 {
-	free(m->spans);
+	mem_free(m->spans);
 	*m = (struct probe_map){0};
 }

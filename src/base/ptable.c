@@ -15,7 +15,7 @@ struct ptable *ptable_new(size_t nranges)
 		errno = EINVAL;
 		return NULL;
 	}
-	struct ptable *t = calloc(1, sizeof *t + nranges * sizeof t->ranges[0]);
+	struct ptable *t = mem_calloc(1, sizeof *t + nranges * sizeof t->ranges[0]);
 	if (!t) {
 		errno = ENOMEM;
 		return NULL;
@@ -26,7 +26,7 @@ struct ptable *ptable_new(size_t nranges)
 
 void ptable_free(struct ptable *t)
 {
-	free(t);
+	mem_free(t);
 }
 
 static int by_lowpc(const void *a, const void *b)
@@ -37,7 +37,7 @@ static int by_lowpc(const void *a, const void *b)
 
 int ptable_sort_check(struct ptable *t)
 {
-	qsort(t->ranges, t->nranges, sizeof t->ranges[0], by_lowpc);
+	sort_inplace(t->ranges, t->nranges, sizeof t->ranges[0], by_lowpc);
 	for (size_t i = 0; i < t->nranges; i++) {
 		if (t->ranges[i].lowpc >= t->ranges[i].highpc)
 			goto invalid;

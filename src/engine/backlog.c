@@ -28,8 +28,11 @@
 #include "engine/perf_engine.h"
 #include "engine/registry.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 /* A thread on an event keeps at most a few of our signals queued while it
  * takes them; a backlog beyond this many, or beyond a quarter of the
@@ -37,19 +40,33 @@
 #define BACKLOG_BASE 256
 #define BACKLOG_PER_THREAD 4
 
+/* A status file read whole into buf (no stdio: its FILE is malloc'd, and
+ * this is the helper thread, alloc.c); its length, or -1. */
+static ssize_t read_status(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = helper_file_read(fd, buf, size);
+	close(fd);
+	return n;
+}
+
 /* The user's queued signals and their limit (SigQ: "n/limit"); 0 if
  * unreadable. */
 static int user_sigq(long *queued, long *limit)
 {
-	char line[128];
-	FILE *f = fopen("/proc/self/status", "re");
-	int ok = 0;
-	if (!f)
+	char buf[16384]; /* a long Groups: line comes first */
+	const char *at;
+	char *end;
+	if (read_status("/proc/self/status", buf, sizeof buf) < 0 ||
+	    !(at = status_field(buf, "\nSigQ:")))
 		return 0;
-	while (!ok && fgets(line, sizeof line, f))
-		ok = sscanf(line, "SigQ: %ld/%ld", queued, limit) == 2;
-	fclose(f);
-	return ok;
+	*queued = strtol(at, &end, 10);
+	if (end == at || *end != '/')
+		return 0;
+	*limit = strtol(end + 1, NULL, 10);
+	return 1;
 }
 
 /* Thread tid's blocked mask (SigBlk of its status file; bit 0 is signal
@@ -57,17 +74,12 @@ static int user_sigq(long *queued, long *limit)
  * meanwhile blocks nothing).  signals.c reads it too. */
 unsigned long long engine_blocked_mask(pid_t tid)
 {
-	char path[64], line[128];
-	unsigned long long m = 0;
+	char path[64], buf[16384];
+	const char *at;
 	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	if (read_status(path, buf, sizeof buf) < 0 || !(at = status_field(buf, "\nSigBlk:")))
 		return 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "SigBlk: %llx", &m) == 1)
-			break;
-	fclose(f);
-	return m;
+	return strtoull(at, NULL, 16);
 }
 
 static int backlog_suspected(size_t on_events)

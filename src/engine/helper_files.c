@@ -66,3 +66,16 @@ ssize_t helper_file_read(int fd, char *buf, size_t size)
 	buf[n] = '\0';
 	return n > 0 ? (ssize_t)n : -1;
 }
+
+/* The text after "\nName:" and its blanks in buf (a status file's), or
+ * NULL: callers parse the number there (strtol stops at its end). */
+const char *status_field(const char *buf, const char *name)
+{
+	const char *at = strstr(buf, name);
+	if (!at)
+		return NULL;
+	at += strlen(name);
+	while (*at == ' ' || *at == '\t')
+		at++;
+	return at;
+}

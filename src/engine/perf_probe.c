@@ -109,13 +109,8 @@ unsigned int perf_probe_max_rate(void)
 /* The number after "\nName:" in buf, or -1. */
 static long status_number(const char *buf, const char *name)
 {
-	const char *at = strstr(buf, name);
-	if (!at)
-		return -1;
-	at += strlen(name);
-	while (*at == ' ' || *at == '\t')
-		at++;
-	return *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
+	const char *at = status_field(buf, name);
+	return at && *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
 }
 
 

@@ -20,7 +20,6 @@
 #include "engine/sampling.h"
 #include "engine/engine.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,26 +70,28 @@ static unsigned long long blocked_here(void)
  * "everything": its mask can leave out what cannot be blocked (valgrind
  * keeps SIGRTMAX for itself), and a consumer keeps a few, not all.
  */
+struct consumed {
+	pid_t self;
+	unsigned long long rt, all;
+};
+
+static int add_consumer(pid_t tid, void *arg)
+{
+	struct consumed *c = arg;
+	unsigned long long m = tid == c->self ? blocked_here() : engine_blocked_mask(tid);
+	if (__builtin_popcountll(c->rt & ~m) > 2)
+		c->all |= m;
+	return 0;
+}
+
 static unsigned long long consumed_signals(void)
 {
-	unsigned long long rt = 0, all = 0;
+	struct consumed c = {(pid_t)syscall(SYS_gettid), 0, 0};
 	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
-		rt |= SIGBIT(s);
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
+		c.rt |= SIGBIT(s);
+	if (tasklist_each(add_consumer, &c) < 0)
 		return 0;
-	long self = (long)syscall(SYS_gettid);
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		unsigned long long m = atol(de->d_name) == self ? blocked_here()
-		                                                : engine_blocked_mask((pid_t)atoi(de->d_name));
-		if (__builtin_popcountll(rt & ~m) > 2)
-			all |= m;
-	}
-	closedir(d);
-	return all;
+	return c.all;
 }
 
 static int is_free(int sig, unsigned long long consumed)

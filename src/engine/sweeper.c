@@ -55,7 +55,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +250,15 @@ unsigned long sweeper_thread_events(void)
 	return atomic_load(&thread_events);
 }
 
+static int still_running(pid_t tid, void *self)
+{
+	char path[64];
+	if (tid == *(pid_t *)self)
+		return 0;
+	snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+	return !ended(state_of(path, NULL));
+}
+
 static int alone(pid_t self, char main_state)
 {
 	if (!ended(main_state))
@@ -258,21 +266,8 @@ static int alone(pid_t self, char main_state)
 #ifndef PROFIL_NO_HOOK
 	return atomic_load(&program_threads) == 0;
 #endif
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return 0;
-	int only = 1;
-	struct dirent *de;
-	while (only && (de = readdir(d)) != NULL) {
-		char *end, path[64];
-		long tid = strtol(de->d_name, &end, 10);
-		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0 || tid == self)
-			continue;
-		snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
-		only = ended(state_of(path, NULL));
-	}
-	closedir(d);
-	return only;
+	/* a thread other than self that has not ended stops the listing */
+	return tasklist_each(still_running, &self) == 0;
 }
 
 /* Whether the run's events are descriptors in the program's table (the

@@ -119,7 +119,7 @@ int timers_add(pid_t tid, int born)
 	}
 	if (timers_nreg == capreg) {
 		size_t cap = capreg ? capreg * 2 : 16;
-		struct entry *n = realloc(timers_reg, cap * sizeof *n);
+		struct entry *n = mem_realloc(timers_reg, cap * sizeof *n);
 		if (!n) {
 			errno = ENOMEM;
 			return -1;
@@ -198,14 +198,14 @@ void timers_stop(void)
  */
 int timers_resignal(int sig)
 {
-	timer_t *fresh = malloc((timers_nreg ? timers_nreg : 1) * sizeof *fresh);
+	timer_t *fresh = mem_alloc((timers_nreg ? timers_nreg : 1) * sizeof *fresh);
 	if (!fresh) {
 		errno = ENOMEM;
 		return -1;
 	}
 	int old = cur_sig;
 	cur_sig = sig;
-	unsigned char *gone = calloc(timers_nreg ? timers_nreg : 1, 1);
+	unsigned char *gone = mem_calloc(timers_nreg ? timers_nreg : 1, 1);
 	size_t i;
 	for (i = 0; gone && i < timers_nreg; i++) {
 		int64_t now; /* the new timer carries on the old one's grid */
@@ -224,8 +224,8 @@ int timers_resignal(int sig)
 			if (!gone[i] && timers_reg[i].fd < 0)
 				timer_delete(fresh[i]);
 		cur_sig = old;
-		free(gone);
-		free(fresh);
+		mem_free(gone);
+		mem_free(fresh);
 		errno = e;
 		return -1;
 	}
@@ -241,8 +241,8 @@ int timers_resignal(int sig)
 		else if (timers_reg[i].fd < 0)
 			timers_reg[i].timer = fresh[i];
 	}
-	free(gone);
-	free(fresh);
+	mem_free(gone);
+	mem_free(fresh);
 	return 0;
 }
 

@@ -35,7 +35,6 @@
 #include "engine/perf_engine.h"
 #include "engine/registry.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -88,30 +87,6 @@ static int entry_gone(const struct entry *e)
 			return 1;
 	}
 	return syscall(SYS_tgkill, (pid_t)getpid(), e->tid, 0) != 0 && errno == ESRCH;
-}
-
-/* Calls fn(tid) for each thread of the process; -1 if /proc is missing. */
-static int each_thread(int (*fn)(pid_t tid, void *arg), void *arg)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return -1;
-	struct dirent *de;
-	int rc = 0;
-	while ((de = readdir(d)) != NULL) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-		if (de->d_name[0] == '.' || *end != '\0' || tid <= 0)
-			continue;
-		if (fn((pid_t)tid, arg) != 0) {
-			rc = -1;
-			break;
-		}
-	}
-	int e = errno;
-	closedir(d);
-	errno = e;
-	return rc;
 }
 
 /* The sweeper's own thread is not the program's and is not sampled. */
@@ -210,17 +185,17 @@ int timers_cover_all(void)
 	listed_events = sweeper_thread_events(); /* before: later ones relist */
 	listed_ns = mono_ns();
 	int64_t cpu_before = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	sc.index = malloc((timers_nreg ? timers_nreg : 1) * sizeof *sc.index);
+	sc.index = mem_alloc((timers_nreg ? timers_nreg : 1) * sizeof *sc.index);
 	for (size_t i = 0; i < timers_nreg; i++) {
 		timers_reg[i].seen = 0;
 		if (sc.index)
 			sc.index[i] = (struct slot){timers_reg[i].tid, i};
 	}
 	if (sc.index)
-		qsort(sc.index, sc.nindex, sizeof *sc.index, by_tid);
+		sort_inplace(sc.index, sc.nindex, sizeof *sc.index, by_tid);
 	timers_max = timers_budget();
-	int rc = each_thread(cover, &sc);
-	free(sc.index);
+	int rc = tasklist_each(cover, &sc);
+	mem_free(sc.index);
 	timers_refused = sc.refused;
 	listed_count = rc == 0 ? sc.listed : 0;
 	if (rc == 0)

@@ -12,7 +12,9 @@
  * pthread whose return ends the process: the sweeper then leaves so that
  * glibc's exit(0) happens (sweeper.c, issue 9).  The
  * engine lock and fault.c's lock are held across fork so the child never
- * inherits a half-made change; pending signals are not inherited either.
+ * inherits a half-made change, and so is the library's allocator's
+ * (base/alloc.c: the helper may be carving a block at the fork); pending
+ * signals are not inherited either.
  *
  * No fork livelock: the kernel restarts a fork interrupted by a signal
  * sent to the whole process (so an ITIMER_PROF at a high rate can starve a
@@ -36,10 +38,12 @@ static void prepare(void)
 {
 	engine_lock();
 	fault_atfork_prepare();
+	alloc_atfork_prepare(); /* a leaf lock: last */
 }
 
 static void parent(void)
 {
+	alloc_atfork_parent();
 	fault_atfork_parent();
 	engine_unlock();
 }
@@ -47,6 +51,7 @@ static void parent(void)
 static void child(void)
 {
 	sample_in_fork_start = 1; /* until the end: engine.h */
+	alloc_atfork_child();
 	fault_atfork_child();
 	/* Handlers that were running on other threads at the fork do not
 	 * exist in the child; their increments must not make drain() wait. */

@@ -107,7 +107,7 @@ static void thread_gone(void *unused)
 static void *profil_thread_start(void *p)
 {
 	struct start s = *(struct start *)p;
-	free(p);
+	mem_free(p);
 	wrapped = 1;
 	if (s.attr_mask)
 		process_mask_adopt(&s.mask);
@@ -134,7 +134,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	if (!create)
 		return EAGAIN;
 	lazy_helper_now(); /* a deferred helper: this is a safe point */
-	struct start *s = malloc(sizeof *s);
+	struct start *s = mem_alloc(sizeof *s);
 	if (!s) /* no trampoline: still create the thread, uncovered */
 		return create(th, attr, fn, arg);
 	s->fn = fn;
@@ -145,7 +145,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	int rc = create(th, attr, profil_thread_start, s);
 	if (rc != 0) {
 		sweeper_thread_gone();
-		free(s);
+		mem_free(s);
 	}
 	return rc;
 }

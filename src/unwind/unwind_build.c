@@ -60,7 +60,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 	}
 	if (nknown == capknown) {
 		size_t cap = capknown ? capknown * 2 : 64;
-		struct known *k = realloc(known, cap * sizeof *k);
+		struct known *k = mem_realloc(known, cap * sizeof *k);
 		if (!k)
 			return oom = 1;
 		known = k, capknown = cap;
@@ -68,9 +68,9 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 	struct uw_module *m = uw_cache_load(info, hdr);
 	if (!m && (m = uw_module_build(info, hdr)) != NULL)
 		uw_cache_store(info, hdr, m);
-	char *copy = strdup(name);
+	char *copy = mem_strdup(name);
 	if (!m || !copy) {
-		uw_module_free(m), free(copy);
+		uw_module_free(m), mem_free(copy);
 		oom |= !m && info->dlpi_phnum > 0 && errno == ENOMEM;
 		return 0;
 	}
@@ -93,14 +93,14 @@ static int by_lo(const void *a, const void *b)
  * never makes) keeps the first. */
 static struct uw_table *table_of_seen(void)
 {
-	struct uw_table *t = malloc(sizeof *t + (nknown ? nknown : 1) * sizeof t->mods[0]);
+	struct uw_table *t = mem_alloc(sizeof *t + (nknown ? nknown : 1) * sizeof t->mods[0]);
 	if (!t)
 		return NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < nknown; i++)
 		if (known[i].m->seen)
 			t->mods[n++] = known[i].m;
-	qsort(t->mods, n, sizeof t->mods[0], by_lo);
+	sort_inplace(t->mods, n, sizeof t->mods[0], by_lo);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (k == 0 || t->mods[i]->lo >= t->mods[k - 1]->hi)
@@ -130,14 +130,14 @@ static int refresh_locked(void)
 	}
 	const struct uw_table *old = atomic_exchange(&unwind_published, t);
 	inflight_drain();
-	free((void *)old);
+	mem_free((void *)old);
 	size_t k = 0;
 	for (size_t i = 0; i < nknown; i++) {
 		if (known[i].m->seen) {
 			known[k++] = known[i];
 		} else {
 			uw_module_free(known[i].m);
-			free(known[i].name);
+			mem_free(known[i].name);
 		}
 	}
 	nknown = k;

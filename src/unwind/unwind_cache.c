@@ -174,7 +174,7 @@ struct uw_module *uw_cache_load(const struct dl_phdr_info *info, uintptr_t hdr)
 	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof h || read_at(fd, &h, sizeof h, 0) != 0 ||
 	    !valid_header(&h, (size_t)st.st_size, hdr - info->dlpi_addr) ||
 	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED ||
-	    (m = calloc(1, sizeof *m)) == NULL) {
+	    (m = mem_calloc(1, sizeof *m)) == NULL) {
 		if (map != MAP_FAILED)
 			munmap(map, (size_t)st.st_size);
 		goto out;
@@ -221,5 +221,5 @@ void uw_module_free(struct uw_module *m)
 {
 	if (m && m->map)
 		munmap(m->map, m->maplen);
-	free(m);
+	mem_free(m);
 }

@@ -123,7 +123,7 @@ void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r)
 {
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 4096;
-		struct trow *v = realloc(t->v, cap * sizeof *v);
+		struct trow *v = mem_realloc(t->v, cap * sizeof *v);
 		if (!v) {
 			t->oom = 1;
 			return;

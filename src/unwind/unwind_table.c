@@ -51,7 +51,7 @@ static struct uw_module *finish(struct trows *t, uintptr_t tlo, uintptr_t thi)
 	 * one's rows in address order: usually nothing to sort. */
 	for (size_t i = 1; i < t->n; i++) {
 		if (cmp_trow(&t->v[i - 1], &t->v[i]) > 0) {
-			qsort(t->v, t->n, sizeof t->v[0], cmp_trow);
+			sort_inplace(t->v, t->n, sizeof t->v[0], cmp_trow);
 			break;
 		}
 	}
@@ -68,7 +68,7 @@ static struct uw_module *finish(struct trows *t, uintptr_t tlo, uintptr_t thi)
 	if (hi <= lo || hi - lo > UINT32_MAX)
 		return NULL;
 	size_t nidx = ((hi - lo) >> UW_INDEX_SHIFT) + 2;
-	struct uw_module *m = malloc(sizeof *m + k * sizeof(struct uw_row) + nidx * 4);
+	struct uw_module *m = mem_alloc(sizeof *m + k * sizeof(struct uw_row) + nidx * 4);
 	if (!m)
 		return NULL;
 	struct uw_row *rows = (struct uw_row *)(m + 1);
@@ -146,6 +146,6 @@ struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr
 	if (hdr)
 		all_fdes(info, hdr, &t);
 	struct uw_module *m = t.oom ? NULL : finish(&t, tlo, thi);
-	free(t.v);
+	mem_free(t.v);
 	return m;
 }

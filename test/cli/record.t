@@ -935,3 +935,22 @@ stdout /^filtered ok$/
 row /filtered_hot +rec-seccomp$/ 2 >= 80
 !stderr /sampled only until/
 stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]+|1\.0[0-9]+)$/
+
+# A single-threaded program with an allocator of its own, without locks
+# (as bash's own malloc, perl's usemymalloc): the agent's helper thread
+# must never call it, nor may the agent from a signal handler that
+# interrupted it.  The helper's sweeps listed threads with opendir(), read
+# status files with stdio, sorted with qsort() and kept its tables with
+# malloc(): 10 calls from the helper in the parent and 14 in the forked
+# child before, any of which could corrupt such a heap (src/base/alloc.c)
+$ profil record -o oh.pprof $REC/rec-ownheap own 120 && profil report oh.pprof
+stdout /^child: foreign 0, reentered 0$/
+stdout /^parent: foreign 0, reentered 0$/
+row /own_hot +rec-ownheap$/ 2 >= 80
+
+# ... and no arena of the C library's for the helper: its first malloc
+# made glibc reserve 64 MiB of address space, which a program under
+# `ulimit -v` lost (a 130 MiB malloc under a 200,000 KiB limit failed
+# profiled; unprofiled it succeeds)
+$ profil record -o as.pprof sh -c "ulimit -v 200000 && exec $REC/rec-ownheap aslimit 130"
+stdout /^130 MiB: allocated$/
