@@ -532,7 +532,7 @@ TEST_IMPL(unwind_cfi_rows)
 			continue;
 		ASSERT(t.m != NULL);
 		ASSERT(compare_rows(&t) > 0);
-		free(t.m);
+		mem_free(t.m); /* uw_module_build()s: base/alloc.c */
 	}
 	if (cxx)
 		dlclose(cxx);
