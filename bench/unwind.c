@@ -19,6 +19,9 @@
 #include "../src/unwind/unwind_cache.c"
 #include "../src/unwind/unwind_cfi.c"
 #include "../src/unwind/unwind_table.c"
+/* their memory and sort (base/: never the program's allocator) */
+#include "../src/base/alloc.c"
+#include "../src/base/sort.c"
 #include "../src/base/ring.h"
 
 #include <dlfcn.h>

@@ -119,25 +119,24 @@ struct free_block {
 	struct free_block *next;
 };
 
-/* All under mu. */
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(pthread_t) mu_owner; /* atomic: the holder's id, or 0 (set
-                                       by the holder after locking, cleared
-                                       before unlocking: never another's) */
-static int fork_skipped;            /* prepare left mu to its holder */
+/* Under alloc_mu, but alloc_owner: atomic, the holder's id or 0 (set by
+ * the holder after locking, cleared before unlocking: never another's). */
+static pthread_mutex_t alloc_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(pthread_t) alloc_owner;
+static int fork_skipped; /* the fork's prepare left alloc_mu to its holder */
 static struct free_block *free_lists[NCLASSES];
 static unsigned char *chunk_next, *chunk_end;
 
-static void lock(void)
+static void alloc_lock(void)
 {
-	pthread_mutex_lock(&mu);
-	atomic_store(&mu_owner, pthread_self());
+	pthread_mutex_lock(&alloc_mu);
+	atomic_store(&alloc_owner, pthread_self());
 }
 
-static void unlock(void)
+static void alloc_unlock(void)
 {
-	atomic_store(&mu_owner, (pthread_t)0);
-	pthread_mutex_unlock(&mu);
+	atomic_store(&alloc_owner, (pthread_t)0);
+	pthread_mutex_unlock(&alloc_mu);
 }
 
 static void *map_anon(size_t len)
@@ -161,7 +160,7 @@ static unsigned class_of(size_t n)
 	return c;
 }
 
-/* A block of class c, from its free list or the current chunk; under mu. */
+/* A block of class c, from its free list or the current chunk; alloc_mu held. */
 static struct header *take_small(unsigned c)
 {
 	size_t size = (size_t)1 << (MIN_SHIFT + c);
@@ -188,9 +187,9 @@ void *mem_alloc(size_t n)
 	unsigned c = class_of(n);
 	struct header *h;
 	if (c < NCLASSES) {
-		lock();
+		alloc_lock();
 		h = take_small(c);
-		unlock();
+		alloc_unlock();
 		if (!h)
 			goto nomem;
 		h->kind = c;
@@ -238,10 +237,10 @@ void mem_free(void *p)
 	}
 	size_t c = h->kind;
 	struct free_block *b = (struct free_block *)h; /* over the header */
-	lock();
+	alloc_lock();
 	b->next = free_lists[c];
 	free_lists[c] = b;
-	unlock();
+	alloc_unlock();
 }
 
 void *mem_realloc(void *p, size_t n)
@@ -277,21 +276,21 @@ void *mem_realloc(void *p, size_t n)
 
 void alloc_atfork_prepare(void)
 {
-	fork_skipped = pthread_equal(atomic_load(&mu_owner), pthread_self());
+	fork_skipped = pthread_equal(atomic_load(&alloc_owner), pthread_self());
 	if (!fork_skipped)
-		lock();
+		alloc_lock();
 }
 
 void alloc_atfork_parent(void)
 {
 	if (!fork_skipped)
-		unlock();
+		alloc_unlock();
 }
 
 void alloc_atfork_child(void)
 {
 	if (!fork_skipped)
-		unlock();
+		alloc_unlock();
 }
 #endif /* ALLOC_FROM_LIBC */
 
