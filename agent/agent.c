@@ -84,8 +84,10 @@ void agent_say(const char *what)
 		(void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-/* A ring table for rf, published to the engine: the table, or NULL. */
-struct ptable *agent_publish(struct ring_file *rf)
+/* A ring table for rf, published to the engine: the table, or NULL.
+ * by_helper: from the helper thread, which must not wait for a lock its
+ * joiner holds (engine_publish_helper(): NULL, ECANCELED). */
+struct ptable *agent_publish(struct ring_file *rf, int by_helper)
 {
 	struct ptable *t = ptable_new(0);
 	if (!t)
@@ -96,7 +98,7 @@ struct ptable *agent_publish(struct ring_file *rf)
 	t->ring_data = (unsigned char *)rf + rf->data_offset;
 	t->stack_depth = agent_stack_depth;
 	rf->hz = hz_current();
-	return engine_publish(t) == 0 ? t : NULL;
+	return (by_helper ? engine_publish_helper(t) : engine_publish(t)) == 0 ? t : NULL;
 }
 
 /* The sampling signal (negative: the one the program took from us) and
@@ -220,15 +222,16 @@ _Atomic int agent_sandboxed;
 
 void agent_stop_sandboxed(void)
 {
-	struct ring_file *rf = atomic_load(&agent_ring);
-	if (!rf && !defer_active())
+	if (!atomic_load(&agent_ring) && !defer_active())
 		return; /* not sampling */
 	atomic_store(&agent_sandboxed, 1); /* its forked children too */
 	agent_note_left(agent_dir, "sandboxed", 0);
 	envfix_stop();
 	modules_stop();
 	engine_publish(NULL);
-	drop_ring(rf);
+	/* read once the helper is joined: a forked child's helper may have
+	 * made the ring file meanwhile, then given up its publish */
+	drop_ring(atomic_load(&agent_ring));
 	/* a forked child whose ring file could not be made: its scratch
 	 * ring goes unwritten (no exit may make the file now) */
 	if (defer_active() && defer_claim(0))
@@ -291,7 +294,7 @@ static int start(void)
 	if (agent_stack_depth > 1 && unwind_start(rows && *rows ? rows : agent_dir) != 0)
 		agent_say("cannot build unwind tables for every module");
 	int64_t cpu = account_cpu_now();
-	if (!agent_publish(rf)) {
+	if (!agent_publish(rf, 0)) {
 		agent_say("cannot start profiling");
 		return -1;
 	}

@@ -124,7 +124,7 @@ extern struct ring_file *_Atomic agent_ring HIDDEN;
 struct ptable;
 HIDDEN struct ring_file *agent_new_ring(void);
 HIDDEN void agent_say(const char *what);
-HIDDEN struct ptable *agent_publish(struct ring_file *rf);
+HIDDEN struct ptable *agent_publish(struct ring_file *rf, int by_helper);
 HIDDEN void agent_describe(struct ring_file *rf);
 HIDDEN void agent_describe_unlocked(struct ring_file *rf);
 HIDDEN int agent_recorder_alive(void);

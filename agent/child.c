@@ -62,7 +62,7 @@ static void child_start(void)
 	}
 	modules_adopt(rf, 1);
 	atomic_store(&agent_ring, rf);
-	if (!agent_publish(rf)) {
+	if (!agent_publish(rf, 0)) {
 		agent_say("cannot profile a child");
 		return;
 	}
@@ -102,9 +102,12 @@ void agent_defer_end(void)
 	}
 	/* published first: once engine_publish() returns, no handler writes
 	 * the scratch ring any more, and later samples go to the file */
-	struct ptable *t = agent_publish(rf);
+	struct ptable *t = agent_publish(rf, 1);
 	if (!t) {
-		agent_say("cannot profile a child");
+		/* ECANCELED: a stop is joining this thread (an exec, a
+		 * sandbox, the end); the deferral is left to it */
+		if (errno != ECANCELED)
+			agent_say("cannot profile a child");
 		defer_release(0);
 		return;
 	}

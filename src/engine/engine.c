@@ -211,9 +211,9 @@ int engine_publish(struct ptable *t)
 	return engine_publish_take(t, NULL);
 }
 
-int engine_publish_take(struct ptable *t, size_t *pcsample_stored)
+/* engine_publish_take() once the lock is held; unlocks. */
+static int publish_locked(struct ptable *t, size_t *pcsample_stored)
 {
-	engine_lock();
 	int running = timers_signal() != 0;
 	if (t && !running && start_timers() != 0) {
 		int e = errno;
@@ -237,6 +237,37 @@ int engine_publish_take(struct ptable *t, size_t *pcsample_stored)
 	}
 	engine_unlock();
 	return 0;
+}
+
+int engine_publish_take(struct ptable *t, size_t *pcsample_stored)
+{
+	engine_lock();
+	return publish_locked(t, pcsample_stored);
+}
+
+/*
+ * engine_publish(t) from the helper thread (its start hook, agent/child.c).
+ * A thread holding the engine lock may be joining the helper
+ * (engine_publish(NULL), an exec, a change of credentials: all through
+ * sweeper_stop()), so the helper never waits for the lock while it is
+ * asked to quit: it tries, naps, and gives up with ECANCELED (t freed)
+ * once sweeper_quitting() says so.  It blocked there before, and a forked
+ * child of man-db's whose helper was just starting when the program
+ * installed its seccomp filter (agent_stop_sandboxed(), which joins the
+ * helper holding the lock) hung for ever, and man with it.
+ */
+int engine_publish_helper(struct ptable *t)
+{
+	struct timespec nap = {0, 200 * 1000};
+	while (engine_trylock() != 0) {
+		if (sweeper_quitting()) {
+			ptable_free(t);
+			errno = ECANCELED;
+			return -1;
+		}
+		nanosleep(&nap, NULL);
+	}
+	return publish_locked(t, NULL);
 }
 
 struct ptable *engine_last_hist_copy(void)

@@ -28,6 +28,10 @@ HIDDEN int engine_publish(struct ptable *t);
  * most recently, 0 if none since the last take.  On failure nothing is
  * taken. */
 HIDDEN int engine_publish_take(struct ptable *t, size_t *pcsample_stored);
+/* engine_publish(t), t not NULL, from the helper thread: never waits for
+ * the lock once the helper is asked to quit (a holder of the lock may be
+ * joining it): then -1 ECANCELED, t freed. */
+HIDDEN int engine_publish_helper(struct ptable *t);
 /* Stops profiling from the engine's helper thread (the agent's sweep
  * hook), where engine_publish(NULL) would wait for that thread itself:
  * withdraws the published table as a faulting handler does; the helper's
@@ -198,6 +202,7 @@ HIDDEN const char *engine_stat_field(const char *buf, int n);
 /* sweeper.c: the fallback thread that covers threads no hook saw. */
 HIDDEN int sweeper_start(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
+HIDDEN int sweeper_quitting(void);     /* a stop has asked it to end */
 /* Engine lock held: stops the sweeper if it runs (1) for a moment in
  * which the program's threads must be the only ones (credwrap.c), and
  * starts it again. */

@@ -7,8 +7,9 @@
  * interposed symbol) would go unsampled, and a thread that exited without
  * our trampoline would leave a timer behind.  This helper thread rescans
  * /proc/self/task every SWEEP_MS while profiling is on.  It never blocks
- * on the engine lock (it tries, and skips a round if busy), so the engine
- * may join it while holding the lock.  It blocks every signal and is
+ * on the engine lock (it tries, and skips a round if busy; its start hook
+ * publishes with engine_publish_helper(), which gives up once it is asked
+ * to quit), so the engine may join it while holding the lock.  It blocks every signal and is
  * excluded from sampling.
  *
  * It also carries out what must not be done where it is asked for: a
@@ -436,6 +437,11 @@ int sweeper_start(void)
 	if (rc != 0)
 		errno = rc;
 	return rc ? -1 : 0;
+}
+
+int sweeper_quitting(void)
+{
+	return atomic_load(&quit);
 }
 
 void sweeper_stop(void)

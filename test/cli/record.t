@@ -954,3 +954,15 @@ row /own_hot +rec-ownheap$/ 2 >= 80
 # profiled; unprofiled it succeeds)
 $ profil record -o as.pprof sh -c "ulimit -v 200000 && exec $REC/rec-ownheap aslimit 130"
 stdout /^130 MiB: allocated$/
+
+# A forked child whose helper thread was just starting (making its ring
+# file, then publishing it) when the child installed a filter that ends
+# sampling: the stop holds the engine's lock and joins the helper, which
+# waited for that lock, for ever.  man-db's sandboxed children hung so
+# (cli_record_121 timed out about one run in fifty; here every child
+# makes a thread, which makes the helper at once, and installs the filter
+# at once: the third child or so hung before).  The helper's publish now
+# gives up once it is asked to quit (engine_publish_helper())
+$ profil record -o fr.pprof $REC/rec-seccomp forkrace 30; echo "exit $?"
+stdout /^forkrace ok$/
+stdout /^exit 0$/

@@ -21,6 +21,12 @@
  *            NULL program, EFAULT; strict mode with a flag, EINVAL),
  *            then this program as "run" by system(), which glibc reaps
  *            where no hook sees it, then filtered_hot unfiltered
+ *   forkrace UNITS forked children, one after another, each making a
+ *            thread (which makes the agent's helper at once, and it its
+ *            ring file) and at once installing the killtimer filter
+ *            (which ends sampling and joins the helper); prints
+ *            "forkrace ok" when every child has exited 0, and names one
+ *            that hung (killed by its alarm after 20 s)
  *   strict   seccomp's strict mode (read, write, _exit, sigreturn only),
  *            filtered_hot counted in loops, not by the CPU clock; ends
  *            by the _exit system call
@@ -134,6 +140,37 @@ static int run(unsigned long units)
 	return 0;
 }
 
+static void *nothing(void *unused)
+{
+	return unused;
+}
+
+static int fork_race(unsigned long children)
+{
+	for (unsigned long i = 0; i < children; i++) {
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			alarm(20);
+			pthread_t t;
+			if (pthread_create(&t, NULL, nothing, NULL) != 0 ||
+			    install_killing(SYS_timer_create) != 0 || pthread_join(t, NULL) != 0)
+				_exit(2);
+			_exit(0);
+		}
+		int st;
+		if (child < 0 || waitpid(child, &st, 0) != child)
+			return 1;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			printf("child %lu: %s %d\n", i, WIFSIGNALED(st) ? "killed by signal" : "exit status",
+			       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			return 1;
+		}
+	}
+	printf("forkrace ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "syscall";
@@ -142,6 +179,8 @@ int main(int argc, char **argv)
 		return run(units);
 	if (!strcmp(how, "strict"))
 		return run_strict(units);
+	if (!strcmp(how, "forkrace"))
+		return fork_race(units);
 	if (!strcmp(how, "probe")) {
 		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, NULL) == 0 ||
 		    syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 1, NULL) == 0 ||
