@@ -46,6 +46,7 @@
 #include "base/base.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,42 +62,20 @@
 #endif
 
 #ifdef ALLOC_FROM_LIBC
-void *mem_alloc(size_t n) { return malloc(n); }
-void *mem_calloc(size_t n, size_t size) { return calloc(n, size); }
-void *mem_realloc(void *p, size_t n)
+/* The same contract as below: ENOMEM, not ASan's report, for a size no
+ * allocator could give */
+static int too_big(size_t n, size_t size)
 {
-	if (!p)
-		return mem_alloc(n);
-	struct header *h = (struct header *)p - 1;
-	size_t cap = capacity(h);
-	if (h->kind >= NCLASSES) {
-		if (n <= cap)
-			return p;
-		if (n > SIZE_MAX - HEADER - 4096) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		size_t len = page_round(n + HEADER);
-		void *moved = mremap(h, h->kind, len, MREMAP_MAYMOVE);
-		if (moved == MAP_FAILED) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		h = moved;
-		h->kind = len;
-		return h + 1;
+	if ((size && n > SIZE_MAX / size) || n * size > PTRDIFF_MAX) {
+		errno = ENOMEM;
+		return 1;
 	}
-	size_t smaller = h->kind ? ((size_t)1 << (MIN_SHIFT + h->kind - 1)) - HEADER : 0;
-	if (n <= cap && n > smaller)
-		return p; /* fits, and no smaller class would */
-	void *q = mem_alloc(n);
-	if (!q)
-		return NULL;
-	memcpy(q, p, n < cap ? n : cap);
-	mem_free(p);
-	return q;
+	return 0;
 }
-
+void *mem_alloc(size_t n) { return too_big(n, 1) ? NULL : malloc(n ? n : 1); }
+void *mem_calloc(size_t n, size_t size) { return too_big(n, size) ? NULL : calloc(n ? n : 1, size ? size : 1); }
+void *mem_realloc(void *p, size_t n) { return too_big(n, 1) ? NULL : realloc(p, n ? n : 1); }
+void mem_free(void *p) { free(p); }
 void alloc_atfork_prepare(void) {}
 void alloc_atfork_parent(void) {}
 void alloc_atfork_child(void) {}
@@ -249,9 +228,9 @@ void *mem_realloc(void *p, size_t n)
 		return mem_alloc(n);
 	struct header *h = (struct header *)p - 1;
 	size_t cap = capacity(h);
-	if (n <= cap && (h->kind >= NCLASSES || h->kind == 0 || n > cap / 2 - HEADER))
-		return p; /* fits, and no smaller class would */
-	if (h->kind >= NCLASSES && n > MAX_SMALL - HEADER) {
+	if (h->kind >= NCLASSES) {
+		if (n <= cap)
+			return p;
 		if (n > SIZE_MAX - HEADER - 4096) {
 			errno = ENOMEM;
 			return NULL;
@@ -266,6 +245,9 @@ void *mem_realloc(void *p, size_t n)
 		h->kind = len;
 		return h + 1;
 	}
+	size_t smaller = h->kind ? ((size_t)1 << (MIN_SHIFT + h->kind - 1)) - HEADER : 0;
+	if (n <= cap && n > smaller)
+		return p; /* fits, and no smaller class would */
 	void *q = mem_alloc(n);
 	if (!q)
 		return NULL;

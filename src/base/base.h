@@ -146,12 +146,13 @@ HIDDEN size_t probe_map_prefix(const struct probe_map *m, const void *p, size_t 
 HIDDEN void probe_map_free(struct probe_map *m);
 
 /*
- * alloc.c: the library's own allocator, for every part below forms/ and
- * for the agent: never the program's malloc (why: alloc.c).  malloc's
- * contract: NULL with errno ENOMEM on failure, blocks aligned to 16, free
- * and realloc of NULL allowed.  Never in signal context.  The atfork calls
- * are process/fork.c's, after every other prepare and before every other
- * parent and child handler.
+ * alloc.c: the library's own allocator, for base/, unwind/, engine/,
+ * process/ and the agent: never the program's malloc (why: alloc.c).
+ * malloc's contract: NULL with errno ENOMEM on failure, blocks aligned to
+ * 16, free and realloc of NULL allowed; a size of 0 gives a block too
+ * (realloc to 0 does not free).  Never in signal context.  The atfork
+ * calls are process/fork.c's: the last of its prepare steps, the first of
+ * its parent and child steps.
  */
 HIDDEN void *mem_alloc(size_t n);
 HIDDEN void *mem_calloc(size_t n, size_t size);
