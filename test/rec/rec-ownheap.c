@@ -163,14 +163,9 @@ static void own_hot(unsigned long units)
 
 static void plug(const char *self)
 {
-	char path[4096];
-	const char *slash = strrchr(self, '/');
-	snprintf(path, sizeof path, "%.*slibrecplug.so", slash ? (int)(slash - self + 1) : 0, self);
-	void *h = dlopen(path, RTLD_NOW);
-	if (!h) {
-		fprintf(stderr, "rec-ownheap: %s\n", dlerror());
+	void *h = rec_open_plug(self);
+	if (!h)
 		exit(2);
-	}
 	void (*hot)(unsigned long) = (void (*)(unsigned long))dlsym(h, "plug_hot");
 	hot(2);
 	dlclose(h);

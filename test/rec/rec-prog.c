@@ -153,14 +153,9 @@ static int blockall(unsigned long main_units)
 
 static int plugin(const char *self, int then_exit)
 {
-	char path[4096];
-	const char *slash = strrchr(self, '/');
-	snprintf(path, sizeof path, "%.*slibrecplug.so", slash ? (int)(slash - self + 1) : 0, self);
-	void *h = dlopen(path, RTLD_NOW);
-	if (!h) {
-		fprintf(stderr, "rec-prog: %s\n", dlerror());
+	void *h = rec_open_plug(self);
+	if (!h)
 		return 1;
-	}
 	void (*hot)(unsigned long) = (void (*)(unsigned long))dlsym(h, "plug_hot");
 	hot(units);
 	if (then_exit)

@@ -18,6 +18,9 @@
 #ifndef PROFIL_TEST_REC_H
 #define PROFIL_TEST_REC_H
 
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 /* One unit: 5 ms of the thread's CPU time (about what REC_UNIT
@@ -45,6 +48,19 @@ static inline unsigned long long rec_thread_ns(void)
 		for (unsigned long rec_i_ = 0; rec_i_ < REC_CHECK; rec_i_++) \
 			rec_acc_ += rec_i_ ^ (rec_acc_ >> 3); \
 } while (0)
+
+/* librecplug.so, beside the program named self (its argv[0]), opened
+ * with dlopen; NULL with the reason on stderr. */
+static inline void *rec_open_plug(const char *self)
+{
+	char path[4096];
+	const char *slash = strrchr(self, '/');
+	snprintf(path, sizeof path, "%.*slibrecplug.so", slash ? (int)(slash - self + 1) : 0, self);
+	void *h = dlopen(path, RTLD_NOW);
+	if (!h)
+		fprintf(stderr, "%s: %s\n", self, dlerror());
+	return h;
+}
 
 void lib_hot(unsigned long units);   /* librec.so */
 void plug_hot(unsigned long units);  /* librecplug.so, dlopen'ed */
