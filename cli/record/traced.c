@@ -56,7 +56,7 @@ static int read_note(const char *dir, const char *name, int kind, struct traced 
 }
 
 /* The processes of one kind: their count, the first SHOWN into shown;
- * *root_seen when root is one of them. */
+ * *root_seen, unless NULL, when root is one of them. */
 static size_t collect(const char *dir, int kind, pid_t root, struct traced *shown,
                       int *root_seen)
 {
@@ -69,7 +69,8 @@ static size_t collect(const char *dir, int kind, pid_t root, struct traced *show
 	while ((de = readdir(d)) != NULL) {
 		if (read_note(dir, de->d_name, kind, &t) != 0)
 			continue;
-		*root_seen |= t.pid == (long)root;
+		if (root_seen) /* NULL: the caller does not ask */
+			*root_seen |= t.pid == (long)root;
 		if (n < SHOWN)
 			shown[n] = t;
 		n++;
@@ -102,17 +103,16 @@ int record_left_out(const char *dir, uint32_t pid)
 size_t record_count_left(const char *dir)
 {
 	struct traced shown[SHOWN];
-	int root_seen = 0;
 	size_t n = 0;
 	for (int kind = 0; kind < KINDS; kind++)
-		n += collect(dir, kind, 0, shown, &root_seen);
+		n += collect(dir, kind, 0, shown, NULL);
 	return n;
 }
 
 int record_report_traced(const char *dir, pid_t root)
 {
 	struct traced shown[SHOWN];
-	int root_traced = 0, root_attached = 0;
+	int root_traced = 0;
 	size_t n = collect(dir, AT_START, root, shown, &root_traced);
 	if (n) {
 		fprintf(stderr, "profil record: %zu process%s not sampled: traced by another program "
@@ -120,15 +120,14 @@ int record_report_traced(const char *dir, pid_t root)
 		        n == 1 ? " was" : "es were", n == 1 ? "it" : "they");
 		list(shown, n);
 	}
-	n = collect(dir, ATTACHED, root, shown, &root_attached);
+	n = collect(dir, ATTACHED, root, shown, NULL);
 	if (n) {
 		fprintf(stderr, "profil record: %zu process%s sampled only until another program "
 		        "attached to trace %s (a debugger would stop at every sample):", n,
 		        n == 1 ? " was" : "es were", n == 1 ? "it" : "them");
 		list(shown, n);
 	}
-	int root_zygote = 0; /* Chromium's zygote is never the command itself */
-	n = collect(dir, ZYGOTE, root, shown, &root_zygote);
+	n = collect(dir, ZYGOTE, root, shown, NULL);
 	if (n) {
 		fprintf(stderr, "profil record: %zu Chromium zygote%s not sampled, nor the renderers "
 		        "%s forked (a zygote stops when it finds a second thread; --no-zygote "
@@ -136,8 +135,7 @@ int record_report_traced(const char *dir, pid_t root)
 		        n == 1 ? "it" : "they");
 		list(shown, n);
 	}
-	int root_sandboxed = 0;
-	n = collect(dir, SANDBOXED, root, shown, &root_sandboxed);
+	n = collect(dir, SANDBOXED, root, shown, NULL);
 	if (n) {
 		fprintf(stderr, "profil record: %zu process%s sampled only until %s installed a "
 		        "seccomp filter that would refuse system calls the agent makes (nor are "

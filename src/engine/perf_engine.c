@@ -145,8 +145,7 @@ int perf_engine_keep(unsigned int hz)
 	cap = perf_probe_max_rate();
 	if (rate_ok(hz))
 		return 1;
-	chosen = 0;
-	last_error = ERANGE;
+	perf_engine_refuse(ERANGE);
 	return 0;
 }
 
