@@ -157,11 +157,14 @@ $ timeout 3 profil record -o bg.pprof sh -c 'sleep 6 >/dev/null 2>&1 </dev/null 
 stdout /^status 3$/
 stderr /profil record: [0-9]+ samples/
 
-# Killed by SIGKILL midway: what was sampled is kept; status 128+9
+# Killed by SIGKILL midway: what was sampled is kept; status 128+9.
+# main_hot burns 30 units (150 ms of its CPU) before "ready": at least 135
+# of its 150 samples must be in the file.  Counted, not as a share: the
+# process's start-up is part of the whole, and it took 12 ms of 165 in a
+# CI run beside other work (89% where 90% was asked)
 $ (profil record -o k.pprof $REC/rec-prog spin 30; echo "record status $?" >&2) | { read word pid; kill -KILL "$pid"; }; profil report k.pprof
 stderr /record status 137/
-row /main_hot/ 2 >= 90
-row /main_hot/ 1 >= 30
+row /main_hot/ 1 >= 135
 
 # _exit without atexit or flushing: samples kept, exit status passed on
 $ profil record -o e.pprof $REC/rec-prog exit 30; echo "status $?"; profil report e.pprof
@@ -295,9 +298,11 @@ stderr /nonexistent-dir/
 
 # SIGTERM sent to profil record is passed on to the command; the profile
 # of what ran is still written, and the status says how the command ended
+# (main_hot's 20 units before "ready", 100 ms: 90 of its 100 samples at
+# least, counted as in the SIGKILL case above)
 $ profil record -o term.pprof $REC/rec-prog spin 20 > out.txt & rec=$!; while ! grep -q ready out.txt 2>/dev/null; do sleep 0.05; done; kill -TERM $rec; wait $rec; echo "status $?"; profil report term.pprof
 stdout /^status 143$/
-row /main_hot/ 2 >= 90
+row /main_hot/ 1 >= 90
 
 # -v names the engine the agent ran (issue 13): timers when forbidden
 # perf events; perf events when forced, if the system allows them
