@@ -9,8 +9,9 @@
  * /proc/self/task every SWEEP_MS while profiling is on.  It never blocks
  * on the engine lock (it tries, and skips a round if busy; its start hook
  * publishes with engine_publish_helper(), which gives up once it is asked
- * to quit), so the engine may join it while holding the lock.  It blocks every signal and is
- * excluded from sampling.
+ * to quit), so the engine may join it while holding the lock.  It blocks
+ * every signal and is excluded from sampling.  It never calls the
+ * program's allocator (base/alloc.c).
  *
  * It also carries out what must not be done where it is asked for: a
  * program that installs a handler on the sampling signal, maybe from a
@@ -389,8 +390,9 @@ static void *sweep(void *unused)
  * all of it address space the program's own counts against RLIMIT_AS
  * (ulimit -v): a program that ran under such a limit failed to make its
  * own threads once the agent had taken 9 MiB of ring and 8 MiB of stack.
- * The helper's deepest path (a /proc read into a 16 KiB buffer, libc's
- * realpath and stdio underneath) uses a few tens of KiB.  glibc refuses
+ * The helper's deepest path (a /proc read into a 16 KiB buffer, a
+ * thread listing into 2 KiB, a path resolved into PATH_MAX) uses a few
+ * tens of KiB.  glibc refuses
  * a stack too small for the static TLS of every loaded object (EINVAL):
  * then the default.
  */
