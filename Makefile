@@ -580,12 +580,14 @@ $(BUILD)/fuzz/fuzz-pprof $(BUILD)/fuzz/fuzz-ring: $(BUILD)/fuzz/fuzz-%: fuzz/fuz
 $(BUILD)/fuzz/fuzz-forms: fuzz/fuzz-forms.c $(SHLIB) $(BUILD)/libprofil.so
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
-$(BUILD)/fuzz/fuzz-bins: fuzz/fuzz-bins.c $(BUILD)/obj/base/ptable.o $(BUILD)/obj/forms/forms_overlap.o
+# ptable.o takes its memory and its sort from base/ (alloc.c, sort.c)
+FUZZ_BASE_OBJ := $(BUILD)/obj/base/ptable.o $(BUILD)/obj/base/alloc.o $(BUILD)/obj/base/sort.o
+$(BUILD)/fuzz/fuzz-bins: fuzz/fuzz-bins.c $(FUZZ_BASE_OBJ) $(BUILD)/obj/forms/forms_overlap.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $^ -lm $(LDFLAGS)
 # fuzz-gmon compiles gmon/gmon_bins.c itself, with 4096 cells a grid at most.
 $(BUILD)/fuzz/fuzz-gmon: fuzz/fuzz-gmon.c src/gmon/gmon_bins.c $(BUILD)/obj/gmon/gmon_file.o \
-                         $(BUILD)/obj/base/ptable.o src/gmon/gmon.h src/base/base.h src/base/bin.h
+                         $(FUZZ_BASE_OBJ) src/gmon/gmon.h src/base/base.h src/base/bin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -DGHIST_MAX_CELLS='((uint64_t)1 << 12)' \
 	    -o $@ $(filter-out %.h,$^) -lm $(LDFLAGS)
