@@ -84,7 +84,6 @@ void alloc_atfork_child(void) {}
 #define HEADER 16u
 #define MIN_SHIFT 5u  /* smallest class: 32 bytes */
 #define NCLASSES 8u   /* 32, 64, ..., 4096 */
-#define MAX_SMALL ((size_t)1 << (MIN_SHIFT + NCLASSES - 1))
 #define CHUNK ((size_t)64 << 10)
 
 /* What precedes every block.  kind < NCLASSES: a small block's class;
