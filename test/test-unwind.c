@@ -11,6 +11,7 @@
 
 #include "../src/unwind/unwind_cfi.c"
 #include "../src/unwind/unwind_table.c"
+#include "../src/unwind/unwind_cache.c" /* uw_module_free() */
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -532,10 +533,97 @@ TEST_IMPL(unwind_cfi_rows)
 			continue;
 		ASSERT(t.m != NULL);
 		ASSERT(compare_rows(&t) > 0);
-		mem_free(t.m); /* uw_module_build()s: base/alloc.c */
+		uw_module_free(t.m);
 	}
 	if (cxx)
 		dlclose(cxx);
 	dlclose(h);
+	return 0;
+}
+
+/*
+ * An object whose .eh_frame lists its FDEs out of address order, with no
+ * search table: the rows must come out as from the same FDEs in order
+ * (finish() sorts them then, through sort_rows()).  Built in memory: one
+ * PT_LOAD segment holding a header, a CIE, two FDEs and the "code" they
+ * describe.
+ */
+struct fake_object {
+	_Alignas(16) uint8_t b[0x200];
+	ElfW(Phdr) ph;
+	struct dl_phdr_info info;
+};
+
+static size_t put(uint8_t *at, const void *bytes, size_t n)
+{
+	memcpy(at, bytes, n);
+	return n;
+}
+
+/* An FDE at at over [pc, pc + 0x40) whose CIE starts at cie: push rbp,
+ * mov rsp->rbp (CFA rsp+8, rsp+16 with rbp at CFA-16, rbp+16). */
+static size_t put_fde(uint8_t *at, const uint8_t *cie, uintptr_t pc)
+{
+	static const uint8_t insns[] = {0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06};
+	uint32_t len = 4 + 8 + 8 + sizeof insns, id = (uint32_t)(at + 4 - cie);
+	uint64_t begin = pc, range = 0x40;
+	size_t n = put(at, &len, 4);
+	n += put(at + n, &id, 4);
+	n += put(at + n, &begin, 8);
+	n += put(at + n, &range, 8);
+	return n + put(at + n, insns, sizeof insns);
+}
+
+/* The object with its FDEs for [0x100, 0x140) and [0x140, 0x180) in
+ * that order, or reversed. */
+static void fake_object(struct fake_object *o, int reversed)
+{
+	/* version 1, no augmentation, code align 1, data align -8, ra 16;
+	 * CFA = rsp + 8, ra at CFA - 8 */
+	static const uint8_t cie[] = {14, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0x78, 16,
+	                              0x0c, 0x07, 0x08, 0x90, 0x01};
+	memset(o, 0, sizeof *o);
+	uint8_t *b = o->b;
+	/* .eh_frame_hdr: version 1, eh_frame_ptr pcrel sdata4, no table */
+	int32_t eh_rel = 0x20 - 4;
+	b[0] = 1, b[1] = 0x1b, b[2] = 0xff, b[3] = 0xff;
+	memcpy(b + 4, &eh_rel, 4);
+	size_t at = 0x20 + put(b + 0x20, cie, sizeof cie);
+	uintptr_t first = (uintptr_t)b + 0x100, second = first + 0x40;
+	at += put_fde(b + at, b + 0x20, reversed ? second : first);
+	at += put_fde(b + at, b + 0x20, reversed ? first : second);
+	memset(b + at, 0, 4); /* the zero terminator */
+	o->ph = (ElfW(Phdr)){.p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+	                     .p_vaddr = (uintptr_t)b, .p_memsz = sizeof o->b};
+	o->info = (struct dl_phdr_info){.dlpi_addr = 0, .dlpi_name = "fake",
+	                                .dlpi_phdr = &o->ph, .dlpi_phnum = 1};
+}
+
+TEST_IMPL(unwind_fdes_out_of_order)
+{
+	static struct fake_object in_order, reversed;
+	fake_object(&in_order, 0);
+	fake_object(&reversed, 1);
+	struct uw_module *a = uw_module_build(&in_order.info, (uintptr_t)in_order.b);
+	struct uw_module *b = uw_module_build(&reversed.info, (uintptr_t)reversed.b);
+	ASSERT(a != NULL && b != NULL);
+	/* per function: rsp+8, rsp+16 (rbp saved), rbp+16; then the end */
+	ASSERT_EQ(a->nrows, 7);
+	ASSERT_EQ(b->nrows, a->nrows);
+	ASSERT_EQ(b->lo - (uintptr_t)reversed.b, a->lo - (uintptr_t)in_order.b);
+	ASSERT_EQ(memcmp(a->rows, b->rows, a->nrows * sizeof *a->rows), 0);
+	size_t nidx = ((a->hi - a->lo) >> UW_INDEX_SHIFT) + 2;
+	ASSERT_EQ(memcmp(a->index, b->index, nidx * 4), 0);
+	uintptr_t f = 0x140 + (uintptr_t)in_order.b - a->lo;
+	const struct uw_row *r = &a->rows[3]; /* the second function's first row */
+	ASSERT_EQ(r->pc, f);
+	ASSERT_EQ(r->cfa, UW_CFA_RSP);
+	ASSERT_EQ(r->cfa_off, 8);
+	ASSERT_EQ(a->rows[5].cfa, UW_CFA_RBP);
+	ASSERT_EQ(a->rows[5].rbp, UW_RBP_SAVED);
+	ASSERT_EQ(a->rows[5].rbp_off, -16);
+	ASSERT_EQ(a->rows[6].cfa, UW_CFA_NONE);
+	uw_module_free(a);
+	uw_module_free(b);
 	return 0;
 }

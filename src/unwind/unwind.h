@@ -75,6 +75,7 @@ struct uw_module {
 	int seen;
 	void *map;          /* rows and index mapped from the cache, or NULL */
 	size_t maplen;
+	void *heap;         /* rows and index built here (mem_alloc), or NULL */
 };
 
 /*

@@ -221,5 +221,7 @@ void uw_module_free(struct uw_module *m)
 {
 	if (m && m->map)
 		munmap(m->map, m->maplen);
+	if (m)
+		mem_free(m->heap);
 	mem_free(m);
 }

@@ -20,14 +20,6 @@
 enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
 enum { CFA_REG, CFA_PLT, CFA_EXPR };
 
-struct cie {
-	uint64_t code_align;
-	int64_t data_align;
-	uint8_t fde_enc;
-	uint8_t zaug, signal;
-	struct cur insns;
-};
-
 /* Parses the CIE at p (its length field); 0 on success. */
 static int parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *ci)
 {
@@ -119,19 +111,31 @@ static struct uw_row row_of(const struct state *s)
 	return r;
 }
 
+/* Whether a row at rel (an end marker when !row) sorts before prev, so
+ * that finish() must sort: by pc, at one pc end markers first, then the
+ * order emitted. */
+static int sorts_before(const struct uw_row *prev, uint32_t rel, int row)
+{
+	return rel < prev->pc || (rel == prev->pc && !row && prev->cfa != UW_CFA_NONE);
+}
+
 void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r)
 {
+	if (pc < t->origin || pc - t->origin > UINT32_MAX)
+		return;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 4096;
-		struct trow *v = mem_realloc(t->v, cap * sizeof *v);
+		struct uw_row *v = mem_realloc(t->v, cap * sizeof *v);
 		if (!v) {
 			t->oom = 1;
 			return;
 		}
 		t->v = v, t->cap = cap;
 	}
-	t->v[t->n] = (struct trow){pc, (uint32_t)t->n, r};
-	t->n++;
+	r.pc = (uint32_t)(pc - t->origin);
+	if (t->n && sorts_before(&t->v[t->n - 1], r.pc, r.cfa != UW_CFA_NONE))
+		t->unsorted = 1;
+	t->v[t->n++] = r;
 }
 
 /* The linker's PLT rule: rsp+8 + ((rip & 15) >= N) << 3.  Returns N or -1. */
@@ -270,8 +274,15 @@ void uw_fde(const uint8_t *p, struct trows *t)
 	const uint8_t *idp = c.p;
 	uint32_t id = (uint32_t)fixed(&c, 4);
 	struct cie ci;
-	if (id == 0 || id > (uintptr_t)(idp - t->eh_lo) || parse_cie(idp - id, limit, &ci) != 0)
+	if (id == 0 || id > (uintptr_t)(idp - t->eh_lo))
 		return;
+	if (idp - id != t->cie_at) {
+		t->cie_at = NULL;
+		if (parse_cie(idp - id, limit, &t->cie) != 0)
+			return;
+		t->cie_at = idp - id;
+	}
+	ci = t->cie;
 	uintptr_t begin = encoded(&c, ci.fde_enc, 0);
 	uintptr_t range = encoded(&c, ci.fde_enc & 0x0f, 0);
 	if (ci.zaug && skip_block(&c, uleb(&c)))

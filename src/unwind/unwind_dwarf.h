@@ -82,19 +82,36 @@ static inline uintptr_t encoded(struct cur *c, uint8_t enc, uintptr_t datarel)
 	}
 }
 
-/* Rows of the whole object before sorting, and the bounds every read
- * of its .eh_frame ([eh_lo, eh_hi)) and of its code ([text_lo, text_hi),
- * the signal trampoline's bytes) stays inside. */
+/* A CIE, as far as its FDEs need it. */
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint8_t fde_enc;
+	uint8_t zaug, signal;
+	struct cur insns;
+};
+
+/*
+ * The rows of the whole object as they are emitted, and the bounds every
+ * read of its .eh_frame ([eh_lo, eh_hi)) and of its code ([text_lo,
+ * text_hi), the signal trampoline's bytes) stays inside.  A row's pc is
+ * its offset from origin, the object's lowest PT_LOAD address (rows
+ * outside [origin, origin + 4 GiB) are dropped: no object's code lies
+ * there), so the rows are already in the form the handler reads and
+ * finish() (unwind_table.c) orders and merges them where they lie.  On
+ * this kind of machine memory first touched is dear (about 10 us a
+ * page): libLLVM's 1.46 million rows took 64 MB of fresh pages when each
+ * one was 32 bytes and the table a copy, 18 MB now.
+ */
 struct trows {
 	const uint8_t *eh_lo, *eh_hi;
-	uintptr_t text_lo, text_hi;
-	struct trow {
-		uintptr_t pc;
-		uint32_t seq;
-		struct uw_row r;
-	} *v;
+	uintptr_t text_lo, text_hi, origin;
+	struct uw_row *v;
 	size_t n, cap;
 	int oom;
+	int unsorted;          /* a row was emitted after one it sorts after */
+	const uint8_t *cie_at; /* the CIE last parsed (FDEs share a few), */
+	struct cie cie;        /* and what it said */
 };
 
 HIDDEN void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r);

@@ -24,17 +24,41 @@ static int segment_of(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t
 	return -1;
 }
 
+/* A row and the order it was emitted in, to sort by. */
+struct seqrow {
+	struct uw_row r;
+	uint32_t seq;
+};
+
 /* By pc; at one pc, end markers before rows, then in emission order: the
  * last of a pc's group is the one that holds. */
-static int cmp_trow(const void *a, const void *b)
+static int cmp_seqrow(const void *a, const void *b)
 {
-	const struct trow *x = a, *y = b;
+	const struct seqrow *x = a, *y = b;
 	int rx = x->r.cfa != UW_CFA_NONE, ry = y->r.cfa != UW_CFA_NONE;
-	if (x->pc != y->pc)
-		return x->pc < y->pc ? -1 : 1;
+	if (x->r.pc != y->r.pc)
+		return x->r.pc < y->r.pc ? -1 : 1;
 	if (rx != ry)
 		return rx - ry;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Rows out of order (FDEs out of address order, or overlapping): sorted
+ * through a copy that carries each row's emission order; 0, or -1 when
+ * out of memory.  FDEs come in address order from .eh_frame_hdr's table,
+ * each one's rows in address order: rarely needed. */
+static int sort_rows(struct trows *t)
+{
+	struct seqrow *s = mem_alloc(t->n * sizeof *s);
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < t->n; i++)
+		s[i] = (struct seqrow){t->v[i], (uint32_t)i};
+	sort_inplace(s, t->n, sizeof *s, cmp_seqrow);
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i] = s[i].r;
+	mem_free(s);
+	return 0;
 }
 
 static int same_rule(const struct uw_row *a, const struct uw_row *b)
@@ -43,49 +67,62 @@ static int same_rule(const struct uw_row *a, const struct uw_row *b)
 	       a->rbp_off == b->rbp_off;
 }
 
-/* Sorted, one row per pc, repeats merged, into one block with the module.
- * [tlo, thi): the object's executable segments, covered even without CFI. */
-static struct uw_module *finish(struct trows *t, uintptr_t tlo, uintptr_t thi)
+/* One row per pc (the last of its group), repeats of the row before and
+ * leading end markers dropped, in place; the number kept. */
+static size_t merge_rows(struct uw_row *v, size_t n)
 {
-	/* FDEs come in address order from .eh_frame_hdr's table, and each
-	 * one's rows in address order: usually nothing to sort. */
-	for (size_t i = 1; i < t->n; i++) {
-		if (cmp_trow(&t->v[i - 1], &t->v[i]) > 0) {
-			sort_inplace(t->v, t->n, sizeof t->v[0], cmp_trow);
-			break;
-		}
-	}
 	size_t k = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		if (i + 1 < t->n && t->v[i + 1].pc == t->v[i].pc)
+	for (size_t i = 0; i < n; i++) {
+		if (i + 1 < n && v[i + 1].pc == v[i].pc)
 			continue;
-		if (k == 0 ? t->v[i].r.cfa == UW_CFA_NONE : same_rule(&t->v[k - 1].r, &t->v[i].r))
+		if (k == 0 ? v[i].cfa == UW_CFA_NONE : same_rule(&v[k - 1], &v[i]))
 			continue;
-		t->v[k++] = t->v[i];
+		v[k++] = v[i];
 	}
-	uintptr_t lo = k && t->v[0].pc < tlo ? t->v[0].pc : tlo;
-	uintptr_t hi = k && t->v[k - 1].pc > thi ? t->v[k - 1].pc : thi;
-	if (hi <= lo || hi - lo > UINT32_MAX)
-		return NULL;
-	size_t nidx = ((hi - lo) >> UW_INDEX_SHIFT) + 2;
-	struct uw_module *m = mem_alloc(sizeof *m + k * sizeof(struct uw_row) + nidx * 4);
-	if (!m)
-		return NULL;
-	struct uw_row *rows = (struct uw_row *)(m + 1);
-	uint32_t *index = (uint32_t *)(rows + k);
-	for (size_t i = 0; i < k; i++) {
-		rows[i] = t->v[i].r;
-		rows[i].pc = (uint32_t)(t->v[i].pc - lo);
-	}
-	/* The last row at or before each block's start (0 before the first) */
+	return k;
+}
+
+/* index[i]: the last row at or before lo + (i << UW_INDEX_SHIFT), 0
+ * before the first. */
+static void fill_index(uint32_t *index, size_t nidx, const struct uw_row *rows, size_t k)
+{
 	for (size_t i = 0, r = 0; i < nidx; i++) {
 		uint64_t at = (uint64_t)i << UW_INDEX_SHIFT;
 		while (r + 1 < k && rows[r + 1].pc <= at)
 			r++;
 		index[i] = (uint32_t)r;
 	}
-	memset(m, 0, sizeof *m);
+}
+
+/* The module over the rows: sorted, merged, its pcs made offsets from its
+ * lo, the index after them in the rows' own block, which the module
+ * takes from t.  [tlo, thi): the object's executable segments, covered
+ * even without CFI. */
+static struct uw_module *finish(struct trows *t, uintptr_t tlo, uintptr_t thi)
+{
+	if (t->unsorted && sort_rows(t) != 0)
+		return NULL;
+	size_t k = merge_rows(t->v, t->n);
+	uintptr_t first = k ? t->origin + t->v[0].pc : tlo;
+	uintptr_t last = k ? t->origin + t->v[k - 1].pc : thi;
+	uintptr_t lo = first < tlo ? first : tlo, hi = last > thi ? last : thi;
+	if (hi <= lo || hi - lo > UINT32_MAX)
+		return NULL;
+	size_t nidx = ((hi - lo) >> UW_INDEX_SHIFT) + 2;
+	struct uw_module *m = mem_calloc(1, sizeof *m);
+	struct uw_row *rows = m ? mem_realloc(t->v, k * sizeof *rows + nidx * 4) : NULL;
+	if (!rows) {
+		mem_free(m);
+		return NULL;
+	}
+	t->v = NULL; /* the module's now */
+	uint32_t shift = (uint32_t)(lo - t->origin);
+	for (size_t i = 0; i < k; i++)
+		rows[i].pc -= shift;
+	uint32_t *index = (uint32_t *)(rows + k);
+	fill_index(index, nidx, rows, k);
 	m->lo = lo, m->hi = hi, m->rows = rows, m->nrows = k, m->index = index;
+	m->heap = rows;
 	return m;
 }
 
@@ -128,6 +165,18 @@ static void all_fdes(const struct dl_phdr_info *info, uintptr_t hdr, struct trow
 	}
 }
 
+/* The lowest address of the object's PT_LOAD segments. */
+static uintptr_t lowest_load(const struct dl_phdr_info *info)
+{
+	uintptr_t lo = UINTPTR_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+	}
+	return lo;
+}
+
 struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr)
 {
 	uintptr_t tlo = UINTPTR_MAX, thi = 0;
@@ -142,7 +191,7 @@ struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr
 	if (thi == 0)
 		return NULL;
 	struct trows t = {0};
-	t.text_lo = tlo, t.text_hi = thi;
+	t.text_lo = tlo, t.text_hi = thi, t.origin = lowest_load(info);
 	if (hdr)
 		all_fdes(info, hdr, &t);
 	struct uw_module *m = t.oom ? NULL : finish(&t, tlo, thi);
