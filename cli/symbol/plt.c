@@ -34,7 +34,19 @@ struct plt_stub {
 	char *name; /* "function@plt" */
 };
 
+/* A PLT section's addresses; .plt.got's stubs jump through slots that
+ * .rela.dyn fills, the others through .rela.plt's. */
+struct stub_section {
+	uint64_t lo, hi;
+	int got;
+};
+
+#define MAX_STUB_SECTIONS 8
+
 struct sym_plt {
+	struct stub_section sec[MAX_STUB_SECTIONS];
+	size_t nsec;
+	int read; /* the stubs below were read: at the first address in a section */
 	struct plt_stub *v;
 	size_t n, cap;
 };
@@ -43,6 +55,7 @@ struct sym_plt {
 struct slot {
 	uint64_t got;
 	const char *name; /* in the ELF's string table: lives with the Elf */
+	int from_got;     /* a .plt.got stub's */
 };
 
 static int slot_cmp(const void *a, const void *b)
@@ -57,52 +70,7 @@ static int stub_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Slots of every SHT_RELA section whose relocations fill GOT entries
- * with a function's address, sorted by slot. */
-static struct slot *read_slots(Elf *elf, size_t *count)
-{
-	struct slot *v = NULL;
-	size_t n = 0, cap = 0;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
-			continue;
-		Elf_Scn *symscn = elf_getscn(elf, sh.sh_link);
-		GElf_Shdr symsh;
-		Elf_Data *rel = elf_getdata(scn, NULL);
-		Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
-		if (!rel || !syms || !gelf_getshdr(symscn, &symsh))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Rela r;
-			GElf_Sym sym;
-			if (!gelf_getrela(rel, (int)i, &r))
-				break;
-			unsigned type = GELF_R_TYPE(r.r_info);
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
-			    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
-			    GELF_ST_TYPE(sym.st_info) == STT_OBJECT)
-				continue;
-			const char *name = elf_strptr(elf, symsh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				struct slot *w = realloc(v, cap * sizeof *v);
-				if (!w)
-					break;
-				v = w;
-			}
-			v[n++] = (struct slot){r.r_offset, name};
-		}
-	}
-	if (n)
-		qsort(v, n, sizeof *v, slot_cmp);
-	*count = n;
-	return v;
-}
-
-static const char *slot_name(const struct slot *v, size_t n, uint64_t got)
+static struct slot *find_slot(struct slot *v, size_t n, uint64_t got)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -112,7 +80,63 @@ static const char *slot_name(const struct slot *v, size_t n, uint64_t got)
 		else
 			hi = mid;
 	}
-	return lo < n && v[lo].got == got ? v[lo].name : NULL;
+	return lo < n && v[lo].got == got ? &v[lo] : NULL;
+}
+
+/* Names the slots (sorted) that the relocations of one SHT_RELA section
+ * fill with a function's address; how many it named. */
+static size_t name_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slot *v, size_t n)
+{
+	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
+	GElf_Shdr symsh;
+	Elf_Data *rel = elf_getdata(scn, NULL);
+	Elf_Data *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+	size_t named = 0;
+	if (!rel || !syms || !gelf_getshdr(symscn, &symsh))
+		return 0;
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		if (!gelf_getrela(rel, (int)i, &r))
+			break;
+		unsigned type = GELF_R_TYPE(r.r_info);
+		struct slot *slot;
+		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+		    !(slot = find_slot(v, n, r.r_offset)) || slot->name ||
+		    !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
+		    GELF_ST_TYPE(sym.st_info) == STT_OBJECT)
+			continue;
+		const char *name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+		if (name && *name)
+			slot->name = name, named++;
+	}
+	return named;
+}
+
+/*
+ * Names the slots (sorted) from the relocations that fill them.  The
+ * sections that say which section they relocate (SHF_INFO_LINK:
+ * .rela.plt, a few hundred entries) first; the others (.rela.dyn: in
+ * libLLVM 140,000, mostly R_X86_64_RELATIVE, 40% of a recording's
+ * symbolizing when it was read whole for every module sampled) only
+ * when a .plt.got stub's slot is left, or the first pass named none.
+ */
+static void read_slots(Elf *elf, struct slot *v, size_t n)
+{
+	size_t named = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		int want = 0;
+		for (size_t i = 0; i < n; i++)
+			want |= !v[i].name && v[i].from_got;
+		if (pass == 1 && named && !want)
+			return;
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			GElf_Shdr sh;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && sh.sh_entsize &&
+			    (sh.sh_flags & SHF_INFO_LINK ? 0 : 1) == pass)
+				named += name_slots(elf, scn, &sh, v, n);
+		}
+	}
 }
 
 /* The GOT slot the stub at bytes[0..size) (address addr) jumps through:
@@ -153,31 +177,81 @@ static int is_stub_section(const char *name)
 	                strcmp(name, ".plt.got") == 0);
 }
 
-/* Every named stub of every PLT section of elf. */
-static void read_stubs(Elf *elf, struct sym_plt *p)
+/* The PLT sections of elf with their stubs' bytes, in p->sec; each
+ * section's data into data[]. */
+static void find_sections(Elf *elf, struct sym_plt *p, Elf_Data **data, GElf_Shdr *shdr)
 {
 	GElf_Ehdr eh;
-	size_t shstrndx, nslots;
+	size_t shstrndx;
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
 	    elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return;
-	struct slot *slots = read_slots(elf, &nslots);
-	for (Elf_Scn *scn = NULL; nslots && (scn = elf_nextscn(elf, scn));) {
+	for (Elf_Scn *scn = NULL; p->nsec < MAX_STUB_SECTIONS && (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
-		Elf_Data *d;
+		const char *name;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !is_stub_section(elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    !(d = elf_getdata(scn, NULL)) || !d->d_buf || d->d_size < sh.sh_size)
+		    !is_stub_section(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		/* 16-byte stubs unless the section says otherwise (.plt.got
-		 * without IBT: 8) */
-		uint64_t step = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;
-		for (uint64_t off = 0; off + step <= sh.sh_size; off += step) {
-			uint64_t got = stub_slot((const unsigned char *)d->d_buf + off, step,
-			                         sh.sh_addr + off);
-			const char *fn = got ? slot_name(slots, nslots, got) : NULL;
-			if (fn)
-				add_stub(p, sh.sh_addr + off, step, fn);
+		if (data) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+			data[p->nsec] = d && d->d_buf && d->d_size >= sh.sh_size ? d : NULL;
+			shdr[p->nsec] = sh;
+		}
+		p->sec[p->nsec++] = (struct stub_section){sh.sh_addr, sh.sh_addr + sh.sh_size,
+		                                          strcmp(name, ".plt.got") == 0};
+	}
+}
+
+/* 16-byte stubs unless the section says otherwise (.plt.got without
+ * IBT: 8). */
+static uint64_t stub_step(const GElf_Shdr *sh)
+{
+	return sh->sh_entsize >= 8 ? sh->sh_entsize : 16;
+}
+
+/* The GOT slot of every stub of the sections, sorted, without names. */
+static struct slot *stub_slots(const struct sym_plt *p, Elf_Data **data, const GElf_Shdr *sh,
+                               size_t *count)
+{
+	size_t n = 0, cap = 0;
+	struct slot *v = NULL;
+	for (size_t s = 0; s < p->nsec; s++)
+		cap += data[s] ? sh[s].sh_size / stub_step(&sh[s]) : 0;
+	if (cap && !(v = calloc(cap, sizeof *v)))
+		cap = 0;
+	for (size_t s = 0; s < p->nsec; s++) {
+		uint64_t step = stub_step(&sh[s]);
+		for (uint64_t off = 0; data[s] && off + step <= sh[s].sh_size && n < cap; off += step) {
+			uint64_t got = stub_slot((const unsigned char *)data[s]->d_buf + off, step,
+			                         sh[s].sh_addr + off);
+			if (got)
+				v[n++] = (struct slot){got, NULL, p->sec[s].got};
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof *v, slot_cmp);
+	*count = n;
+	return v;
+}
+
+/* Every named stub of every PLT section of elf. */
+static void read_stubs(Elf *elf, struct sym_plt *p)
+{
+	Elf_Data *data[MAX_STUB_SECTIONS];
+	GElf_Shdr sh[MAX_STUB_SECTIONS];
+	struct sym_plt found = {0};
+	find_sections(elf, &found, data, sh);
+	size_t nslots;
+	struct slot *slots = stub_slots(&found, data, sh, &nslots);
+	read_slots(elf, slots, nslots);
+	for (size_t s = 0; nslots && s < found.nsec; s++) {
+		uint64_t step = stub_step(&sh[s]);
+		for (uint64_t off = 0; data[s] && off + step <= sh[s].sh_size; off += step) {
+			uint64_t got = stub_slot((const unsigned char *)data[s]->d_buf + off, step,
+			                         sh[s].sh_addr + off);
+			const struct slot *slot = got ? find_slot(slots, nslots, got) : NULL;
+			if (slot && slot->name)
+				add_stub(p, sh[s].sh_addr + off, step, slot->name);
 		}
 	}
 	free(slots);
@@ -185,18 +259,34 @@ static void read_stubs(Elf *elf, struct sym_plt *p)
 		qsort(p->v, p->n, sizeof *p->v, stub_cmp);
 }
 
+static int in_sections(const struct sym_plt *p, uint64_t vaddr)
+{
+	for (size_t i = 0; i < p->nsec; i++)
+		if (vaddr >= p->sec[i].lo && vaddr < p->sec[i].hi)
+			return 1;
+	return 0;
+}
+
+/* The stubs are read at the first address that falls in a PLT section:
+ * most modules sampled have none there. */
 const char *sym_plt_name(struct sym_plt **t, struct Dwfl_Module *mod, uint64_t vaddr)
 {
+	GElf_Addr bias;
 	if (!*t) {
 		*t = calloc(1, sizeof **t);
-		if (!*t)
-			return NULL;
-		GElf_Addr bias;
+		Elf *elf = *t ? dwfl_module_getelf(mod, &bias) : NULL;
+		if (elf)
+			find_sections(elf, *t, NULL, NULL);
+	}
+	struct sym_plt *p = *t;
+	if (!p || !in_sections(p, vaddr))
+		return NULL;
+	if (!p->read) {
+		p->read = 1;
 		Elf *elf = dwfl_module_getelf(mod, &bias);
 		if (elf)
-			read_stubs(elf, *t);
+			read_stubs(elf, p);
 	}
-	const struct sym_plt *p = *t;
 	size_t lo = 0, hi = p->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
