@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* DWARF register numbers (x86-64 psABI). */
 enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
@@ -119,6 +120,29 @@ static int sorts_before(const struct uw_row *prev, uint32_t rel, int row)
 	return rel < prev->pc || (rel == prev->pc && !row && prev->cfa != UW_CFA_NONE);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+#define POPULATE_STEP ((size_t)1 << 20)
+
+/*
+ * The rows' pages are asked for a megabyte at a time, ahead of the rows
+ * written (MADV_POPULATE_WRITE), rather than faulted one by one: where a
+ * first touch is dear (a guest's page fault, about 10 us), the kernel
+ * fills them in one call at half the cost.  Any failure (EINVAL before
+ * Linux 5.14, ENOMEM) leaves them to fault as before.
+ */
+static void populate_ahead(struct trows *t)
+{
+	size_t have = t->cap * sizeof *t->v;
+	size_t upto = t->ready + POPULATE_STEP < have ? t->ready + POPULATE_STEP : have;
+	uintptr_t lo = ((uintptr_t)t->v + t->ready + 4095) & ~(uintptr_t)4095;
+	uintptr_t hi = ((uintptr_t)t->v + upto) & ~(uintptr_t)4095;
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+	t->ready = upto;
+}
+
 void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r)
 {
 	if (pc < t->origin || pc - t->origin > UINT32_MAX)
@@ -132,6 +156,8 @@ void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r)
 		}
 		t->v = v, t->cap = cap;
 	}
+	if ((t->n + 1) * sizeof *t->v > t->ready)
+		populate_ahead(t);
 	r.pc = (uint32_t)(pc - t->origin);
 	if (t->n && sorts_before(&t->v[t->n - 1], r.pc, r.cfa != UW_CFA_NONE))
 		t->unsorted = 1;

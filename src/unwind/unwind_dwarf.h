@@ -108,6 +108,7 @@ struct trows {
 	uintptr_t text_lo, text_hi, origin;
 	struct uw_row *v;
 	size_t n, cap;
+	size_t ready;          /* bytes of v whose pages were asked for */
 	int oom;
 	int unsorted;          /* a row was emitted after one it sorts after */
 	const uint8_t *cie_at; /* the CIE last parsed (FDEs share a few), */
