@@ -1,8 +1,8 @@
 /*
  * unwind_cache.c - module tables shared by processes and recordings.
  *
- * Building a module's rows costs milliseconds (libc: 3 ms, libpython: 6
- * ms; libLLVM, for rustc: about 150 ms), once per process.  A shell
+ * Building a module's rows costs milliseconds (libc: 3 ms, libpython: 5
+ * ms; libLLVM, for rustc: about 100 ms), once per process.  A shell
  * script that runs a thousand short programs would pay that a thousand
  * times for the same libc, more than the profiling itself.  So a table,
  * once built, is written to the cache directory under the object's GNU
