@@ -72,12 +72,43 @@ static int sort_spans(struct sym_span *v, size_t n)
  * The same order, sorting 8-byte keys instead of 24-byte spans: key =
  * (start - lowest start) << POS_BITS | position of the span, radix-sorted
  * on the start bits only (LSD radix is stable, and positions are already
- * ascending), then the spans gathered in key order.  The scatter passes
+ * ascending), then the spans moved into key order (permute()).  The scatter passes
  * are cache misses either way; a third of the bytes makes them about
  * twice as fast on rustc's 1.9 million spans.  Needs fewer than 2^24
  * spans and starts within 2^40 of each other; else sort_spans().
  */
 #define POS_BITS 24
+
+#define POS_MASK (((uint64_t)1 << POS_BITS) - 1)
+#define MOVED ((uint64_t)1 << 63)
+
+/*
+ * v[i] = v[key[i] & POS_MASK] for every i at once, in place: each cycle
+ * of the permutation is followed from its first slot, whose span is held
+ * aside, and each key marked MOVED as its slot is filled.  A gathered
+ * copy of the spans was 46 MB of fresh pages for rustc's spans, copied
+ * back after: a fifth of a first recording's symbolizing.
+ */
+static void permute(struct sym_span *v, size_t n, uint64_t *key)
+{
+	for (size_t i = 0; i < n; i++)
+		key[i] &= POS_MASK;
+	for (size_t i = 0; i < n; i++) {
+		if (key[i] & MOVED)
+			continue;
+		struct sym_span first = v[i];
+		for (size_t j = i;;) {
+			size_t from = (size_t)(key[j] & POS_MASK);
+			key[j] |= MOVED;
+			if (from == i) {
+				v[j] = first;
+				break;
+			}
+			v[j] = v[from];
+			j = from;
+		}
+	}
+}
 
 static int sort_by_keys(struct sym_span *v, size_t n)
 {
@@ -90,9 +121,8 @@ static int sort_by_keys(struct sym_span *v, size_t n)
 		return sort_spans(v, n);
 	uint64_t *key = malloc(n * sizeof *key), *tmp = malloc(n * sizeof *tmp);
 	size_t *count = malloc(RADIX * sizeof *count);
-	struct sym_span *out = malloc(n * sizeof *out);
 	int rc = -1;
-	if (!key || !tmp || !count || !out)
+	if (!key || !tmp || !count)
 		goto done;
 	for (size_t i = 0; i < n; i++)
 		key[i] = (v[i].start - lo) << POS_BITS | i;
@@ -109,15 +139,12 @@ static int sort_by_keys(struct sym_span *v, size_t n)
 		key = tmp;
 		tmp = t;
 	}
-	for (size_t i = 0; i < n; i++)
-		out[i] = v[key[i] & (((uint64_t)1 << POS_BITS) - 1)];
-	memcpy(v, out, n * sizeof *v);
+	permute(v, n, key);
 	rc = 0;
 done:
 	free(key);
 	free(tmp);
 	free(count);
-	free(out);
 	return rc;
 }
 

@@ -174,5 +174,6 @@ const struct symcase symcases[] = {
 	{"sym_cu_ranges_cache", sym_cu_ranges_cache},
 	{"sym_cu_lines_cache", sym_cu_lines_cache},
 	{"sym_cu_kids_cache", sym_cu_kids_cache},
+	{"sym_reach_orders_stably", sym_reach_orders_stably},
 	{NULL, NULL},
 };

@@ -239,3 +239,55 @@ void sym_symtab_kept(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s %s", cache, noid);
 	sh_ok(cmd);
 }
+
+/* The reference order: by start, equal starts by idx (the order added). */
+static int by_start_then_idx(const void *a, const void *b)
+{
+	const struct sym_span *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* n spans from seed, their starts spread over span bytes (many equal
+ * when span is small), added in idx order; finished and compared with
+ * the reference order, and the prefix maxima with a scan. */
+static void reach_against_qsort(size_t n, uint64_t base, uint64_t span, uint64_t seed)
+{
+	struct sym_reach r = {0};
+	struct sym_span *want = malloc((n ? n : 1) * sizeof *want);
+	CHECK(want != NULL);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start = base + next_random(&seed) % span;
+		CHECK(sym_reach_add(&r, start, start + next_random(&seed) % 4096, (int)i) == 0);
+		want[i] = r.v[i];
+	}
+	qsort(want, n, sizeof *want, by_start_then_idx);
+	CHECK(sym_reach_finish(&r) == 0);
+	CHECK(r.n == n);
+	uint64_t high = 0;
+	for (size_t i = 0; i < n; i++) {
+		high = want[i].end > high ? want[i].end : high;
+		if (r.v[i].start != want[i].start || r.v[i].end != want[i].end ||
+		    r.v[i].idx != want[i].idx || r.maxend[i] != high) {
+			fprintf(stderr, "  %zu spans: position %zu differs\n", n, i);
+			CHECK(!"sym_reach_finish orders as a stable sort by start");
+		}
+	}
+	sym_reach_free(&r);
+	free(want);
+}
+
+/* sym_reach_finish() (reach.c) sorts by key and permutes the spans in
+ * place: every permutation's cycles, equal starts in the order added,
+ * and starts too far apart for its keys (the plain radix sort). */
+void sym_reach_orders_stably(void)
+{
+	static const size_t sizes[] = {0, 1, 2, 3, 17, 1000, 100000, 1500000};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		reach_against_qsort(sizes[i], 0x400000, 1u << 27, 42 + i); /* a module's */
+		reach_against_qsort(sizes[i], 0x7f0000000000, 64, 7 + i);  /* starts repeat */
+		reach_against_qsort(sizes[i], 0, (uint64_t)1 << 62, 3 + i); /* > 2^40 apart */
+	}
+	fprintf(stderr, "  spans up to %zu ordered as a stable sort\n", sizes[7]);
+}

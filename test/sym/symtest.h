@@ -77,6 +77,7 @@ void sym_debuginfod_only_with_servers(void);
 void sym_cu_ranges_cache(void);
 void sym_cu_lines_cache(void);
 void sym_cu_kids_cache(void);
+void sym_reach_orders_stably(void);
 
 /* symcases-lines.c, for symcases-kids.c too: real modules' addresses
  * around every line-table row, and their chains looked up with a cache
