@@ -59,8 +59,7 @@ static int user_sigq(long *queued, long *limit)
 	char buf[16384]; /* a long Groups: line comes first */
 	const char *at;
 	char *end;
-	if (read_status("/proc/self/status", buf, sizeof buf) < 0 ||
-	    !(at = status_field(buf, "\nSigQ:")))
+	if (helper_read_status(buf, sizeof buf) < 0 || !(at = status_field(buf, "\nSigQ:")))
 		return 0;
 	*queued = strtol(at, &end, 10);
 	if (end == at || *end != '/')

@@ -237,6 +237,9 @@ enum helper_file { HELPER_STATUS, HELPER_MAX_RATE, HELPER_LOCK, HELPER_FILES };
 HIDDEN void helper_files_own_table(void);
 HIDDEN int helper_file(enum helper_file which, const char *path, int flags);
 HIDDEN ssize_t helper_file_read(int fd, char *buf, size_t size);
+/* /proc/self/status read whole into buf as helper_file_read() does,
+ * through the kept descriptor where there is one. */
+HIDDEN ssize_t helper_read_status(char *buf, size_t size);
 /* In a status file's text: what follows "\nName:" and its blanks, or NULL. */
 HIDDEN const char *status_field(const char *buf, const char *name);
 

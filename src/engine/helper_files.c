@@ -67,6 +67,18 @@ ssize_t helper_file_read(int fd, char *buf, size_t size)
 	return n > 0 ? (ssize_t)n : -1;
 }
 
+ssize_t helper_read_status(char *buf, size_t size)
+{
+	int kept_fd = helper_file(HELPER_STATUS, "/proc/self/status", O_RDONLY);
+	int fd = kept_fd >= 0 ? kept_fd : open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = helper_file_read(fd, buf, size);
+	if (kept_fd < 0)
+		close(fd);
+	return n;
+}
+
 /* The text after "\nName:" and its blanks in buf (a status file's), or
  * NULL: callers parse the number there (strtol stops at its end). */
 const char *status_field(const char *buf, const char *name)

@@ -131,14 +131,7 @@ void perf_probe_status(int *seccomp, long *tracer)
 	*seccomp = 0;
 	*tracer = -1;
 	/* kept open by the helper (each sweep), else opened and closed */
-	int kept = helper_file(HELPER_STATUS, "/proc/self/status", O_RDONLY);
-	int fd = kept >= 0 ? kept : open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = helper_file_read(fd, buf, sizeof buf);
-	if (kept < 0)
-		close(fd);
-	if (n < 0)
+	if (helper_read_status(buf, sizeof buf) < 0)
 		return;
 	*seccomp = status_number(buf, "\nSeccomp:") == 2;
 	*tracer = status_number(buf, "\nTracerPid:");
