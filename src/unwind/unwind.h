@@ -108,7 +108,8 @@ extern __thread struct uw_stack unwind_stack
 
 /* unwind_table.c: the rows of one object (dl_iterate_phdr's info) from its
  * .eh_frame_hdr at runtime address hdr (0: none), covering at least its
- * executable segments.  A malloc'd block, NULL when out of memory. */
+ * executable segments: the module and its rows' block (heap), both
+ * mem_alloc'd and freed by uw_module_free(); NULL when out of memory. */
 struct dl_phdr_info;
 HIDDEN struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr);
 
