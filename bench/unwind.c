@@ -13,6 +13,11 @@
  * handler would run it; a frame-pointer walk of a recursion built with
  * frame pointers is timed alongside for scale.  Stack bytes per sample
  * in the ring: 16 + 8 per frame (+ 8 for a marker).
+ *
+ * With UNWIND_DUMP=DIR, each object's table is also written to DIR/<n>
+ * (its name, range and row count relative to its load address, then its
+ * rows and index as they are), so two builds' tables can be compared
+ * with diff -r: a change to how rows are built must not change them.
  */
 #include "../src/unwind/unwind.c"
 #include "../src/unwind/unwind_build.c"
@@ -121,6 +126,26 @@ __attribute__((noinline)) WITH_FP static struct result fp_descend(int d)
 	return r;
 }
 
+/* Every known object's table into dir (see the top). */
+static void dump_tables(const char *dir)
+{
+	for (size_t i = 0; i < nknown; i++) {
+		const struct uw_module *m = known[i].m;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%03zu", dir, i);
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			perror(path);
+			continue;
+		}
+		fprintf(f, "%s lo %#lx hi %#lx rows %zu\n", known[i].name,
+		        (unsigned long)(m->lo - m->base), (unsigned long)(m->hi - m->base), m->nrows);
+		fwrite(m->rows, sizeof *m->rows, m->nrows, f);
+		fwrite(m->index, 4, ((m->hi - m->lo) >> UW_INDEX_SHIFT) + 2, f);
+		fclose(f);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -138,6 +163,8 @@ int main(int argc, char **argv)
 		rows += t->mods[i]->nrows;
 	printf("tables: %zu modules, %zu rows, %zu KiB, built in %.2f ms\n", t->nmods, rows,
 	       rows * sizeof(struct uw_row) / 1024, (t1 - t0) * 1e3);
+	if (getenv("UNWIND_DUMP"))
+		dump_tables(getenv("UNWIND_DUMP"));
 	static const char *const ends[] = {"complete", "truncated", "failed"};
 	for (int depth = 10; depth <= 100; depth += 90) {
 		struct result r = descend(depth);
