@@ -78,7 +78,7 @@ struct sym_cache *sym_cache_new(const struct sym_options *opt)
 	if (!opt || !opt->no_default_debug_dir)
 		add_dir(c, "/usr/lib/debug");
 	c->quiet = opt && opt->quiet;
-	sym_zcache_use(opt ? opt->debug_cache : NULL);
+	sym_zcache_use(opt ? opt->debug_cache : NULL, c->dirs, c->ndirs);
 	/* The standard callbacks find separate debuginfo by build-id, then
 	 * by debuglink, then through debuginfod when DEBUGINFOD_URLS is set;
 	 * ours hands libdw a decompressed copy of what they find (zcache.c). */
@@ -108,6 +108,7 @@ void sym_cache_free(struct sym_cache *c)
 		free(im->build_id);
 		free(im);
 	}
+	sym_zcache_use(NULL, NULL, 0); /* its roots are c's */
 	for (size_t i = 0; i < c->ndirs; i++)
 		free(c->dirs[i]);
 	free(c->dirs);

@@ -231,8 +231,9 @@ const char *sym_vdso_path(void);
 
 /* zcache.c: the find_debuginfo callback (libdwfl's standard one, then
  * a decompressed copy kept in the cache directory set by
- * sym_zcache_use(); NULL or "": none). */
-void sym_zcache_use(const char *dir);
+ * sym_zcache_use(); NULL or "": none).  dirs: the absolute debug roots,
+ * whose .build-id directories it reads itself (held, not copied). */
+void sym_zcache_use(const char *dir, char *const *dirs, size_t ndirs);
 int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                        Dwarf_Addr base, const char *file_name, const char *debuglink_file,
                        GElf_Word debuglink_crc, char **debuginfo_file_name);

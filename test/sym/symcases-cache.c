@@ -2,11 +2,14 @@
  * symcases-cache.c - separate debuginfo with compressed sections (as
  * Debian's debug packages ship it) is kept decompressed in the cache
  * directory by build-id (cli/symbol/zcache.c): the names are the same
- * with and without it, the copy is what later runs read, and a damaged
- * copy is rebuilt rather than trusted.
+ * with and without it, the copy is what later runs (and the first, once
+ * it has made it) read, and a damaged copy is rebuilt rather than
+ * trusted.
  */
 #include "symtest.h"
+#include "../../cli/symbol/symint.h"
 
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <string.h>
@@ -263,5 +266,58 @@ void sym_cu_ranges_cache(void)
 		CHECK(strcmp(want, got) == 0);
 		CHECK(file_size(path, NULL) == size); /* rebuilt whole */
 	}
+	sh(cmd);
+}
+
+/* The debuginfo file libdw reads for the stripped program, found through
+ * zcache.c's callback with root as the only debug root and cache as the
+ * cache (into out). */
+static void debugfile_read(const char *root, const char *cache, char *out, size_t size)
+{
+	char stripped[512], *path = NULL, *roots[] = {(char *)root};
+	snprintf(stripped, sizeof stripped, "%s/symprog.stripped", SYM_BIN);
+	if (asprintf(&path, ":.debug:%s", root) < 0)
+		CHECK(!"out of memory");
+	Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+	                     .find_debuginfo = sym_find_debuginfo,
+	                     .section_address = dwfl_offline_section_address,
+	                     .debuginfo_path = &path};
+	sym_zcache_use(cache, roots, 1);
+	Dwfl *dwfl = dwfl_begin(&cb);
+	CHECK(dwfl != NULL);
+	Dwfl_Module *mod = dwfl_report_offline(dwfl, "symprog", stripped, -1);
+	Dwarf_Addr bias;
+	CHECK(mod != NULL && dwfl_module_getdwarf(mod, &bias) != NULL);
+	const char *debugfile = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	snprintf(out, size, "%s", debugfile ? debugfile : "");
+	dwfl_end(dwfl);
+	sym_zcache_use(NULL, NULL, 0);
+	free(path);
+}
+
+/* The first run already reads the copy it makes: handed the compressed
+ * original after copying it, libdw inflated every section again. */
+void sym_debug_cache_first_run(void)
+{
+	char root[256], cache[256], id[128], cmd[2048], copy[600], zdebug[512], got[4096];
+	snprintf(zdebug, sizeof zdebug, "%s/symprog.zdebug", SYM_BIN);
+	file_build_id(zdebug, id, sizeof id);
+	CHECK(id[0] && !decompressed_elf(zdebug));
+	snprintf(root, sizeof root, "/tmp/symtest-root1-%d", (int)getpid());
+	snprintf(cache, sizeof cache, "/tmp/symtest-cache1-%d", (int)getpid());
+	snprintf(copy, sizeof copy, "%s/%s.debug", cache, id);
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s && mkdir -p %s/.build-id/%.2s && "
+	         "cp %s %s/.build-id/%.2s/%s.debug", root, cache, root, id, zdebug, root, id,
+	         id + 2);
+	sh(cmd);
+	debugfile_read(root, cache, got, sizeof got);
+	fprintf(stderr, "  first run reads %s\n", got);
+	CHECK(decompressed_elf(copy));
+	CHECK(strcmp(got, copy) == 0);
+	/* no cache: the original, as found */
+	debugfile_read(root, NULL, got, sizeof got);
+	CHECK(strstr(got, root) == got);
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s", root, cache);
 	sh(cmd);
 }

@@ -170,6 +170,7 @@ const struct symcase symcases[] = {
 	{"sym_plt_stubs", sym_plt_stubs},
 	{"sym_fde_start_names", sym_fde_start_names},
 	{"sym_debug_cache", sym_debug_cache},
+	{"sym_debug_cache_first_run", sym_debug_cache_first_run},
 	{"sym_debuginfod_only_with_servers", sym_debuginfod_only_with_servers},
 	{"sym_cu_ranges_cache", sym_cu_ranges_cache},
 	{"sym_cu_lines_cache", sym_cu_lines_cache},

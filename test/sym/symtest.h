@@ -73,6 +73,7 @@ void sym_demangle_names(void);
 void sym_plt_stubs(void);
 void sym_fde_start_names(void);
 void sym_debug_cache(void);
+void sym_debug_cache_first_run(void);
 void sym_debuginfod_only_with_servers(void);
 void sym_cu_ranges_cache(void);
 void sym_cu_lines_cache(void);
