@@ -59,21 +59,31 @@ static void expect_names(const struct run *r, const char *root, const char *cach
 	prof_free(p);
 }
 
-void sym_debug_cache(void)
+/* symprog's compressed debuginfo (its build-id into id) under root's
+ * .build-id directory, root and cache emptied first; the copy's path
+ * in cache into copy. */
+static void place_zdebug(const char *root, const char *cache, char *id, size_t idsize,
+                         char *copy, size_t copysize)
 {
-	struct run r;
-	char root[256], cache[256], id[128], cmd[2048], copy[600], zdebug[512];
-	run_prog("symprog", &r);
+	char zdebug[512], cmd[2048];
 	snprintf(zdebug, sizeof zdebug, "%s/symprog.zdebug", SYM_BIN);
-	file_build_id(zdebug, id, sizeof id);
+	file_build_id(zdebug, id, idsize);
 	CHECK(id[0] && !decompressed_elf(zdebug)); /* it is compressed */
-	snprintf(root, sizeof root, "/tmp/symtest-root-%d", (int)getpid());
-	snprintf(cache, sizeof cache, "/tmp/symtest-cache-%d/deeper", (int)getpid());
-	snprintf(copy, sizeof copy, "%s/%s.debug", cache, id);
+	snprintf(copy, copysize, "%s/%s.debug", cache, id);
 	snprintf(cmd, sizeof cmd, "rm -rf %s %s && mkdir -p %s/.build-id/%.2s && "
 	         "cp %s %s/.build-id/%.2s/%s.debug", root, cache, root, id, zdebug, root, id,
 	         id + 2);
 	sh(cmd);
+}
+
+void sym_debug_cache(void)
+{
+	struct run r;
+	char root[256], cache[256], id[128], cmd[2048], copy[600];
+	run_prog("symprog", &r);
+	snprintf(root, sizeof root, "/tmp/symtest-root-%d", (int)getpid());
+	snprintf(cache, sizeof cache, "/tmp/symtest-cache-%d/deeper", (int)getpid());
+	place_zdebug(root, cache, id, sizeof id, copy, sizeof copy);
 
 	/* no cache asked for: none made */
 	expect_names(&r, root, NULL);
@@ -300,17 +310,10 @@ static void debugfile_read(const char *root, const char *cache, char *out, size_
  * original after copying it, libdw inflated every section again. */
 void sym_debug_cache_first_run(void)
 {
-	char root[256], cache[256], id[128], cmd[2048], copy[600], zdebug[512], got[4096];
-	snprintf(zdebug, sizeof zdebug, "%s/symprog.zdebug", SYM_BIN);
-	file_build_id(zdebug, id, sizeof id);
-	CHECK(id[0] && !decompressed_elf(zdebug));
+	char root[256], cache[256], id[128], cmd[2048], copy[600], got[4096];
 	snprintf(root, sizeof root, "/tmp/symtest-root1-%d", (int)getpid());
 	snprintf(cache, sizeof cache, "/tmp/symtest-cache1-%d", (int)getpid());
-	snprintf(copy, sizeof copy, "%s/%s.debug", cache, id);
-	snprintf(cmd, sizeof cmd, "rm -rf %s %s && mkdir -p %s/.build-id/%.2s && "
-	         "cp %s %s/.build-id/%.2s/%s.debug", root, cache, root, id, zdebug, root, id,
-	         id + 2);
-	sh(cmd);
+	place_zdebug(root, cache, id, sizeof id, copy, sizeof copy);
 	debugfile_read(root, cache, got, sizeof got);
 	fprintf(stderr, "  first run reads %s\n", got);
 	CHECK(decompressed_elf(copy));
