@@ -16,6 +16,7 @@ struct map_state {
 	int resolved;
 	struct sym_image *im; /* NULL: no file, or no PT_LOAD at its offset */
 	uint64_t bias;
+	size_t locations;     /* to symbolize in the mapping (symtab.c's plan) */
 };
 
 /* (image, vaddr) -> lines[first .. first+n) of the pool */
@@ -173,9 +174,12 @@ static void symbolize_location(struct profile *p, struct sym_cache *c, struct me
 	uint64_t mid = p->locations[id - 1].mapping_id;
 	uint64_t address = p->locations[id - 1].address;
 	struct prof_mapping *m = mid && mid <= p->nmappings ? &p->mappings[mid - 1] : NULL;
-	struct map_state none = {1, NULL, 0}, *st = m ? &states[mid - 1] : &none;
-	if (!st->resolved)
+	struct map_state none = {1, NULL, 0, 0}, *st = m ? &states[mid - 1] : &none;
+	if (!st->resolved) {
 		resolve(c, p, m, st);
+		if (st->im)
+			sym_symtab_expect(sym_image_symtab(st->im), st->locations);
+	}
 	size_t n = 0;
 	const struct prof_line *lines = st->im ? chain(p, memo, st->im, address - st->bias, &n)
 	                                       : NULL;
@@ -205,6 +209,11 @@ int symbolize_profile(struct profile *p, const struct sym_options *opt, char *er
 	/* At most one entry per location: sized once, never rehashed (a
 	 * build's 23,000 were six doublings, each table written whole) */
 	memo_size(&memo, p->nlocations);
+	for (uint64_t id = 1; id <= p->nlocations; id++) {
+		uint64_t mid = p->locations[id - 1].mapping_id;
+		if (p->locations[id - 1].nlines == 0 && mid && mid <= p->nmappings)
+			states[mid - 1].locations++;
+	}
 	for (uint64_t id = 1; id <= p->nlocations; id++)
 		if (p->locations[id - 1].nlines == 0)
 			symbolize_location(p, c, &memo, states, id);

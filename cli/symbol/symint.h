@@ -106,6 +106,9 @@ void sym_reach_free(struct sym_reach *r);
 struct sym_symtab;
 struct sym_symtab **sym_image_symtab(struct sym_image *im);
 const char *sym_symtab_name(struct sym_symtab **t, struct Dwfl_Module *mod, uint64_t vaddr);
+/* That about n more addresses of the module will be asked (the
+ * symbolizer counts a profile's before it starts). */
+void sym_symtab_expect(struct sym_symtab **t, size_t n);
 void sym_symtab_free(struct sym_symtab *t);
 /* How many times sym_symtab_name() has asked libdwfl (tests). */
 unsigned long sym_symtab_libdwfl_asks(void);

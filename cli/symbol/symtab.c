@@ -40,8 +40,13 @@
 /* A module's first lookups are libdwfl's (one pass over its symbols
  * each): the index costs about fifteen such passes to build (libpython:
  * 13 M instructions), and a module DWARF describes is asked once or
- * twice a recording, for the few addresses no function covers.  An index
- * kept by an earlier recording (symkeep.c) is used from the first. */
+ * twice a recording, for the few addresses no function covers.  A
+ * module without DWARF is asked for every address it has, so when the
+ * recording has at least DIRECT_ASKS of them (sym_symtab_expect) the
+ * index is built at once: eight passes over librustc_driver's and
+ * libLLVM's tables were 40-56 ms of a first recording of rustc.  An
+ * index kept by an earlier recording (symkeep.c) is used from the
+ * first. */
 #define DIRECT_ASKS 8
 
 int sym_symtab_binding(const GElf_Sym *sym)
@@ -264,18 +269,30 @@ static const char *ask_libdwfl(Dwfl_Module *mod, uint64_t vaddr)
 	return dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL);
 }
 
+static int has_dwarf(Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	return dwfl_module_getdwarf(mod, &bias) != NULL;
+}
+
 /* Index t, empty: kept by an earlier recording, else (after the direct
  * asks) built here and kept for the next; 1 done, -1 failed, 0 not yet. */
 static int make_index(struct sym_symtab *t, Dwfl_Module *mod)
 {
 	if (t->direct == 0 && sym_symtab_load(t, mod) == 0)
 		return 1;
-	if (t->direct < DIRECT_ASKS)
+	if (t->direct < DIRECT_ASKS && !(t->expected >= DIRECT_ASKS && !has_dwarf(mod)))
 		return 0;
 	if (build(t, mod) != 0)
 		return -1;
 	sym_symtab_keep(t, mod);
 	return 1;
+}
+
+void sym_symtab_expect(struct sym_symtab **tp, size_t n)
+{
+	if (*tp || (*tp = calloc(1, sizeof **tp)))
+		(*tp)->expected += n;
 }
 
 const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr)

@@ -32,6 +32,7 @@ enum { REACH_GSIZED, REACH_LSIZED, REACH_GSIZELESS_AT, REACH_SIZED, REACH_LABELS
 
 struct sym_symtab {
 	unsigned direct;      /* lookups libdwfl answered before the index */
+	size_t expected;      /* addresses the recording will ask (sym_symtab_expect) */
 	int state;            /* 0: not built, 1: built, -1: failed (libdwfl) */
 	size_t nsyms;         /* the table's size (libdwfl's symbol indexes) */
 	struct sym_rec *recs; /* by table index */

@@ -161,6 +161,7 @@ const struct symcase symcases[] = {
 	{"sym_stripped_debuglink", sym_stripped_debuglink},
 	{"sym_usr_lib_debug", sym_usr_lib_debug},
 	{"sym_dynsym_only", sym_dynsym_only},
+	{"sym_dynsym_index_at_once", sym_dynsym_index_at_once},
 	{"sym_unknown_address", sym_unknown_address},
 	{"sym_vdso", sym_vdso},
 	{"sym_changed_file", sym_changed_file},

@@ -4,6 +4,7 @@
  * from the addresses it printed, and symbolizes it after it exited.
  */
 #include "symtest.h"
+#include "../../cli/symbol/symint.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -177,5 +178,30 @@ void sym_dynsym_only(void)
 	expect_chain(p, loc, 1, names, lines, "");
 	const struct prof_mapping *m = &p->mappings[p->locations[loc - 1].mapping_id - 1];
 	CHECK(m->has_functions && !m->has_lines);
+	prof_free(p);
+}
+
+/* A module without DWARF and with at least eight addresses to name gets
+ * its symbol index at once (symtab.c's DIRECT_ASKS), not after eight
+ * passes of libdwfl over its table; the names are the same. */
+void sym_dynsym_index_at_once(void)
+{
+	struct run r;
+	char lib[512];
+	run_prog("symprog", &r);
+	snprintf(lib, sizeof lib, "%s/libsymlib.dynsym.so", SYM_BIN);
+	struct profile *p = run_profile(&r, "/libsymlib.so", lib);
+	uint64_t loc[16];
+	for (int i = 0; i < 16; i++)
+		loc[i] = add_loc(p, r.lib + (uint64_t)i);
+	unsigned long asks = sym_symtab_libdwfl_asks();
+	symbolize(p, &no_debug_dirs);
+	asks = sym_symtab_libdwfl_asks() - asks;
+	fprintf(stderr, "  16 addresses in %s: libdwfl asked %lu times\n", lib, asks);
+	CHECK(asks < 8);
+	const char *names[] = {"symlib_function"};
+	long lines[] = {0};
+	for (int i = 0; i < 16; i++)
+		expect_chain(p, loc[i], 1, names, lines, "");
 	prof_free(p);
 }

@@ -63,6 +63,7 @@ void sym_stripped_build_id(void);
 void sym_stripped_debuglink(void);
 void sym_usr_lib_debug(void);
 void sym_dynsym_only(void);
+void sym_dynsym_index_at_once(void);
 void sym_unknown_address(void);
 void sym_vdso(void);
 void sym_changed_file(void);
