@@ -163,14 +163,21 @@ void sym_usr_lib_debug(void)
 	prof_free(p);
 }
 
+/* symprog's run (into r) as a profile whose libsymlib.so is the copy
+ * with only .dynsym (its path into lib). */
+static struct profile *dynsym_profile(struct run *r, char *lib, size_t size)
+{
+	run_prog("symprog", r);
+	snprintf(lib, size, "%s/libsymlib.dynsym.so", SYM_BIN);
+	return run_profile(r, "/libsymlib.so", lib);
+}
+
 /* Only .dynsym: the exported name, no line. */
 void sym_dynsym_only(void)
 {
 	struct run r;
 	char lib[512];
-	run_prog("symprog", &r);
-	snprintf(lib, sizeof lib, "%s/libsymlib.dynsym.so", SYM_BIN);
-	struct profile *p = run_profile(&r, "/libsymlib.so", lib);
+	struct profile *p = dynsym_profile(&r, lib, sizeof lib);
 	uint64_t loc = add_loc(p, r.lib);
 	symbolize(p, &no_debug_dirs);
 	const char *names[] = {"symlib_function"};
@@ -188,9 +195,7 @@ void sym_dynsym_index_at_once(void)
 {
 	struct run r;
 	char lib[512];
-	run_prog("symprog", &r);
-	snprintf(lib, sizeof lib, "%s/libsymlib.dynsym.so", SYM_BIN);
-	struct profile *p = run_profile(&r, "/libsymlib.so", lib);
+	struct profile *p = dynsym_profile(&r, lib, sizeof lib);
 	uint64_t loc[16];
 	for (int i = 0; i < 16; i++)
 		loc[i] = add_loc(p, r.lib + (uint64_t)i);
