@@ -46,6 +46,7 @@ struct sym_cache {
 
 static void free_lines(void *l);
 static void free_kept(void *k);
+static void save_kept(void *k);
 
 static void add_dir(struct sym_cache *c, const char *dir)
 {
@@ -114,6 +115,13 @@ void sym_cache_free(struct sym_cache *c)
 	free(c->dirs);
 	free(c->debuginfo_path);
 	free(c);
+}
+
+void sym_cache_leave(struct sym_cache *c)
+{
+	for (struct sym_image *im = c ? c->images : NULL; im; im = im->next)
+		sym_map_each(&im->kept, save_kept);
+	sym_zcache_use(NULL, NULL, 0); /* as sym_cache_free() leaves it */
 }
 
 /* The file's build-id in hex into buf, "" when it has none. */
@@ -395,6 +403,12 @@ static void free_kept(void *k)
 {
 	if (k != &no_kept)
 		sym_kept_free(k);
+}
+
+static void save_kept(void *k)
+{
+	if (k != &no_kept)
+		sym_kept_save(k);
 }
 
 struct sym_kept *sym_image_kept(struct sym_image *im, Dwarf_Die *cu)

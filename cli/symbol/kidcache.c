@@ -300,12 +300,13 @@ struct sym_kept *sym_kept_load(Dwarf_Die *cu, const char *build_id)
 	return k;
 }
 
-void sym_kept_free(void *p)
+void sym_kept_save(void *p)
 {
 	struct sym_kept *k = p;
-	if (!k)
+	if (!k || !k->dirty)
 		return;
-	if (k->dirty && sym_zcache_make_dir() == 0) {
+	k->dirty = 0;
+	if (sym_zcache_make_dir() == 0) {
 		char *slash = strrchr(k->path, '/');
 		*slash = '\0';
 		int dir = mkdir(k->path, 0700) == 0 || errno == EEXIST;
@@ -313,6 +314,14 @@ void sym_kept_free(void *p)
 		if (dir)
 			to_file(k);
 	}
+}
+
+void sym_kept_free(void *p)
+{
+	struct sym_kept *k = p;
+	if (!k)
+		return;
+	sym_kept_save(k);
 	for (size_t i = 0; i < k->nparents; i++)
 		free(k->parents[i].spans);
 	free(k->parents);

@@ -81,6 +81,13 @@ void sym_map_free(struct sym_map *m, void (*free_val)(void *))
 	memset(m, 0, sizeof *m);
 }
 
+void sym_map_each(const struct sym_map *m, void (*fn)(void *))
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			fn(m->vals[i]);
+}
+
 int sym_walks_into(Dwarf_Die *die)
 {
 	switch (dwarf_tag(die)) {

@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The cache a call with leave_to_exit did not free (one at most): held
+ * here so that it stays reachable until the process exits. */
+static struct sym_cache *left_to_exit;
+
 struct map_state {
 	int resolved;
 	struct sym_image *im; /* NULL: no file, or no PT_LOAD at its offset */
@@ -221,6 +225,11 @@ int symbolize_profile(struct profile *p, const struct sym_options *opt, char *er
 	free(memo.slots);
 	free(memo.pool);
 	free(states);
-	sym_cache_free(c);
+	if (opt && opt->leave_to_exit && !left_to_exit) {
+		sym_cache_leave(c); /* sym_options.leave_to_exit says why */
+		left_to_exit = c;
+	} else {
+		sym_cache_free(c);
+	}
 	return 0;
 }

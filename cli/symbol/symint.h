@@ -45,6 +45,10 @@ struct sym_cache;  /* every image opened in one symbolize_profile() */
 
 struct sym_cache *sym_cache_new(const struct sym_options *opt);
 void sym_cache_free(struct sym_cache *c);
+/* Writes what the cache has to keep (kidcache.c's indexes), closes
+ * nothing: for a cache left to the process's exit (symbolize.h's
+ * leave_to_exit). */
+void sym_cache_leave(struct sym_cache *c);
 /* The image for a mapping's file, opened on first use; NULL when no file
  * with the right build-id can be found (build_id may be ""). */
 struct sym_image *sym_cache_get(struct sym_cache *c, const char *path, const char *build_id);
@@ -169,8 +173,9 @@ void sym_cu_lines_free(void *l);
  * own DWARF.  A parent's children as kids.c indexes them (spans sorted
  * by lo, then kid: the child's place in the list); the offsets of the
  * subprograms among the CU's children, sorted.  Getters return 0 for
- * none kept; puts of what is already there do nothing; sym_kept_free()
- * writes the file when something was put. */
+ * none kept; puts of what is already there do nothing; sym_kept_save()
+ * writes the file when something was put since it was read or last
+ * written, and sym_kept_free() saves, then frees. */
 struct sym_kept_span {
 	uint64_t lo, hi, off, kid;
 };
@@ -183,6 +188,7 @@ void sym_kept_kids_put(struct sym_kept *k, uint64_t parent, const struct sym_kep
                        size_t n, uint64_t nkids);
 int sym_kept_top(const struct sym_kept *k, const uint64_t **offs, size_t *n);
 void sym_kept_top_put(struct sym_kept *k, const uint64_t *offs, size_t n);
+void sym_kept_save(void *k);
 void sym_kept_free(void *k);
 
 /* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
@@ -207,6 +213,7 @@ struct sym_map {
 void *sym_map_get(const struct sym_map *m, const void *key);
 void sym_map_put(struct sym_map *m, const void *key, void *val);
 void sym_map_free(struct sym_map *m, void (*free_val)(void *));
+void sym_map_each(const struct sym_map *m, void (*fn)(void *));
 /* The walk of dwarf_getscopes over a list of sibling DIEs from first:
  * visit(die, im, arg) on each, an imported unit's children in place (im:
  * the imports it is in).  Returns visit's first nonzero, 0 at the end, -1

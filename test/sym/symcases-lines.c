@@ -76,8 +76,8 @@ static char *chain(struct sym_image *im, uint64_t addr)
 /* Looks every address of every module up with the cache in dir (NULL:
  * none: libdw's own answers, kept as want); how many differed.  Only
  * every every-th address when every > 1 (never with dir NULL). */
-size_t kept_run_every(struct module *mods, size_t nmods, const char *dir, const char *bad,
-                      size_t every)
+static size_t kept_run(struct module *mods, size_t nmods, const char *dir, const char *bad,
+                       size_t every, void (*at_end)(struct sym_cache *))
 {
 	struct sym_options opt = {.debug_cache = dir};
 	struct sym_cache *c = sym_cache_new(&opt);
@@ -110,8 +110,22 @@ size_t kept_run_every(struct module *mods, size_t nmods, const char *dir, const 
 			free(got);
 		}
 	}
+	if (at_end)
+		at_end(c);
 	sym_cache_free(c);
 	return differ;
+}
+
+size_t kept_run_every(struct module *mods, size_t nmods, const char *dir, const char *bad,
+                      size_t every)
+{
+	return kept_run(mods, nmods, dir, bad, every, NULL);
+}
+
+size_t kept_run_ending(struct module *mods, size_t nmods, const char *dir,
+                       void (*at_end)(struct sym_cache *))
+{
+	return kept_run(mods, nmods, dir, NULL, 1, at_end);
 }
 
 static size_t run(struct module *mods, size_t nmods, const char *dir, const char *bad)

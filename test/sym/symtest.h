@@ -98,5 +98,10 @@ size_t kept_modules(struct module *mods);
 void kept_modules_free(struct module *mods, size_t n);
 size_t kept_run_every(struct module *mods, size_t nmods, const char *dir, const char *bad,
                       size_t every);
+/* The same, every address, with at_end(cache) called before the cache is
+ * freed. */
+struct sym_cache;
+size_t kept_run_ending(struct module *mods, size_t nmods, const char *dir,
+                       void (*at_end)(struct sym_cache *));
 
 #endif
