@@ -971,3 +971,14 @@ stdout /^130 MiB: allocated$/
 $ profil record -o fr.pprof $REC/rec-seccomp forkrace 30; echo "exit $?"
 stdout /^forkrace ok$/
 stdout /^exit 0$/
+
+# The record process's heap on transparent huge pages (cli/record/heap.c):
+# its symbolizing allocates megabytes of small blocks, a page fault per
+# fresh 4 KiB page (a fifth of its CPU on a short Python recording, on a
+# machine whose faults are dear).  The command reads its parent's (the
+# record process's) mappings: some part of the heap is marked for huge
+# pages ("hg"), wherever the kernel has them on (not "never", or no such
+# file: "no-thp") and the heap is glibc's (not under ASan or valgrind,
+# whose malloc is their own: "other-malloc")
+$ thp=/sys/kernel/mm/transparent_hugepage/enabled; profil record -o hp.pprof sh -c "if [ -n \"\$PROFIL_TEST_TOOL\" ]; then echo other-malloc; elif ! test -e $thp || grep -q '\[never\]' $thp; then echo no-thp; else awk '/\[heap\]/ {h = 1; next} /^[0-9a-f]+-/ {h = 0} h && /^VmFlags/' /proc/\$PPID/smaps; fi"
+stdout /^(VmFlags:.* hg( |$)|no-thp$|other-malloc$)/
