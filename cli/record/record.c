@@ -323,7 +323,6 @@ int cmd_record(int argc, char **argv)
 	char agent[PATH_MAX];
 	if (parse(argc, argv, &o) != 0)
 		return 2;
-	record_heap_on_huge_pages();
 	if (spawn_check(o.argv[0], &status) != 0)
 		return status;
 	if (find_agent(agent, sizeof agent) != 0) {
@@ -351,6 +350,7 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	}
 	spawn_forward_signals(pid);
+	record_heap_on_huge_pages(); /* after the fork: heap.c says why */
 	struct rusage ru;
 	memset(&ru, 0, sizeof ru);
 	uint64_t root_children_ns = 0;

@@ -53,8 +53,9 @@ const char *record_cache_root(char *buf, size_t size);
  * only when something was added since it last looked. */
 void record_cache_trim(const char *root);
 
-/* heap.c.  Asks for transparent huge pages under the first 30 MiB of the
- * heap; at the start, before anything is allocated in earnest. */
+/* heap.c.  Asks for transparent huge pages under the next 30 MiB of the
+ * heap; after the command is forked, before anything is allocated in
+ * earnest. */
 void record_heap_on_huge_pages(void);
 
 /* workdir.c: a small file (a note, /proc's) into buf, NUL-terminated;

@@ -199,7 +199,7 @@ static int body_sane(const struct head *h, const struct parent *ps,
 static int from_file(struct sym_kept *k)
 {
 	size_t len;
-	char *m = sym_keep_map(k->path, sizeof(struct head), &len);
+	char *m = sym_keep_map(k->path, sizeof(struct head), &len, 1);
 	if (!m)
 		return 0;
 	struct head h;

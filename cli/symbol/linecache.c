@@ -135,7 +135,7 @@ static int sane(const struct sym_cu_lines *l)
 static struct sym_cu_lines *from_file(const char *path)
 {
 	size_t len;
-	char *m = sym_keep_map(path, sizeof(struct head), &len);
+	char *m = sym_keep_map(path, sizeof(struct head), &len, 1);
 	if (!m)
 		return NULL;
 	struct sym_cu_lines *l = prof_xcalloc(1, sizeof *l);

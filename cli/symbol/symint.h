@@ -146,8 +146,10 @@ int sym_keep_close(FILE *f, const char *tmp, const char *path, int ok);
  * the pages used are brought in, from the page cache, with no copy (a
  * recording of a Python program read 4.5 MB of kept files into fresh
  * heap each time, a fault a page where faults are dear).  Kept files are
- * replaced by rename, never rewritten in place, so a mapping stays whole. */
-void *sym_keep_map(const char *path, size_t min, size_t *size);
+ * replaced by rename, never rewritten in place, so a mapping stays whole.
+ * whole: the caller reads every page (it checks the file whole first),
+ * so they are all mapped at once (MAP_POPULATE), not a fault each. */
+void *sym_keep_map(const char *path, size_t min, size_t *size, int whole);
 /* libdw's version, NUL padded, as the kept files record it: a file made
  * by another version is rebuilt (its answers are that version's). */
 void sym_libdw_version(char out[16]);

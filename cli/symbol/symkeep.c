@@ -155,7 +155,7 @@ static void point_into(struct sym_symtab *t, char *m, const struct head *h)
 /* The mapping of path when its header is the one expected; else NULL. */
 static char *map_checked(const char *path, const struct head *want, size_t *size)
 {
-	char *m = sym_keep_map(path, sizeof *want, size);
+	char *m = sym_keep_map(path, sizeof *want, size, 0);
 	const struct head *h = (const struct head *)m;
 	if (m && (memcmp(h, want, offsetof(struct head, plain)) != 0 || h->plain > 1 ||
 	          h->two_passes > 1 || claimed_size(h) != (uint64_t)*size)) {

@@ -170,7 +170,7 @@ int sym_keep_close(FILE *f, const char *tmp, const char *path, int ok)
 	return 0;
 }
 
-void *sym_keep_map(const char *path, size_t min, size_t *size)
+void *sym_keep_map(const char *path, size_t min, size_t *size, int whole)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -179,7 +179,8 @@ void *sym_keep_map(const char *path, size_t min, size_t *size)
 	void *m = NULL;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= min &&
 	    st.st_size > 0) {
-		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | (whole ? MAP_POPULATE : 0),
+		         fd, 0);
 		m = m == MAP_FAILED ? NULL : m;
 	}
 	close(fd);
