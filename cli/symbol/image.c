@@ -119,8 +119,17 @@ void sym_cache_free(struct sym_cache *c)
 
 void sym_cache_leave(struct sym_cache *c)
 {
-	for (struct sym_image *im = c ? c->images : NULL; im; im = im->next)
+	for (struct sym_image *im = c ? c->images : NULL; im; im = im->next) {
 		sym_map_each(&im->kept, save_kept);
+		/* libdw's own state is ended: its trees of units hold their nodes
+		 * by tagged pointers (glibc's tsearch), which memcheck would call
+		 * possibly lost at the exit; the kept files' mappings, most of
+		 * what closing cost, stay */
+		if (im->dwfl)
+			dwfl_end(im->dwfl);
+		im->dwfl = NULL;
+		im->mod = NULL;
+	}
 	sym_zcache_use(NULL, NULL, 0); /* as sym_cache_free() leaves it */
 }
 

@@ -59,14 +59,15 @@ struct sym_options {
 	 * decompressed, as <build-id>.debug (created when missing); NULL or
 	 * "" for no cache: libdw then inflates it on every run. */
 	const char *debug_cache;
-	/* Leave what the call opened (files, their mappings, libdwfl's
-	 * sessions and the kept indexes) to the process's exit instead of
-	 * closing it: for a caller that exits next (profil record).  Closing
-	 * was a tenth of the record process's CPU on a short Python
-	 * recording: one munmap a kept file, each a TLB shootdown on the
-	 * other CPU, where the exit drops the whole address space at once
-	 * (as clang's -disable-free does).  What is left stays reachable
-	 * (symbolize.c), so leak checkers do not report it. */
+	/* Leave the kept indexes the call mapped (and its own tables) to the
+	 * process's exit instead of unmapping and freeing them: for a caller
+	 * that exits next (profil record).  Closing was a tenth of the record
+	 * process's CPU on a short Python recording: one munmap a kept file,
+	 * each a TLB shootdown on the other CPU, where the exit drops the
+	 * whole address space at once (as clang's -disable-free does).
+	 * libdwfl's sessions are still ended (image.c says why).  What is
+	 * left stays reachable (symbolize.c), so leak checkers do not report
+	 * it. */
 	int leave_to_exit;
 };
 

@@ -45,9 +45,9 @@ struct sym_cache;  /* every image opened in one symbolize_profile() */
 
 struct sym_cache *sym_cache_new(const struct sym_options *opt);
 void sym_cache_free(struct sym_cache *c);
-/* Writes what the cache has to keep (kidcache.c's indexes), closes
- * nothing: for a cache left to the process's exit (symbolize.h's
- * leave_to_exit). */
+/* Writes what the cache has to keep (kidcache.c's indexes) and ends the
+ * libdwfl sessions, but unmaps none of the kept files: for a cache left
+ * to the process's exit (symbolize.h's leave_to_exit). */
 void sym_cache_leave(struct sym_cache *c);
 /* The image for a mapping's file, opened on first use; NULL when no file
  * with the right build-id can be found (build_id may be ""). */
