@@ -71,21 +71,20 @@ void sym_map_put(struct sym_map *m, const void *key, void *val)
 	m->vals[i] = val;
 }
 
-void sym_map_free(struct sym_map *m, void (*free_val)(void *))
-{
-	for (size_t i = 0; free_val && i < m->cap; i++)
-		if (m->keys[i])
-			free_val(m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof *m);
-}
-
 void sym_map_each(const struct sym_map *m, void (*fn)(void *))
 {
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->keys[i])
 			fn(m->vals[i]);
+}
+
+void sym_map_free(struct sym_map *m, void (*free_val)(void *))
+{
+	if (free_val)
+		sym_map_each(m, free_val);
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
 }
 
 int sym_walks_into(Dwarf_Die *die)
