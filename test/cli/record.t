@@ -135,14 +135,15 @@ row /child_hot +rec-prog$/ 2 >= 15
 # --no-children: the forked child is not profiled
 $ profil record --no-children -o f.pprof $REC/rec-prog fork 30 && profil report f.pprof
 !stdout /child_hot/
-row /main_hot/ 2 >= 90
+row /main_hot/ 3 >= 135
 stderr /1 process,/
 
 # A child that execs: the new program image is profiled, in the same pid
-# (300 ms of work: two starts and exits cost 15-20 ms on a VM whose page
-# faults take 14 us, 10% of the 150 ms this case had)
+# (exec_hot burns 60 units, 300 ms of its CPU: at least 270 of its 300
+# samples, counted, not as a share, since the two starts and exits cost
+# 15-20 ms on a VM whose page faults take 14 us)
 $ profil record -o x.pprof $REC/rec-prog exec 60 && profil report x.pprof
-row /exec_hot/ 2 >= 90
+row /exec_hot/ 3 >= 270
 stderr /2 processes/
 stdout /, 2 processes, /
 
@@ -161,7 +162,11 @@ stderr /profil record: [0-9]+ samples/
 # main_hot burns 30 units (150 ms of its CPU) before "ready": at least 135
 # of its 150 samples must be in the file.  Counted, not as a share: the
 # process's start-up is part of the whole, and it took 12 ms of 165 in a
-# CI run beside other work (89% where 90% was asked)
+# CI run beside other work (89% where 90% was asked).  The other cases
+# here that burn a known CPU time count the same way: a function's cum column
+# (its callees, the clock reads, included) against 90% of the milliseconds
+# it burned; one failed at 89.6% under make sanitize, where the start-up of
+# a program took 11 ms of 163
 $ (profil record -o k.pprof $REC/rec-prog spin 30; echo "record status $?" >&2) | { read word pid; kill -KILL "$pid"; }; profil report k.pprof
 stderr /record status 137/
 row /main_hot/ 1 >= 135
@@ -170,7 +175,7 @@ row /main_hot/ 1 >= 135
 $ profil record -o e.pprof $REC/rec-prog exit 30; echo "status $?"; profil report e.pprof
 stdout /^status 3$/
 !stdout /never flushed/
-row /main_hot/ 2 >= 90
+row /main_hot/ 3 >= 135
 
 # A program that takes every signal by raw system calls, as Go's runtime
 # does (no sigaction() we could see): sampling ends with a warning naming
@@ -178,7 +183,7 @@ row /main_hot/ 2 >= 90
 $ profil record -o g.pprof $REC/rec-prog rawsig 30 && profil report g.pprof
 stdout /^done$/
 stderr /warning: process [0-9]+ \(rec-prog\) took profil's signals .* by a raw system call/
-row /main_hot/ 2 >= 90
+row /main_hot/ 3 >= 135
 
 # Stripped binary; its debuginfo is a separate file (.gnu_debuglink)
 $ profil record -o s.pprof $REC/rec-prog-stripped threads 60 && profil report s.pprof
@@ -187,8 +192,8 @@ row /lib_hot/ 2 >= 30
 
 # An inlined hot function: its own name, inside its caller
 $ profil record -o i.pprof $REC/rec-prog inline 30 && profil report i.pprof
-row /inner_hot/ 2 >= 90
-row /outer_hot/ 4 >= 90
+row /inner_hot/ 3 >= 135
+row /outer_hot/ 3 >= 135
 
 $ profil record -o i.pprof $REC/rec-prog inline 30 && profil report --lines i.pprof
 stdout /rec-prog.c:[0-9]+/
@@ -196,7 +201,7 @@ stdout /inner_hot/
 
 # C++: demangled names
 $ profil record -o c.pprof $REC/rec-cxx 30 && profil report c.pprof
-row /recns::Worker<long>::hot\(long\)/ 2 >= 90
+row /recns::Worker<long>::hot\(long\)/ 3 >= 135
 
 # Code made at run time, named in /tmp/perf-PID.map as JITs do (node
 # --perf-basic-prof, java -XX:+DumpPerfMapAtExit): its samples get the
@@ -495,7 +500,7 @@ stderr /1 process was sampled only until another program attached to trace it .*
 $ profil record -o go.pprof $REC/rec-go rawsig 30 && profil report go.pprof
 stdout /^done$/
 !stderr /trace trap/
-row /main_hot/ 2 >= 90
+row /main_hot/ 3 >= 135
 
 # The cache stays within PROFIL_CACHE_MAX MiB (default 1024): once a
 # recording has added to it, the files read least recently go first,
