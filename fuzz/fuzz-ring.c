@@ -1,6 +1,6 @@
 /*
- * fuzz-ring.c - the record process's ring-file reader (cli/record/images.c
- * and build.c) on ring files a hostile process wrote (issue 15).
+ * fuzz-ring.c - the record process's ring-file reader (cli/record/images.c,
+ * records.c and build.c) on ring files a hostile process wrote (issue 15).
  *
  * A profiled process maps its ring file read-write and can put anything
  * in it, at any time.  The input describes a ring file image and what the

@@ -1,22 +1,19 @@
 /*
- * images.c - reading the ring files while the command runs (images.h).
+ * images.c - the ring files while the command runs (images.h): each
+ * opened once its header is complete, all read at each poll under a
+ * SIGBUS guard (records.c reads one), unmapped and removed at the end.
  *
- * The reader side of src/base/ring.h: consume committed records from tail,
- * zero them (a writer's commit is a nonzero header in zeroed space) and
- * advance tail, so the profiled process can keep writing into a ring of
- * fixed size.  Nothing read is trusted: sizes are checked against the
- * mapping, and a violation drops that file with one warning.
+ * Nothing read is trusted: sizes are checked against the mapping, and a
+ * violation drops that file with one warning.
  */
 #include "images.h"
 #include "record_int.h"
 #include "../model/profile.h"
 #include "../../src/base/ring.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +28,7 @@
  * dropping them would protect nothing and would lose the samples of a
  * process that only broke its ring at the end (nothing lost, issue 10).
  */
-static void drop(struct image *im, const char *why)
+void images_drop(struct image *im, const char *why)
 {
 	if (im->cmdline)
 		fprintf(stderr, "profil record: ignoring the rest of %s: %s (the %llu samples "
@@ -100,9 +97,10 @@ static int header_ok_at(const struct image *im)
 	       RING_HEADER_SIZE + d + m == im->maplen;
 }
 
+/* The command line as the agent stored it (arguments separated by NULs,
+ * the rest of the field zero) with its arguments joined by spaces. */
 static char *join_args(const char *raw, size_t cap)
 {
-	size_t n = strnlen(raw, cap);
 	size_t end = cap;
 	while (end > 0 && raw[end - 1] == '\0')
 		end--;
@@ -111,7 +109,6 @@ static char *join_args(const char *raw, size_t cap)
 	for (size_t i = 0; i < end; i++)
 		if (s[i] == '\0')
 			s[i] = ' ';
-	(void)n;
 	return s;
 }
 
@@ -135,7 +132,7 @@ int images_open(struct image *im)
 	int faulted;
 	int ready = (int)guarded(read_header, im, &faulted);
 	if (faulted) {
-		drop(im, "truncated while being read");
+		images_drop(im, "truncated while being read");
 		return 1;
 	}
 	if (!ready) {
@@ -157,14 +154,14 @@ static size_t read_header(void *image)
 	if (memcmp(&magic, RING_MAGIC, 8) != 0)
 		return 0; /* the agent has not finished its header */
 	if (!header_ok(rf, im->maplen)) {
-		drop(im, "not a ring file of this version");
+		images_drop(im, "not a ring file of this version");
 		return 1;
 	}
 	im->data_size = rf->data_size;
 	im->modlog_offset = rf->modlog_offset;
 	im->modlog_size = rf->modlog_size;
 	if (!header_ok_at(im)) { /* changed while we checked it */
-		drop(im, "not a ring file of this version");
+		images_drop(im, "not a ring file of this version");
 		return 1;
 	}
 	im->pid = rf->pid;
@@ -175,223 +172,6 @@ static size_t read_header(void *image)
 	im->comm[sizeof im->comm - 1] = '\0';
 	im->cmdline = join_args(rf->cmdline, sizeof rf->cmdline);
 	return 1;
-}
-
-/* The entry of tid, a new empty one if it has none; *added says which. */
-static struct thread_name *thread_entry(struct image *im, uint32_t tid, int *added)
-{
-	*added = 0;
-	for (size_t i = 0; i < im->nthreads; i++)
-		if (im->threads[i].tid == tid)
-			return &im->threads[i];
-	im->threads = prof_xrealloc(im->threads, im->nthreads + 1, sizeof *im->threads);
-	struct thread_name *t = &im->threads[im->nthreads++];
-	memset(t, 0, sizeof *t);
-	t->tid = tid;
-	*added = 1;
-	return t;
-}
-
-/* A thread's name as its process wrote it at the thread's end (ring.h
- * RING_THREAD): its last, so it wins over what /proc said at its first
- * sample.  Bytes from another process: cut at 15, control bytes shown
- * as '?'. */
-static void name_thread(struct image *im, const struct ring_thread *r)
-{
-	int added;
-	struct thread_name *t = thread_entry(im, r->tid, &added);
-	size_t n = 0;
-	for (; n + 1 < sizeof r->name && n + 1 < sizeof t->name && r->name[n]; n++)
-		t->name[n] = (unsigned char)r->name[n] < 0x20 || r->name[n] == 0x7f ? '?' : r->name[n];
-	t->name[n] = '\0';
-}
-
-static void note_thread(struct image *im, uint32_t tid)
-{
-	int added;
-	struct thread_name *t = thread_entry(im, tid, &added);
-	if (!added || im->ns_pid) /* its tids are its namespace's */
-		return;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%u/task/%u/comm", im->pid, tid);
-	if (record_read_small(path, 0, t->name, sizeof t->name) >= 0)
-		t->name[strcspn(t->name, "\n")] = '\0';
-}
-
-/* One committed record at data[off]; returns its size, 0 to stop. */
-static size_t take_record(struct image *im, unsigned char *data, uint64_t off, uint64_t size)
-{
-	uint32_t hdr = __atomic_load_n((uint32_t *)(data + off), __ATOMIC_ACQUIRE);
-	if (hdr == 0)
-		return 0;
-	uint64_t bytes = (uint64_t)RING_HDR_WORDS(hdr) * 8;
-	if (bytes < 8 || bytes > size - off) {
-		drop(im, "record size out of bounds");
-		return 0;
-	}
-	if (RING_HDR_TYPE(hdr) == RING_SAMPLE) {
-		const struct ring_record *r = (const void *)(data + off);
-		uint64_t npcs = (bytes - sizeof *r) / 8;
-		if (bytes < sizeof *r + 8 || npcs > RING_MAX_PCS) {
-			drop(im, "sample record malformed");
-			return 0;
-		}
-		uint64_t key[2 + RING_MAX_PCS];
-		key[0] = r->tid;
-		key[1] = r->modgen;
-		memcpy(key + 2, r->pcs, npcs * 8);
-		uint32_t weight = r->weight; /* once: the two sums must agree */
-		agg_add(&im->samples, key, (uint32_t)(2 + npcs), weight);
-		im->weight += weight;
-		note_thread(im, r->tid);
-	} else if (RING_HDR_TYPE(hdr) == RING_THREAD) {
-		if (bytes != sizeof(struct ring_thread)) {
-			drop(im, "thread record malformed");
-			return 0;
-		}
-		name_thread(im, (const struct ring_thread *)(data + off));
-	} else if (RING_HDR_TYPE(hdr) == RING_REAPED) {
-		if (bytes != sizeof(struct ring_reaped)) {
-			drop(im, "reaped-child record malformed");
-			return 0;
-		}
-		const struct ring_reaped *r = (const void *)(data + off);
-		im->reaped = prof_xrealloc(im->reaped, im->nreaped + 1, sizeof *im->reaped);
-		im->reaped[im->nreaped].pid = r->pid;
-		im->reaped[im->nreaped++].cpu_ns = r->cpu_ns;
-	} else if (RING_HDR_TYPE(hdr) == RING_FORKED) {
-		const struct ring_forked *r = (const void *)(data + off);
-		if (bytes != sizeof *r || (r->state != RING_FORKED_DEFERRED &&
-		                           r->state != RING_FORKED_EXECING)) {
-			drop(im, "forked-child record malformed");
-			return 0;
-		}
-		im->forked = prof_xrealloc(im->forked, im->nforked + 1, sizeof *im->forked);
-		im->forked[im->nforked++] = (r->pid & 0x7fffffffu) |
-		                            (r->state == RING_FORKED_EXECING ? 1u << 31 : 0);
-	} else if (RING_HDR_TYPE(hdr) != RING_SKIP) {
-		drop(im, "unknown record type");
-		return 0;
-	}
-	memset(data + off, 0, bytes);
-	return (size_t)bytes;
-}
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
-/* Maps the pages of [p, p + len) that are not mapped yet in one system
- * call.  Each ring page the reader touches (to read it and zero it) was
- * a page fault; where a fault is dear (a VM whose page faults cost 14 us,
- * ten system calls' price) a build's rings cost the recorder 2,000 of
- * them.  Older kernels say EINVAL, and the reads fault as before; a
- * truncated file says EFAULT, and the read that follows is guarded. */
-static void populate(unsigned char *p, uint64_t len)
-{
-	static uintptr_t page;
-	if (!page)
-		page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = (uintptr_t)p & ~(page - 1);
-	uintptr_t hi = ((uintptr_t)p + len + page - 1) & ~(page - 1);
-	if (hi - lo > page) /* one page: its fault costs what the call does */
-		(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-}
-
-/* The written span of the ring, [tail, head) taken modulo its size. */
-static void populate_span(unsigned char *data, uint64_t size, uint64_t tail, uint64_t head)
-{
-	uint64_t len = head - tail, off = tail & (size - 1);
-	if (tail >= head || len > size)
-		return; /* nothing, or a scribbled index: left to the checks */
-	uint64_t first = len < size - off ? len : size - off;
-	populate(data + off, first);
-	if (first < len)
-		populate(data, len - first);
-}
-
-static size_t read_records(struct image *im)
-{
-	struct ring_file *rf = im->rf;
-	unsigned char *data = (unsigned char *)rf + RING_HEADER_SIZE;
-	uint64_t size = im->data_size, n = 0;
-	uint64_t tail = atomic_load_explicit(&rf->tail, memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&rf->head, memory_order_acquire);
-	uint64_t from = tail;
-	/* Records are whole 8-byte words from 0, so only a process that
-	 * scribbled on tail makes it odd (fuzz-ring: a record read at a
-	 * misaligned address, which UBSan stops). */
-	if (tail % 8 != 0 && tail < head)
-		drop(im, "ring tail misaligned");
-	else
-		populate_span(data, size, tail, head);
-	while (!im->broken && tail < head) {
-		size_t got = take_record(im, data, tail & (size - 1), size);
-		if (!got)
-			break;
-		tail += got;
-		n++;
-		atomic_store_explicit(&rf->tail, tail, memory_order_release);
-	}
-	im->last_read = tail - from;
-	im->lost = atomic_load(&rf->lost);
-	im->signal = atomic_load(&rf->signal);
-	im->execing = atomic_load(&rf->done) == RING_EXECING;
-	memcpy(im->engine, rf->engine, sizeof im->engine);
-	im->engine[sizeof im->engine - 1] = '\0';
-	return n;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digit[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) { /* not snprintf: 20 calls a module */
-		out[2 * i] = digit[b[i] >> 4];
-		out[2 * i + 1] = digit[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-static void read_modules(struct image *im)
-{
-	struct ring_file *rf = im->rf;
-	const char *log = (const char *)rf + im->modlog_offset;
-	uint64_t len = atomic_load_explicit(&rf->modlog_len, memory_order_acquire);
-	if (len > im->modlog_size) {
-		drop(im, "module log length out of bounds");
-		return;
-	}
-	while (im->modlog_read + sizeof(struct ring_module) <= len) {
-		/* A copy of the fixed part: the process may rewrite the record
-		 * between our check of a size and its use. */
-		struct ring_module mc;
-		const struct ring_module *m = &mc;
-		const char *path = log + im->modlog_read + sizeof mc;
-		memcpy(&mc, log + im->modlog_read, sizeof mc);
-		if (m->size < sizeof *m || m->size > len - im->modlog_read ||
-		    m->path_len >= m->size - sizeof *m || m->build_id_len > sizeof m->build_id) {
-			drop(im, "module record malformed");
-			return;
-		}
-		im->mods = prof_xgrow(im->mods, im->nmods, &im->capmods, 8, sizeof *im->mods);
-		struct module_event *e = &im->mods[im->nmods++];
-		e->load = m->event == RING_MODULE_LOAD;
-		e->gen = m->gen;
-		e->base = m->base, e->start = m->start, e->end = m->end;
-		e->file_offset = m->file_offset;
-		e->time_ns = m->time_ns;
-		e->path = prof_xcalloc(m->path_len + 1, 1);
-		memcpy(e->path, path, m->path_len);
-		hex(m->build_id, m->build_id_len, e->build_id);
-		im->modlog_read += m->size;
-	}
-}
-
-/* What is new in one image: sample records read. */
-static size_t read_image(struct image *im)
-{
-	read_modules(im); /* first: samples may name new modules */
-	return im->broken ? 0 : read_records(im);
 }
 
 /* One pass over the images from next on, under one guarded() (a signal
@@ -409,7 +189,7 @@ static size_t read_from(void *arg)
 	for (; ps->next < ps->set->n; ps->next++) {
 		struct image *im = &ps->set->v[ps->next];
 		if (!im->broken)
-			ps->records += read_image(im);
+			ps->records += images_read_one(im);
 	}
 	return 0;
 }
@@ -421,7 +201,7 @@ size_t images_poll(struct images *set)
 	struct pass ps = {set, 0, 0};
 	int faulted;
 	for (guarded(read_from, &ps, &faulted); faulted; guarded(read_from, &ps, &faulted))
-		drop(&set->v[ps.next++], "truncated while being read");
+		images_drop(&set->v[ps.next++], "truncated while being read");
 	set->max_read = 0;
 	set->min_ring = 0;
 	for (size_t i = 0; i < set->n; i++) {
@@ -434,14 +214,6 @@ size_t images_poll(struct images *set)
 			set->min_ring = im->data_size;
 	}
 	return ps.records;
-}
-
-const char *image_thread_name(const struct image *im, uint32_t tid)
-{
-	for (size_t i = 0; i < im->nthreads; i++)
-		if (im->threads[i].tid == tid)
-			return im->threads[i].name;
-	return "";
 }
 
 void images_free(struct images *set)

@@ -123,6 +123,13 @@ void images_scan(struct images *set);
 int images_open(struct image *im);
 /* Unmaps and removes the ring files and the directory; frees all. */
 void images_free(struct images *set);
+/* records.c: what is new in im (its module log, then its records);
+ * the number of sample records read.  The caller guards it against
+ * SIGBUS (images.c). */
+size_t images_read_one(struct image *im);
+/* images.c: stops reading im for good, with one warning naming why;
+ * what was read from it before stays. */
+void images_drop(struct image *im, const char *why);
 
 /* credrecv.c: one datagram of fd (non-blocking) into text (size bytes,
  * NUL-terminated): 1 with *out filled (pid 0 if the kernel gave no
