@@ -5,7 +5,8 @@
  * ELF's own addresses (the driver subtracts each mapping's load bias).
  * That lets one open file serve every process that mapped it, whatever
  * address it was loaded at: images are cached by recorded path +
- * build-id for the whole symbolize_profile() call.
+ * build-id for the whole symbolize_profile() call.  What an image keeps
+ * across recordings (its units', lines' and DIEs' indexes) is keptset.c's.
  */
 #include "symint.h"
 
@@ -25,12 +26,7 @@ struct sym_image {
 	struct sym_symtab *symtab;  /* symtab.c's, built on first use */
 	struct sym_plt *plt;        /* plt.c's, built on first use */
 	struct sym_fdes *fdes;      /* fde.c's, built on first use */
-	struct sym_cus *cus;        /* cuindex.c's, loaded on first use */
-	int cus_tried;
-	struct sym_map lines;       /* linecache.c's, by CU DIE */
-	struct sym_map kept;        /* kidcache.c's, by CU DIE */
-	char key[300];              /* dwarf_key(): "" for none */
-	int key_done;
+	struct sym_keptset kept;    /* keptset.c's: answers kept across runs */
 	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
 	struct sym_image *next;
 };
@@ -43,10 +39,6 @@ struct sym_cache {
 	int quiet;
 	struct sym_image *images;
 };
-
-static void free_lines(void *l);
-static void free_kept(void *k);
-static void save_kept(void *k);
 
 static void add_dir(struct sym_cache *c, const char *dir)
 {
@@ -100,9 +92,7 @@ void sym_cache_free(struct sym_cache *c)
 		sym_symtab_free(im->symtab);
 		sym_plt_free(im->plt);
 		sym_fdes_free(im->fdes);
-		sym_cus_free(im->cus);
-		sym_map_free(&im->lines, free_lines);
-		sym_map_free(&im->kept, free_kept);
+		sym_keptset_free(&im->kept);
 		if (im->dwfl)
 			dwfl_end(im->dwfl);
 		free(im->path);
@@ -120,7 +110,7 @@ void sym_cache_free(struct sym_cache *c)
 void sym_cache_leave(struct sym_cache *c)
 {
 	for (struct sym_image *im = c ? c->images : NULL; im; im = im->next) {
-		sym_map_each(&im->kept, save_kept);
+		sym_keptset_save(&im->kept);
 		/* libdw's own state is ended: its trees of units hold their nodes
 		 * by tagged pointers (glibc's tsearch), which memcheck would call
 		 * possibly lost at the exit; the kept files' mappings, most of
@@ -324,113 +314,12 @@ struct sym_fdes **sym_image_fdes(struct sym_image *im)
 	return &im->fdes;
 }
 
-/* The size of dbg's .debug_info as libdw reads it (decompressed), 0
- * when it has none. */
-static uint64_t debug_info_size(Dwarf *dbg)
-{
-	Elf *elf = dwarf_getelf(dbg);
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return 0;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *name;
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(name, ".debug_info") != 0)
-			continue;
-		GElf_Chdr ch;
-		return (sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch) ? ch.ch_size
-		                                                               : sh.sh_size;
-	}
-	return 0;
-}
-
-/*
- * What the kept caches (cuindex.c, linecache.c, kidcache.c) are named by:
- * the module's build-id in hex and the size of its DWARF's .debug_info,
- * "" when it has no build-id.  The build-id names the program, not its
- * debugging information: one build's debuginfo rewritten after the link
- * (dwz, as Debian's debug packages are; a reproducible rebuild's own
- * .debug beside the distribution's) keeps it, with other offsets, and a
- * unit's kept answers must not be read against another layout.
- */
-static const char *dwarf_key(struct sym_image *im)
-{
-	if (!im->key_done) {
-		const unsigned char *bits;
-		GElf_Addr vaddr, bias;
-		char id[256];
-		int n = dwfl_module_build_id(im->mod, &bits, &vaddr);
-		Dwarf *dbg = dwfl_module_getdwarf(im->mod, &bias);
-		if (n > 0 && (size_t)n * 2 < sizeof id && dbg) {
-			sym_hex(bits, (size_t)n, id);
-			snprintf(im->key, sizeof im->key, "%s-%llx", id,
-			         (unsigned long long)debug_info_size(dbg));
-		}
-		im->key_done = 1;
-	}
-	return im->key;
-}
-
-struct sym_cus *sym_image_cus(struct sym_image *im, Dwarf *dbg)
-{
-	if (!im->cus_tried) {
-		im->cus = sym_cus_load(dbg, dwarf_key(im));
-		im->cus_tried = 1;
-	}
-	return im->cus;
-}
-
-/* What the lines map holds for a CU the cache has nothing for. */
-static char no_lines;
-
-static void free_lines(void *l)
-{
-	if (l != &no_lines)
-		sym_cu_lines_free(l);
-}
-
-const struct sym_cu_lines *sym_image_cu_lines(struct sym_image *im, Dwarf_Die *cu)
-{
-	void *l = sym_map_get(&im->lines, cu->addr);
-	if (!l) {
-		l = sym_cu_lines_load(cu, dwarf_key(im));
-		sym_map_put(&im->lines, cu->addr, l ? l : &no_lines);
-	}
-	return l == &no_lines ? NULL : l;
-}
-
 struct sym_scopes **sym_image_scopes(struct sym_image *im)
 {
 	return &im->scopes;
 }
 
-/* What the kept map holds for a CU nothing is kept for. */
-static char no_kept;
-
-static void free_kept(void *k)
+struct sym_keptset *sym_image_keptset(struct sym_image *im)
 {
-	if (k != &no_kept)
-		sym_kept_free(k);
-}
-
-static void save_kept(void *k)
-{
-	if (k != &no_kept)
-		sym_kept_save(k);
-}
-
-struct sym_kept *sym_image_kept(struct sym_image *im, Dwarf_Die *cu)
-{
-	void *k = sym_map_get(&im->kept, cu->addr);
-	if (!k) {
-		/* offsets are kept: only for units of the module's own DWARF
-		 * (not a split unit's .dwo, whose offsets are another file's) */
-		Dwarf_Addr bias;
-		Dwarf *own = dwfl_module_getdwarf(im->mod, &bias);
-		k = own && dwarf_cu_getdwarf(cu->cu) == own ? sym_kept_load(cu, dwarf_key(im))
-		                                          : NULL;
-		sym_map_put(&im->kept, cu->addr, k ? k : &no_kept);
-	}
-	return k == &no_kept ? NULL : k;
+	return &im->kept;
 }

@@ -216,6 +216,23 @@ void *sym_map_get(const struct sym_map *m, const void *key);
 void sym_map_put(struct sym_map *m, const void *key, void *val);
 void sym_map_free(struct sym_map *m, void (*free_val)(void *));
 void sym_map_each(const struct sym_map *m, void (*fn)(void *));
+/* keptset.c: what an image keeps across recordings (cuindex.c's units,
+ * linecache.c's line tables and kidcache.c's DIE indexes, by CU DIE),
+ * named by its DWARF key; image.c holds one per image, zeroed at first.
+ * sym_image_cus(), sym_image_cu_lines() and sym_image_kept() fill it;
+ * sym_keptset_save() writes the DIE indexes that grew;
+ * sym_keptset_free() saves them too, then frees all. */
+struct sym_keptset {
+	struct sym_cus *cus;     /* loaded on first use */
+	int cus_tried;
+	struct sym_map lines;    /* sym_cu_lines, or a marker for none */
+	struct sym_map kept;     /* sym_kept, or a marker for none */
+	char key[300];           /* "" for none */
+	int key_done;
+};
+struct sym_keptset *sym_image_keptset(struct sym_image *im);
+void sym_keptset_save(struct sym_keptset *ks);
+void sym_keptset_free(struct sym_keptset *ks);
 /* The walk of dwarf_getscopes over a list of sibling DIEs from first:
  * visit(die, im, arg) on each, an imported unit's children in place (im:
  * the imports it is in).  Returns visit's first nonzero, 0 at the end, -1
