@@ -53,7 +53,7 @@ REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
-              rec-seccomp rec-lazy rec-pingpong rec-ownheap)
+              rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -199,8 +199,10 @@ $(BUILD)/agent-obj/%.o: src/%.c $(LIB_HDR) include/*.h
 	$(CC) $(AGENT_CFLAGS) -c $< -o $@
 $(BUILD)/agent-obj/agent-%.o: agent/%.c agent/*.h $(LIB_HDR) include/*.h | $(BUILD)/agent-obj
 	$(CC) $(AGENT_CFLAGS) -c $< -o $@
+# -z initfirst: the agent's constructors run before every other object's,
+# so the constructors of the program's libraries are sampled (agent.c)
 $(AGENT): $(AGENT_OBJ)
-	$(CC) -shared -Wl,-z,defs $(BIND_NOW) -o $@ $^ -ldl -pthread $(LDFLAGS)
+	$(CC) -shared -Wl,-z,defs -Wl,-z,initfirst $(BIND_NOW) -o $@ $^ -ldl -pthread $(LDFLAGS)
 
 examples: $(EXAMPLES)
 # Not part of check: about 15 minutes (BENCH_QUICK=1: about 3); writes
@@ -529,6 +531,9 @@ $(REC_T)/rec-alias: test/rec/rec-alias.c test/rec/rec.h | $(REC_T)
 # defines a getenv of its own: test/cli/record.t
 $(REC_T)/rec-getenv: test/rec/rec-getenv.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
+# its library burns CPU in a constructor, before main: test/cli/record.t
+$(REC_T)/rec-ctor: test/rec/rec-ctor.c test/rec/rec.h $(REC_T)/librecctor.so | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $< -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrecctor
 # resets every signal by syscall() in a forked child: test/cli/record.t
 $(REC_T)/rec-rawsig: test/rec/rec-rawsig.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<

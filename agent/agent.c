@@ -361,8 +361,22 @@ static void process_start(void)
 	atomic_store(&fork_child_hook, agent_in_child);
 }
 
-__attribute__((constructor)) static void agent_start(void)
+/*
+ * The agent is linked with -z initfirst (DF_1_INITFIRST): the dynamic
+ * loader runs its constructors before any other object's, so that the
+ * constructors of the program's libraries are sampled (a C++ library's
+ * static initialisers: a third of a short clang run was `[start-up]`).
+ * libc's own constructor has not run yet either, and it is what sets
+ * environ; the loader passes every constructor the environment, the same
+ * array libc is about to store there, so the agent stores it first.
+ * Nothing else the agent calls at load depends on libc's constructor
+ * (its threads, TLS, malloc and vDSO are set up before any constructor).
+ */
+__attribute__((constructor)) static void agent_start(int argc, char **argv, char **envp)
 {
+	(void)argc, (void)argv;
+	if (!environ)
+		environ = envp;
 	/* Not one system call in an image no recording wants (a program
 	 * exec'd under a filter the agent stopped for: envfix_stop()). */
 	const char *d = profil_getenv("PROFIL_RECORD_DIR");

@@ -203,6 +203,15 @@ stdout /inner_hot/
 $ profil record -o c.pprof $REC/rec-cxx 30 && profil report c.pprof
 row /recns::Worker<long>::hot\(long\)/ 3 >= 135
 
+# A library's constructor, before main (a C++ library's static
+# initialisers), is sampled as itself: the agent's constructors run
+# before every other object's (-z initfirst).  It was part of
+# `[start-up]`, a third of a short clang run.  librecctor.so's burns 30
+# units, 150 ms of its CPU
+$ profil record -o ctor.pprof $REC/rec-ctor 30 && profil report ctor.pprof
+stdout /^ctor 30$/
+row /ctor_hot +librecctor.so$/ 3 >= 135
+
 # Code made at run time, named in /tmp/perf-PID.map as JITs do (node
 # --perf-basic-prof, java -XX:+DumpPerfMapAtExit): its samples get the
 # map's name, the later of two lines for the same code, in a module of

@@ -64,5 +64,6 @@ static inline void *rec_open_plug(const char *self)
 
 void lib_hot(unsigned long units);   /* librec.so */
 void plug_hot(unsigned long units);  /* librecplug.so, dlopen'ed */
+unsigned long recctor_burned(void); /* librecctor.so: what its constructor burned */
 
 #endif
