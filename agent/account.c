@@ -2,15 +2,15 @@
  * account.c - the CPU time of a process that its samples cannot show:
  * before sampling begins, and after the last expiry the kernel sent.
  *
- * A process's timers start in the agent's constructor.  What the process
- * ran before (exec, the dynamic loader mapping and relocating its
- * libraries, constructors that ran before ours, our own start) is CPU
- * time the kernel counts and no sample ever sees; likewise, at exit, the
- * expiries of the exiting thread's grid that the kernel had not sent yet
- * (it sends them only at its tick, every 4 ms here).  Both are nothing
- * for a long program and most of a short one: a shell loop of 300
- * /bin/true recorded 0.14 CPU s of samples for 0.80 s the kernel measured
- * (0.17).
+ * A process's timers start in the agent's constructor, which runs before
+ * any other library's (agent.c: -z initfirst).  What the process ran
+ * before (exec, the dynamic loader mapping and relocating its libraries,
+ * our own start) is CPU time the kernel counts and no sample ever sees;
+ * likewise, at exit, the expiries of the exiting thread's grid that the
+ * kernel had not sent yet (it sends them only at its tick, every 4 ms
+ * here).  Both are nothing for a long program and most of a short one: a
+ * shell loop of 300 /bin/true recorded 0.14 CPU s of samples for 0.80 s
+ * the kernel measured (0.17).
  *
  *   Start: the thread's CPU clock just before the timers start (in a
  *   forked child, when fork.c made its timer, before the agent's hook),
