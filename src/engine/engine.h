@@ -194,10 +194,20 @@ HIDDEN int engine_seccomp_filtered(void);
  * event from now on (a seccomp filter would refuse the events' calls). */
 HIDDEN void engine_events_forbid(void);
 
-/* sweeper.c: field n (proc(5)'s numbering, n >= 3) of the text of a
+/* lastthread.c: field n (proc(5)'s numbering, n >= 3) of the text of a
  * /proc stat file, or NULL: counted after the command name, which may
  * hold any byte but ends with the last ')'. */
 HIDDEN const char *engine_stat_field(const char *buf, int n);
+/* A thread's state letter (field 3) from its open stat file, read again
+ * from the start (the kernel generates it anew), or from the file at
+ * path: 'X' when the task is gone, 0 if unknown.  *nthreads, if asked:
+ * num_threads (field 20), 0 if unknown. */
+HIDDEN char engine_stat_state_at(int fd, unsigned int *nthreads);
+HIDDEN char engine_stat_state_of(const char *path, unsigned int *nthreads);
+HIDDEN int engine_state_ended(char state);  /* a zombie, or gone */
+/* Whether the program's threads have all ended, the sweeper (self) aside,
+ * given the main thread's state: final once yes (lastthread.c). */
+HIDDEN int sweeper_alone(pid_t self, char main_state);
 
 /* sweeper.c: the fallback thread that covers threads no hook saw. */
 HIDDEN int sweeper_start(void);
@@ -215,8 +225,9 @@ HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
  * and then the helper ends, leaving a process that outlived its
  * recording (a daemon, a background job) without a thread of ours. */
 HIDDEN void sweeper_retire(void);
-/* The program's threads made through our pthread_create (threads.c), so
- * that the sweeper leaves once they and the main thread have all ended:
+/* lastthread.c: the program's threads made through our pthread_create
+ * (threads.c), so that the sweeper leaves once they and the main thread
+ * have all ended:
  * counted up before a thread exists, down as its last act; reset to the
  * one thread left in a forked child. */
 HIDDEN void sweeper_thread_born(void);

@@ -19,19 +19,8 @@
  * and wakes the sweeper with sweeper_wake(), a futex wake, which is
  * async-signal-safe where a condition variable is not.
  *
- * It must not outlive the program's threads (issue 9).  A process ends
- * when its last thread does: glibc calls exit(0) when the last pthread
- * returns from its start routine or calls pthread_exit, but it counts
- * this helper among them, so a program whose main thread had called
- * pthread_exit, or a child forked by a thread other than the main one
- * (whose one thread is then such a pthread), would linger for ever as a
- * zombie leader and this thread, every signal blocked, unkillable but by
- * SIGKILL.  So each sweep checks whether the program's threads have all
- * ended (alone()) and, if so, returns: glibc then ends the process with
- * exit(0) as it would have without us, at most SWEEP_MS late.  "The
- * program's threads" as glibc counts them: the main thread and the
- * pthreads, not threads made by raw clone() (a runtime's, or a
- * sanitizer's own: TSan's background thread kept the helper waiting).
+ * It must not outlive the program's threads (issue 9): each sweep asks
+ * lastthread.c whether they have all ended, and if so returns.
  *
  * It has a descriptor table of its own, empty (issue 9).  Its sweeps open
  * /proc files, and the kernel hands out the lowest free number: in the
@@ -155,123 +144,6 @@ void sweeper_wake(void)
 	errno = e;
 }
 
-const char *engine_stat_field(const char *buf, int n)
-{
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return NULL;
-	p += 2; /* field 3, the state */
-	for (int k = 3; k < n && p; k++)
-		p = strchr(p, ' '), p = p ? p + 1 : NULL;
-	return p;
-}
-
-/* A thread's state letter (field 3) from the text of a /proc stat file,
- * 0 if unknown.  *nthreads, if asked: num_threads (field 20), 0 if
- * unknown. */
-static char parse_stat(char *buf, unsigned int *nthreads)
-{
-	const char *state = engine_stat_field(buf, 3);
-	if (!state)
-		return 0;
-	const char *f = nthreads ? engine_stat_field(buf, 20) : NULL;
-	if (f)
-		*nthreads = (unsigned int)strtoul(f, NULL, 10);
-	return *state;
-}
-
-/* The state from an open stat file: read again from its start, which
- * makes the kernel generate it anew. */
-static char state_at(int fd, unsigned int *nthreads)
-{
-	char buf[1024];
-	if (nthreads)
-		*nthreads = 0;
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-	if (n <= 0) /* ESRCH: the task has been reaped */
-		return n < 0 && errno == ESRCH ? 'X' : 0;
-	buf[n] = '\0';
-	return parse_stat(buf, nthreads);
-}
-
-/* The state from /proc/self/<path> ("stat"); 'X' if the task is gone. */
-static char state_of(const char *path, unsigned int *nthreads)
-{
-	if (nthreads)
-		*nthreads = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) /* a task reaped since the listing has ended */
-		return errno == ENOENT || errno == ESRCH ? 'X' : 0;
-	char state = state_at(fd, nthreads);
-	close(fd);
-	return state;
-}
-
-static int ended(char state)
-{
-	return state == 'Z' || state == 'X' || state == 'x';
-}
-
-/*
- * Whether the program's threads have all ended: the main thread (the
- * leader stays listed, as a zombie, until the whole process ends; its
- * state comes from the stat every sweep reads) and every pthread.  Those made
- * through our pthread_create are counted (program_threads, kept by their
- * trampoline in threads.c; atomic: changed by the threads themselves,
- * counted up before a thread exists, down as its last act); a pthread
- * made before the library was loaded is not, and would only make the
- * sweeper leave early: glibc's own count still decides whether the
- * process ends, and profiling goes on without a sweeper.  No thread can
- * be created once all have ended, so a yes is final.  Where our
- * pthread_create is not interposed (a TSan build), every other listed
- * thread must have ended.  No /proc: no.
- */
-static atomic_int program_threads;
-static atomic_ulong thread_events;
-
-void sweeper_thread_born(void)
-{
-	atomic_fetch_add(&program_threads, 1);
-	atomic_fetch_add(&thread_events, 1);
-}
-
-void sweeper_thread_gone(void)
-{
-	atomic_fetch_sub(&program_threads, 1);
-	atomic_fetch_add(&thread_events, 1);
-}
-
-void sweeper_threads_reset(int n)
-{
-	atomic_store(&program_threads, n);
-	atomic_fetch_add(&thread_events, 1);
-}
-
-unsigned long sweeper_thread_events(void)
-{
-	return atomic_load(&thread_events);
-}
-
-static int still_running(pid_t tid, void *self)
-{
-	char path[64];
-	if (tid == *(pid_t *)self)
-		return 0;
-	snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
-	return !ended(state_of(path, NULL));
-}
-
-static int alone(pid_t self, char main_state)
-{
-	if (!ended(main_state))
-		return 0;
-#ifndef PROFIL_NO_HOOK
-	return atomic_load(&program_threads) == 0;
-#endif
-	/* a thread other than self that has not ended stops the listing */
-	return tasklist_each(still_running, &self) == 0;
-}
-
 /* Whether the run's events are descriptors in the program's table (the
  * fasync delivery); sigtrap events are held by mappings (perf_mapped.c),
  * which any descriptor table can make and unmap. */
@@ -346,8 +218,8 @@ static void *sweep(void *unused)
 		}
 		ms = SWEEP_MS;
 		unsigned int nthreads;
-		char main_state = leader_fd >= 0 ? state_at(leader_fd, &nthreads)
-		                                  : state_of(leader_stat, &nthreads);
+		char main_state = leader_fd >= 0 ? engine_stat_state_at(leader_fd, &nthreads)
+		                                  : engine_stat_state_of(leader_stat, &nthreads);
 		if (engine_trylock() == 0) {
 			/* A run on perf events started since (a reap ended ours
 			 * and kept us): its descriptors are in the program's
@@ -365,7 +237,7 @@ static void *sweep(void *unused)
 			signal_settle();
 			if (signal_check_taken())
 				engine_signal_taken();
-			timers_rescan(nthreads, main_state ? ended(main_state) : -1);
+			timers_rescan(nthreads, main_state ? engine_state_ended(main_state) : -1);
 			engine_unlock();
 			if (released && atomic_load(&retiring)) {
 				leave_by_itself(); /* nothing is sampled any more */
@@ -377,7 +249,7 @@ static void *sweep(void *unused)
 		void (*hook)(void) = atomic_load(&sweeper_tick_hook);
 		if (hook) /* the agent's module poll: no engine lock held */
 			hook();
-		if (alone(self, main_state))
+		if (sweeper_alone(self, main_state))
 			break; /* the program has ended: glibc's exit(0) follows */
 	}
 	if (leader_fd >= 0)
