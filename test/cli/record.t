@@ -206,7 +206,7 @@ row /recns::Worker<long>::hot\(long\)/ 3 >= 135
 # A library's constructor, before main (a C++ library's static
 # initialisers), is sampled as itself: the agent's constructors run
 # before every other object's (-z initfirst).  It was part of
-# `[start-up]`, a third of a short clang run.  librecctor.so's burns 30
+# `[start-up]` (15-45 ms of a 0.25 s clang run).  librecctor.so's burns 30
 # units, 150 ms of its CPU
 $ profil record -o ctor.pprof $REC/rec-ctor 30 && profil report ctor.pprof
 stdout /^ctor 30$/
