@@ -80,6 +80,17 @@ HIDDEN void modules_log_alias(const struct module_alias *a);
  * alias, and the search ends). */
 struct dl_phdr_info;
 HIDDEN void aliases_poll(void);
+/* aliases.c: /proc/self/maps, NUL-terminated, in a buffer of base/alloc.c
+ * (mem_free() it); NULL if unread. */
+HIDDEN char *agent_read_maps(void);
+/* aliases.c: one line of it ("start-end perms offset major:minor inode
+ * path", NUL-terminated): 1 if it is an executable mapping of a file,
+ * its fields in *a (a->path points into line). */
+HIDDEN int agent_maps_line(char *line, struct module_alias *a);
+/* mainexe.c: the path of the program's own file into buf (size bytes),
+ * "" if unknown: /proc/self/exe's, or, where the dynamic loader was run
+ * as the program (ld.so PROG), the file the program was mapped from. */
+HIDDEN void agent_main_exe(char *buf, size_t size);
 HIDDEN int aliases_match(const struct dl_phdr_info *info, const char *path,
                          const struct module_alias *a);
 

@@ -41,8 +41,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-/* /proc/self/maps, NUL-terminated, in a malloc'd buffer; NULL if unread. */
-static char *read_maps(void)
+/* /proc/self/maps, NUL-terminated, in a buffer of base/alloc.c's
+ * (mem_free() it); NULL if unread. */
+char *agent_read_maps(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	size_t cap = 1 << 16, len = 0;
@@ -69,9 +70,7 @@ static char *read_maps(void)
 	return buf;
 }
 
-/* One line "start-end perms offset major:minor inode path": 1 if it is an
- * executable mapping of a file, its fields in *a. */
-static int parse_line(char *line, struct module_alias *a)
+int agent_maps_line(char *line, struct module_alias *a)
 {
 	char *p = line, *end;
 	a->start = strtoull(p, &end, 16);
@@ -156,14 +155,14 @@ static atomic_int maps_read;
 
 static void scan(void)
 {
-	char *maps = read_maps();
+	char *maps = agent_read_maps();
 	atomic_store(&maps_read, 1);
 	for (char *line = maps, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		struct module_alias a;
-		if (parse_line(line, &a))
+		if (agent_maps_line(line, &a))
 			modules_log_alias(&a);
 	}
 	mem_free(maps);

@@ -192,8 +192,9 @@ static void fork_child(void)
 
 void modules_init(struct ring_file *rf)
 {
-	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
-	exe_path[n > 0 ? n : 0] = '\0';
+	pthread_mutex_lock(&iter_mu); /* agent_main_exe() lists the objects */
+	agent_main_exe(exe_path, sizeof exe_path);
+	pthread_mutex_unlock(&iter_mu);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	pthread_mutex_lock(&mu);
 	log_rf = rf;

@@ -14,6 +14,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,28 @@ static int is_static_elf(const char *file)
 	return stat;
 }
 
+/* Our own PT_INTERP (the first object dl_iterate_phdr lists is us). */
+static int own_interp(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_INTERP)
+			*(const char **)arg = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	return 1;
+}
+
+/* Whether file is the dynamic loader we run on, which has no interpreter
+ * either but loads the program named after it, and the agent with it
+ * (`profil record /lib64/ld-linux-x86-64.so.2 PROG`). */
+static int is_our_loader(const struct stat *file)
+{
+	const char *interp = NULL;
+	struct stat st;
+	dl_iterate_phdr(own_interp, &interp);
+	return interp && stat(interp, &st) == 0 && st.st_dev == file->st_dev &&
+	       st.st_ino == file->st_ino;
+}
+
 int spawn_check(const char *cmd, int *status)
 {
 	char file[4096];
@@ -82,7 +105,7 @@ int spawn_check(const char *cmd, int *status)
 		*status = 2;
 		return -1;
 	}
-	if (is_static_elf(file)) {
+	if (is_static_elf(file) && !is_our_loader(&st)) {
 		fprintf(stderr, "profil record: %s is statically linked: it cannot load the "
 		        "profiling agent (LD_PRELOAD), so it cannot be profiled\n", file);
 		*status = 2;

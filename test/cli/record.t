@@ -294,6 +294,15 @@ stderr /statically linked/
 stderr-lines 1
 nofile n.pprof
 
+# ... but the dynamic loader run by name with the program as its argument
+# (as wrappers that pass --library-path do) has no interpreter either and
+# loads the agent with the program: it is recorded, and the program named
+# as itself.  It was refused as static, and the agent named the program
+# after /proc/self/exe, the loader (main_hot was ld-linux-x86-64.so.2+0x1fe5)
+$ ld=$(readelf -l $REC/rec-prog | sed -n 's/.*interpreter: \(.*\)]$/\1/p') && profil record -o ld.pprof "$ld" $REC/rec-prog threads 30 && profil report ld.pprof
+row /main_hot +rec-prog$/ 3 >= 135
+row /lib_hot +librec.so$/ 3 >= 135
+
 $ profil record
 exit 2
 stderr /no command to run/
