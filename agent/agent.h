@@ -80,6 +80,8 @@ HIDDEN void modules_log_alias(const struct module_alias *a);
  * alias, and the search ends). */
 struct dl_phdr_info;
 HIDDEN void aliases_poll(void);
+HIDDEN int aliases_match(const struct dl_phdr_info *info, const char *path,
+                         const struct module_alias *a);
 /* aliases.c: /proc/self/maps, NUL-terminated, in a buffer of base/alloc.c
  * (mem_free() it); NULL if unread. */
 HIDDEN char *agent_read_maps(void);
@@ -91,8 +93,6 @@ HIDDEN int agent_maps_line(char *line, struct module_alias *a);
  * "" if unknown: /proc/self/exe's, or, where the dynamic loader was run
  * as the program (ld.so PROG), the file the program was mapped from. */
 HIDDEN void agent_main_exe(char *buf, size_t size);
-HIDDEN int aliases_match(const struct dl_phdr_info *info, const char *path,
-                         const struct module_alias *a);
 
 /* account.c: CPU time no sample shows.  account_cpu_now(): this
  * thread's CPU clock, ns (-1 on failure); read just before the timers
