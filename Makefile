@@ -53,7 +53,7 @@ REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
-              rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor)
+              rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -123,9 +123,10 @@ $(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
 # The agent's reading of seccomp filters is checked against the kernel
 # (test/test-seccomp-check.c): its two files, which need nothing else.
 # The runner's own copies of base/'s allocator, sort and thread listing
-# (test/test-alloc.c, and the unwind tables test-unwind.c builds).
+# (test/test-alloc.c, and the unwind tables test-unwind.c builds) and
+# maps reader (the unwind cache's key of a main program).
 TEST_AGENT_SRC := agent/bpf.c agent/filtercheck.c src/base/alloc.c src/base/sort.c \
-                  src/base/tasklist.c
+                  src/base/tasklist.c src/base/maps.c
 $(TEST_BIN): test/runner.c $(wildcard test/*.h) $(BUILD)/test/list.h $(TEST_SRC) $(TEST_AGENT_SRC) agent/agent.h $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(TEST_AGENT_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
@@ -499,6 +500,10 @@ $(REC_T)/rec-asan: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/lib
 # passes for a Go program (its note, a fatal SIGTRAP): test/cli/record.t
 $(REC_T)/rec-go: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
 	$(CC) $(REC_CFLAGS) -DREC_GO -o $@ $< $(REC_LINK)
+# without a GNU build-id: its unwind table is cached by its file's
+# identity (test/cli/record.t, run through the dynamic loader by name)
+$(REC_T)/rec-prog-nobid: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
+	$(CC) $(REC_CFLAGS) -Wl,--build-id=none -o $@ $< $(REC_LINK)
 $(REC_T)/rec-prog-stripped: $(REC_T)/rec-prog
 	objcopy --only-keep-debug $< $@.debug
 	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@

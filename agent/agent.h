@@ -36,6 +36,7 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 
 struct ring_file;
+struct maps_code; /* src/base/base.h */
 
 /* ringfile.c: a new ring file "<dir>/<pid>.<n>.ring", mapped shared and
  * initialised; NULL with errno on failure (the agent then idles). */
@@ -62,16 +63,11 @@ HIDDEN void modules_adopt(struct ring_file *rf, int may_wait);
 HIDDEN void modules_detach(void);
 /* In a process of any number of threads: log nothing more. */
 HIDDEN void modules_stop(void);
-/* An executable mapping of a file (aliases.c): logged as one more load of
+/* An executable mapping of a file (base/maps.c, as aliases.c finds
+ * them): logged as one more load of
  * the loaded object that file is, unless the object's own segments are
  * there or it was logged before. */
-struct module_alias {
-	uint64_t start, end, offset; /* the mapping, its offset in the file */
-	dev_t dev;
-	uint64_t ino;
-	const char *path;            /* as /proc/self/maps names the file */
-};
-HIDDEN void modules_log_alias(const struct module_alias *a);
+HIDDEN void modules_log_alias(const struct maps_code *a);
 
 /* aliases.c: reads /proc/self/maps at some sweeps (called at every one)
  * for code of loaded files mapped again elsewhere (V8's builtins).
@@ -81,18 +77,7 @@ HIDDEN void modules_log_alias(const struct module_alias *a);
 struct dl_phdr_info;
 HIDDEN void aliases_poll(void);
 HIDDEN int aliases_match(const struct dl_phdr_info *info, const char *path,
-                         const struct module_alias *a);
-/* aliases.c: /proc/self/maps, NUL-terminated, in a buffer of base/alloc.c
- * (mem_free() it); NULL if unread. */
-HIDDEN char *agent_read_maps(void);
-/* aliases.c: one line of it ("start-end perms offset major:minor inode
- * path", NUL-terminated): 1 if it is an executable mapping of a file,
- * its fields in *a (a->path points into line). */
-HIDDEN int agent_maps_line(char *line, struct module_alias *a);
-/* mainexe.c: the path of the program's own file into buf (size bytes),
- * "" if unknown: /proc/self/exe's, or, where the dynamic loader was run
- * as the program (ld.so PROG), the file the program was mapped from. */
-HIDDEN void agent_main_exe(char *buf, size_t size);
+                         const struct maps_code *a);
 
 /* account.c: CPU time no sample shows.  account_cpu_now(): this
  * thread's CPU clock, ns (-1 on failure); read just before the timers

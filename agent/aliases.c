@@ -39,63 +39,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-
-/* /proc/self/maps, NUL-terminated, in a buffer of base/alloc.c's
- * (mem_free() it); NULL if unread. */
-char *agent_read_maps(void)
-{
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 16, len = 0;
-	char *buf = fd >= 0 ? mem_alloc(cap) : NULL;
-	while (buf) {
-		if (len + 4096 > cap) {
-			char *more = mem_realloc(buf, cap *= 2);
-			if (!more) {
-				mem_free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = more;
-		}
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (buf)
-		buf[len] = '\0';
-	return buf;
-}
-
-int agent_maps_line(char *line, struct module_alias *a)
-{
-	char *p = line, *end;
-	a->start = strtoull(p, &end, 16);
-	if (*end != '-')
-		return 0;
-	a->end = strtoull(end + 1, &p, 16);
-	while (*p == ' ')
-		p++;
-	if (strlen(p) < 4 || p[2] != 'x')
-		return 0;
-	a->offset = strtoull(p + 4, &end, 16);
-	unsigned long major = strtoul(end, &p, 16), minor;
-	if (*p != ':')
-		return 0;
-	minor = strtoul(p + 1, &end, 16);
-	unsigned long long ino = strtoull(end, &p, 10);
-	while (*p == ' ')
-		p++;
-	if (ino == 0 || *p != '/' || a->end <= a->start)
-		return 0;
-	a->dev = makedev(major, minor);
-	a->ino = (uint64_t)ino;
-	a->path = p;
-	return 1;
-}
 
 /* Whether path, links resolved, is want: the kernel's name for the file
  * opened (as /proc/self/maps names it), not realpath(), which mallocs
@@ -118,7 +61,7 @@ static int resolves_to(const char *path, const char *want)
 /* Whether the object at path is the file a names: the same inode, or
  * the same path once links are resolved (a file of an overlay may show
  * another device in the maps than stat() gives). */
-static int same_file(const char *path, const struct module_alias *a)
+static int same_file(const char *path, const struct maps_code *a)
 {
 	struct stat st;
 	if (path[0] != '/')
@@ -130,7 +73,7 @@ static int same_file(const char *path, const struct module_alias *a)
 
 /* Whether one of info's own executable segments meets a's range: a load
  * the next poll logs (the loader had just mapped it), no alias. */
-static int own_segment(const struct dl_phdr_info *info, const struct module_alias *a)
+static int own_segment(const struct dl_phdr_info *info, const struct maps_code *a)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -143,7 +86,7 @@ static int own_segment(const struct dl_phdr_info *info, const struct module_alia
 }
 
 int aliases_match(const struct dl_phdr_info *info, const char *path,
-                  const struct module_alias *a)
+                  const struct maps_code *a)
 {
 	if (own_segment(info, a))
 		return -1;
@@ -151,21 +94,19 @@ int aliases_match(const struct dl_phdr_info *info, const char *path,
 }
 
 /* Set once a read of the maps was made; read at exit. */
-static atomic_int maps_read;
+static atomic_int maps_were_read;
+
+static int log_alias(const struct maps_code *m, void *arg)
+{
+	(void)arg;
+	modules_log_alias(m);
+	return 0;
+}
 
 static void scan(void)
 {
-	char *maps = agent_read_maps();
-	atomic_store(&maps_read, 1);
-	for (char *line = maps, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		struct module_alias a;
-		if (agent_maps_line(line, &a))
-			modules_log_alias(&a);
-	}
-	mem_free(maps);
+	atomic_store(&maps_were_read, 1);
+	maps_each_code(log_alias, NULL);
 }
 
 void aliases_poll(void)
@@ -180,7 +121,7 @@ __attribute__((destructor)) static void aliases_at_exit(void)
 {
 	/* the exiting thread's CPU time, the main thread's as a rule: the
 	 * clock the helper's deferral goes by (lazy_helper.c) */
-	if (agent_running() && !atomic_load(&maps_read) &&
+	if (agent_running() && !atomic_load(&maps_were_read) &&
 	    account_cpu_now() >= LAZY_HELPER_CPU_NS)
 		scan();
 }

@@ -190,10 +190,19 @@ static void fork_child(void)
 	pthread_mutex_init(&iter_mu, NULL);
 }
 
+/* exe_path from the first object listed, the main program. */
+static int find_exe_path(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	maps_program_file(info, exe_path, sizeof exe_path);
+	return 1;
+}
+
 void modules_init(struct ring_file *rf)
 {
-	pthread_mutex_lock(&iter_mu); /* agent_main_exe() lists the objects */
-	agent_main_exe(exe_path, sizeof exe_path);
+	pthread_mutex_lock(&iter_mu);
+	dl_iterate_phdr(find_exe_path, NULL);
 	pthread_mutex_unlock(&iter_mu);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	pthread_mutex_lock(&mu);
@@ -363,7 +372,7 @@ static int overlaps_known(uint64_t start, uint64_t end)
 }
 
 struct alias_match {
-	const struct module_alias *a;
+	const struct maps_code *a;
 	int logged;
 };
 
@@ -388,7 +397,7 @@ static int log_alias(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void modules_log_alias(const struct module_alias *a)
+void modules_log_alias(const struct maps_code *a)
 {
 	pthread_mutex_lock(&mu);
 	if (log_rf && naliases < ALIASES_MAX && !overlaps_known(a->start, a->end)) {

@@ -1,6 +1,7 @@
 /*
  * base.h - what every part shares: the range table every interface form
  * compiles to (ptable.c), the address-space checks (probe.c, copyin.c),
+ * the process's executable mappings (maps.c),
  * and the signal handler's in-flight window (inflight.c).  Depends on no
  * other part.  Nothing here is exported: the library is built with
  * -fvisibility=hidden and only PROFIL_API names leave it.
@@ -13,7 +14,8 @@
  *   process/  the program's fork, exec, pthread_create, sigaction (process.h)
  *   gmon/     gmon.out output and the publish every form goes through (gmon.h)
  *   forms/    the public calls: profil, sprofil, pcsample, monitor, ... (forms.h)
- */#ifndef PROFIL_BASE_H
+ */
+#ifndef PROFIL_BASE_H
 #define PROFIL_BASE_H
 
 #include <pthread.h>
@@ -144,6 +146,31 @@ HIDDEN int probe_map_load(struct probe_map *m, char perm); /* -1 ENOMEM */
 /* How many bytes from p on are covered (at most len). */
 HIDDEN size_t probe_map_prefix(const struct probe_map *m, const void *p, size_t len);
 HIDDEN void probe_map_free(struct probe_map *m);
+
+/*
+ * maps.c: the executable mappings of files in /proc/self/maps.
+ * maps_read(): the whole text, NUL-terminated, in a buffer of alloc.c
+ * (mem_free() it); NULL if unread.  maps_code_line(): one line of it
+ * ("start-end perms offset major:minor inode path", NUL-terminated): 1 if
+ * it is an executable mapping of a file, its fields in *m (m->path points
+ * into line).  maps_each_code(): fn for each such mapping, until fn
+ * returns non-zero; -1 if the maps could not be read.
+ * maps_program_file(): the path of the file the main program (main, the
+ * first object dl_iterate_phdr lists) was loaded from, into buf: that of
+ * /proc/self/exe, or, where the dynamic loader was run as the program
+ * (ld.so PROG), the file the program's code is mapped from; "" if unknown.
+ */
+struct maps_code {
+	uint64_t start, end, offset; /* the mapping, its offset in the file */
+	dev_t dev;
+	uint64_t ino;
+	const char *path;            /* as /proc/self/maps names the file */
+};
+struct dl_phdr_info;
+HIDDEN char *maps_read(void);
+HIDDEN int maps_code_line(char *line, struct maps_code *m);
+HIDDEN int maps_each_code(int (*fn)(const struct maps_code *m, void *arg), void *arg);
+HIDDEN void maps_program_file(const struct dl_phdr_info *main, char *buf, size_t size);
 
 /*
  * alloc.c: the library's own allocator, for base/, unwind/, engine/,

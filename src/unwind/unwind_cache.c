@@ -29,6 +29,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,15 +87,24 @@ size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap
 
 /* The key of an object without a build-id: its file's identity,
  * "file-<device>-<inode>-<size>-<mtime ns>" (the main program's dlpi_name is
- * "": /proc/self/exe names it).  A file replaced or rewritten gets a new
- * inode or mtime, so a table is never reused for other code.  0, or -1
- * when the file cannot be stat'ed. */
+ * "": base/maps.c names its file, which is not /proc/self/exe when the
+ * dynamic loader was run as the program).  A file replaced or rewritten
+ * gets a new inode or mtime, so a table is never reused for other code.
+ * 0, or -1 when the file cannot be stat'ed. */
 static int file_key(const struct dl_phdr_info *info, char *out, size_t size)
 {
 	struct stat st;
-	const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name
-	                   : "/proc/self/exe";
-	if (name[0] != '/' || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
+	const char *name = info->dlpi_name;
+	char *exe = NULL; /* off the stack: this may run on a small thread's */
+	if (!name || !name[0]) {
+		if (!(exe = mem_alloc(PATH_MAX)))
+			return -1;
+		maps_program_file(info, exe, PATH_MAX);
+		name = exe;
+	}
+	int found = name[0] == '/' && stat(name, &st) == 0 && S_ISREG(st.st_mode);
+	mem_free(exe);
+	if (!found)
 		return -1;
 	int n = snprintf(out, size, "file-%lx-%lx-%lx-%lx.%09ld", (unsigned long)st.st_dev,
 	                 (unsigned long)st.st_ino, (unsigned long)st.st_size,

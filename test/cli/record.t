@@ -48,7 +48,9 @@ row /main_hot +rec-prog$/ 2 >= 30
 row /lib_hot +librec.so/ 2 >= 30
 stderr /1 process, 2 threads, 0 lost/
 
-$ profil record -o e2.pprof python3 -c "import os; p = os.posix_spawn('$REC/rec-prog', ['rec-prog', 'threads', '30'], {'X': '1'}); os.waitpid(p, 0)" && profil report --by process e2.pprof
+# (the interpreter itself, not a pyenv shim named python3, a shell script
+# that runs forty processes before it, as the python3 case below says)
+$ py=$(python3 -c 'import sys; print(sys.executable)') && profil record -o e2.pprof "$py" -c "import os; p = os.posix_spawn('$REC/rec-prog', ['rec-prog', 'threads', '30'], {'X': '1'}); os.waitpid(p, 0)" && profil report --by process e2.pprof
 stdout /rec-prog \[[0-9]+\]$/
 stderr /2 processes/
 
@@ -57,7 +59,7 @@ stderr /2 processes/
 $ profil record --no-children -o e3.pprof env -i $REC/rec-prog threads 60 && profil report e3.pprof
 row /main_hot +rec-prog$/ 2 >= 30
 
-$ profil record --no-children -o e4.pprof python3 -c "import os; p = os.posix_spawn('$REC/rec-prog', ['rec-prog', 'threads', '30'], {}); os.waitpid(p, 0)" && profil report --by process e4.pprof
+$ py=$(python3 -c 'import sys; print(sys.executable)') && profil record --no-children -o e4.pprof "$py" -c "import os; p = os.posix_spawn('$REC/rec-prog', ['rec-prog', 'threads', '30'], {}); os.waitpid(p, 0)" && profil report --by process e4.pprof
 !stdout /rec-prog/
 stderr /1 process,/
 
@@ -302,6 +304,13 @@ nofile n.pprof
 $ ld=$(readelf -l $REC/rec-prog | sed -n 's/.*interpreter: \(.*\)]$/\1/p') && profil record -o ld.pprof "$ld" $REC/rec-prog threads 30 && profil report ld.pprof
 row /main_hot +rec-prog$/ 3 >= 135
 row /lib_hot +librec.so$/ 3 >= 135
+
+# ... and such a program without a build-id has its unwind table cached
+# under its own file's identity (device, inode, size, mtime), not the
+# loader's: the cache took /proc/self/exe for the main program's file
+# (src/unwind/unwind_cache.c, src/base/maps.c)
+$ ld=$(readelf -l $REC/rec-prog | sed -n 's/.*interpreter: \(.*\)]$/\1/p') && rm -rf cache && PROFIL_CACHE=$PWD/cache profil record -o nb.pprof "$ld" $REC/rec-prog-nobid threads 5 && ls cache/unwind | grep -c -- "-file-[0-9a-f]*-$(printf %x "$(stat -c %i $REC/rec-prog-nobid)")-"
+stdout /^1$/
 
 $ profil record
 exit 2
