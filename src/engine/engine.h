@@ -376,6 +376,17 @@ extern __thread int signal_internal __attribute__((tls_model("initial-exec"))) H
 HIDDEN NO_TSAN int signal_sigaction_internal(int sig, const struct sigaction *act,
                                      struct sigaction *oact);
 
+/* dispatch.c: our disposition of a sampling signal (dispatch(), with
+ * every signal but SIGSEGV and SIGBUS blocked, SA_RESTART, and the
+ * program's prog's SA_ONSTACK); whether sa is a handler (neither SIG_DFL
+ * nor SIG_IGN). */
+HIDDEN NO_TSAN void signal_our_action(struct sigaction *sa, const struct sigaction *prog);
+HIDDEN NO_TSAN int signal_has_handler(const struct sigaction *sa);
+/* handover.c, for dispatch.c (takes the sigstate lock): the program's
+ * disposition of sig, one of ours, into *p, a one-shot handler reset for
+ * next time; 0 if sig is none of ours. */
+HIDDEN NO_TSAN int signal_program_action(int sig, struct sigaction *p);
+
 /* fork.c: hold the sigstate lock across fork (every signal blocked). */
 HIDDEN NO_TSAN void fault_atfork_prepare(void);
 HIDDEN NO_TSAN void fault_atfork_parent(void);

@@ -1,0 +1,171 @@
+/*
+ * dispatch.c - what runs when the sampling signal arrives: our handler,
+ * dispatch(), installed for it (handover.c says when), sends our timers'
+ * and events' expiries to sample.c and everything else (a kill(), the
+ * program's own ITIMER_PROF) to the program's disposition of the signal,
+ * as the kernel would have.
+ *
+ * Signal context.  Unlike sample.c, a program signal here runs the
+ * program's handler, so this file is not held to sample.c's contract; it
+ * takes the sigstate lock (fault.h: a spin with every signal blocked)
+ * only to read the program's view (signal_program_action(), handover.c).
+ */
+#include "engine/sampling.h"
+#include "engine/perf_engine.h"
+#include "engine/engine.h"
+#include "engine/restart.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
+#include <errno.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc);
+
+NO_TSAN int signal_has_handler(const struct sigaction *sa)
+{
+	return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
+}
+
+/* Our disposition, on the program's stack choice.  Samples never make a
+ * system call fail with EINTR (SA_RESTART).  Nothing may interrupt the
+ * sampling handler but SIGSEGV and SIGBUS: fault.c must catch a write into
+ * a buffer that went bad (the kernel kills a process whose fault signal
+ * is blocked), and holds back those that kill(2) sends meanwhile.
+ * SIGILL, SIGFPE and SIGTRAP stay blocked: the handler raises none, and a
+ * program handler for one sent by kill(2) could otherwise interrupt ours
+ * and leave by longjmp, stranding it (issue 9, item 8). */
+NO_TSAN void signal_our_action(struct sigaction *sa, const struct sigaction *prog)
+{
+	memset(sa, 0, sizeof *sa);
+	sa->sa_sigaction = dispatch;
+	sa->sa_flags = SA_SIGINFO | SA_RESTART | (prog->sa_flags & SA_ONSTACK);
+	sigfillset(&sa->sa_mask);
+	sigdelset(&sa->sa_mask, SIGSEGV);
+	sigdelset(&sa->sa_mask, SIGBUS);
+}
+
+
+/*
+ * A SIGTRAP that is not ours (an int3, a kill) where the program left
+ * the default: it must end the process with a core dump, as it would
+ * have without us, not vanish.  The default is put back for a moment
+ * and the signal raised again on this thread; a tracer may swallow it,
+ * and then our disposition returns.
+ */
+NO_TSAN static void default_trap(int sig)
+{
+	struct sigaction dfl, ours;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	if (fault_real_sigaction(sig, &dfl, &ours) != 0)
+		return;
+	fault_real_sigmask(SIG_UNBLOCK, &one, NULL);
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+	fault_real_sigmask(SIG_BLOCK, &one, NULL);
+	fault_real_sigaction(sig, &ours, NULL);
+}
+
+/* A signal that is not our sample, delivered as the kernel would have
+ * with the program's disposition (SIG_DFL too is dropped: while we hold
+ * the signal, a stray one of ours must not kill the process). */
+NO_TSAN static void deliver(int sig, siginfo_t *info, void *uc)
+{
+	int e = errno;
+	struct sigaction p;
+	int v = signal_program_action(sig, &p);
+	if (v && sig == SIGTRAP && p.sa_handler == SIG_DFL && !(p.sa_flags & SA_SIGINFO)) {
+		default_trap(sig);
+		errno = e;
+		return;
+	}
+	if (!v || !signal_has_handler(&p)) {
+		errno = e;
+		return;
+	}
+	/* The mask their handler would have run with; our return
+	 * (rt_sigreturn) restores the interrupted one afterwards. */
+	sigset_t mask = ((ucontext_t *)uc)->uc_sigmask;
+	sigorset(&mask, &mask, &p.sa_mask);
+	if (!(p.sa_flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	fault_real_sigmask(SIG_SETMASK, &mask, NULL);
+	errno = e;
+	if (p.sa_flags & SA_SIGINFO)
+		p.sa_sigaction(sig, info, uc);
+	else
+		p.sa_handler(sig);
+}
+
+/*
+ * Whether the interrupted thread's thread pointer is libc's.  Everything
+ * below reads thread-local storage (errno, the handler's own state), at
+ * fixed offsets from it.  A runtime can point it elsewhere: Go without
+ * cgo sets %fs to its own per-thread block, on every thread, the main one
+ * included, even when it is linked dynamically with libc (it was seen:
+ * our first sample there wrote into Go's heap and the program died of
+ * SIGSEGV).  glibc's block begins with a pointer to itself, repeated at
+ * offset 16 (tcbhead_t: tcb, dtv, self); Go's holds zeros there.
+ */
+NO_TSAN static inline int libc_thread_pointer(void)
+{
+#if defined(__x86_64__)
+	uintptr_t tcb, self;
+	__asm__ volatile("movq %%fs:0, %0" : "=r"(tcb));
+	__asm__ volatile("movq %%fs:16, %0" : "=r"(self));
+	return tcb != 0 && tcb == self;
+#else
+	return 1;
+#endif
+}
+
+NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
+{
+	if (!libc_thread_pointer()) {
+		/* Neither a sample nor a program signal can be handled here
+		 * without thread-local storage: dropped, and counted (the
+		 * profil agent reports them as lost). */
+		atomic_fetch_add_explicit(&profil_pstats.foreign, 1, memory_order_relaxed);
+		return;
+	}
+#if defined(__SANITIZE_ADDRESS__)
+	/* The kernel wrote *info and *uc on the stack below the interrupted
+	 * frame, where ASan's shadow can still describe frames of earlier
+	 * calls: once, in a fork child's new thread, it took the read of
+	 * info->si_value for a stack overflow into a dead frame and died in
+	 * its own CHECK describing it (make sanitize, safety_fork).  They are
+	 * valid memory: say so before anything reads them. */
+	__asan_unpoison_memory_region(info, sizeof *info);
+	__asan_unpoison_memory_region(uc, sizeof(ucontext_t));
+#endif
+	/* Every delivery of this signal, a sample or not: our SA_RESTART may
+	 * have swallowed the EINTR a program signal asked for (restart.h). */
+	restart_give_back_eintr(uc, sig);
+	if (timer_tag_ours(info) || perf_sig_ours(info)) {
+		/* The sample path touches no errno, but a write it recovers
+		 * from (a buffer unmapped under it) leaves by the fault
+		 * handler's longjmp, past whatever restores errno around a
+		 * signal handler: under TSan, its own handler's (make tsan
+		 * reported "signal handler spoils errno" in
+		 * gmon_keep_buffer_unmapped_at_stop, 4 runs in 60).  Here,
+		 * with the thread pointer known to be libc's, errno is safe
+		 * to save.  deliver() keeps its own, around the program's
+		 * handler only. */
+		int e = errno;
+		sample_handler(sig, info, uc);
+		if (lazy_helper_pending()) /* the helper, once safe (lazy_helper.c) */
+			lazy_helper_sample(uc);
+		errno = e;
+	} else {
+		deliver(sig, info, uc);
+	}
+}
