@@ -1,8 +1,9 @@
 /*
  * engine.h - the engine's interface: publishing a table (engine.c), the
  * engine lock, the timers (timers.c, perf_engine.c), the sampling signal
- * (signals.c, handover.c) and its one handler (sample.c), fault recovery
- * and the sigstate lock (fault.c), the sweeper (sweeper.c).  Used by
+ * (signals.c, handover.c, dispatch.c) and its one handler (sample.c),
+ * fault recovery and the sigstate lock (fault.c), the sweeper
+ * (sweeper.c).  Used by
  * process/, gmon/ and agent/; includes <signal.h>, so forms/ (profil.c,
  * see docs/contract.md, "The classic call") never includes it.
  */
