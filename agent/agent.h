@@ -64,9 +64,8 @@ HIDDEN void modules_detach(void);
 /* In a process of any number of threads: log nothing more. */
 HIDDEN void modules_stop(void);
 /* An executable mapping of a file (base/maps.c, as aliases.c finds
- * them): logged as one more load of
- * the loaded object that file is, unless the object's own segments are
- * there or it was logged before. */
+ * them): logged as one more load of the loaded object that file is,
+ * unless the object's own segments are there or it was logged before. */
 HIDDEN void modules_log_alias(const struct maps_code *a);
 
 /* aliases.c: reads /proc/self/maps at some sweeps (called at every one)

@@ -159,6 +159,8 @@ HIDDEN void probe_map_free(struct probe_map *m);
  * first object dl_iterate_phdr lists) was loaded from, into buf: that of
  * /proc/self/exe, or, where the dynamic loader was run as the program
  * (ld.so PROG), the file the program's code is mapped from; "" if unknown.
+ * maps_loader_was_run(): whether that was so (no interpreter was loaded
+ * by the kernel, AT_BASE 0: a static program answers yes too).
  */
 struct maps_code {
 	uint64_t start, end, offset; /* the mapping, its offset in the file */
@@ -171,6 +173,7 @@ HIDDEN char *maps_read(void);
 HIDDEN int maps_code_line(char *line, struct maps_code *m);
 HIDDEN int maps_each_code(int (*fn)(const struct maps_code *m, void *arg), void *arg);
 HIDDEN void maps_program_file(const struct dl_phdr_info *main, char *buf, size_t size);
+HIDDEN int maps_loader_was_run(void);
 
 /*
  * alloc.c: the library's own allocator, for base/, unwind/, engine/,

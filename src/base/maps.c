@@ -116,11 +116,16 @@ static int copy_path_at(const struct maps_code *m, void *arg)
 	return 1;
 }
 
+int maps_loader_was_run(void)
+{
+	return getauxval(AT_BASE) == 0;
+}
+
 void maps_program_file(const struct dl_phdr_info *main, char *buf, size_t size)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
 	buf[n > 0 ? n : 0] = '\0';
-	if (getauxval(AT_BASE) != 0)
+	if (!maps_loader_was_run())
 		return; /* the kernel loaded an interpreter: exe is the program */
 	for (unsigned i = 0; i < main->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &main->dlpi_phdr[i];

@@ -87,8 +87,8 @@ size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap
 
 /* The key of an object without a build-id: its file's identity,
  * "file-<device>-<inode>-<size>-<mtime ns>" (the main program's dlpi_name is
- * "": base/maps.c names its file, which is not /proc/self/exe when the
- * dynamic loader was run as the program).  A file replaced or rewritten
+ * "": /proc/self/exe, or, where the dynamic loader was run as the
+ * program, the file base/maps.c finds its code mapped from).  A file replaced or rewritten
  * gets a new inode or mtime, so a table is never reused for other code.
  * 0, or -1 when the file cannot be stat'ed. */
 static int file_key(const struct dl_phdr_info *info, char *out, size_t size)
@@ -96,7 +96,9 @@ static int file_key(const struct dl_phdr_info *info, char *out, size_t size)
 	struct stat st;
 	const char *name = info->dlpi_name;
 	char *exe = NULL; /* off the stack: this may run on a small thread's */
-	if (!name || !name[0]) {
+	if ((!name || !name[0]) && !maps_loader_was_run()) {
+		name = "/proc/self/exe"; /* found even once the file is replaced */
+	} else if (!name || !name[0]) {
 		if (!(exe = mem_alloc(PATH_MAX)))
 			return -1;
 		maps_program_file(info, exe, PATH_MAX);
