@@ -7,7 +7,7 @@
  *
  * Signal context.  Unlike sample.c, a program signal here runs the
  * program's handler, so this file is not held to sample.c's contract; it
- * takes the sigstate lock (fault.h: a spin with every signal blocked)
+ * takes the sigstate lock (fault.c: a spin with every signal blocked)
  * only to read the program's view (signal_program_action(), handover.c).
  */
 #include "engine/sampling.h"
@@ -49,7 +49,6 @@ NO_TSAN void signal_our_action(struct sigaction *sa, const struct sigaction *pro
 	sigdelset(&sa->sa_mask, SIGSEGV);
 	sigdelset(&sa->sa_mask, SIGBUS);
 }
-
 
 /*
  * A SIGTRAP that is not ours (an int3, a kill) where the program left

@@ -34,7 +34,7 @@
  * moment profiling started is saved in prev[], and sigwrap.c routes the
  * program's later sigaction()/signal() calls for these two signals here,
  * so ours stays installed, theirs is recorded, and they read back what
- * they set.  All of that state is guarded by the sigstate lock (fault.h),
+ * they set.  All of that state is guarded by the sigstate lock (engine.h),
  * a spin lock taken with every signal blocked, because sigaction() is
  * async-signal-safe and may be called from any handler on any thread.
  *

@@ -22,7 +22,7 @@
  *
  * State: cur (the signal in use) and next (the one being moved to, for
  * the moment the timers are made on it), each with the program's view.
- * Both are guarded by the sigstate lock (fault.h), also taken by
+ * Both are guarded by the sigstate lock (fault.c), also taken by
  * dispatch() for the program's signals; changed only with the engine lock
  * held too.  Kernel dispositions are set through the public sigaction()
  * (signal_sigaction_internal()), so a sanitizer runtime that interposes
