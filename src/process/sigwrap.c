@@ -13,7 +13,8 @@
  * to libc, with exactly libc's behaviour.
  *
  * Async-signal-safe, as POSIX makes sigaction(): no allocation, no lock
- * but the sigstate spin lock, taken with every signal blocked (engine.h, fault.c).
+ * but the sigstate spin lock, taken with every signal blocked (engine.h,
+ * fault.c).
  * Moving the samples away from a signal the program takes is only
  * requested here and carried out later (handover.c).
  *
