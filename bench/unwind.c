@@ -24,9 +24,11 @@
 #include "../src/unwind/unwind_cache.c"
 #include "../src/unwind/unwind_cfi.c"
 #include "../src/unwind/unwind_table.c"
-/* their memory and sort (base/: never the program's allocator) */
+/* their memory and sort (base/: never the program's allocator), and
+ * the maps reader the cache's key of a main program may need */
 #include "../src/base/alloc.c"
 #include "../src/base/sort.c"
+#include "../src/base/maps.c"
 #include "../src/base/ring.h"
 
 #include <dlfcn.h>
