@@ -70,7 +70,7 @@ struct pstats {
 	_Atomic unsigned long long exec_lost; /* program's signals lost at exec */
 	_Atomic unsigned long long deferred; /* weight held back: SEGV blocked */
 	_Atomic unsigned long long foreign;  /* signals dropped on threads whose
-	                                        %fs is not libc's (handover.c) */
+	                                        %fs is not libc's (dispatch.c) */
 	_Atomic int stopped;
 };
 extern struct pstats profil_pstats HIDDEN;
@@ -459,7 +459,7 @@ static inline pid_t timer_tag_tid(const siginfo_t *si)
 #define PERF_FD_MAX 16384
 
 /*
- * Read by the signal handler (sample.c), and by handover.c and exec.c to
+ * Read by the signal handler (sample.c), and by dispatch.c and exec.c to
  * tell our signals from the program's.  Indexed by an event's descriptor
  * number (fasync delivery) or by its slot (sigtrap events, which are held
  * by mappings: perf_mapped.c).  Slot fd says what descriptor fd is to us:

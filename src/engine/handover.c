@@ -28,8 +28,6 @@
  * (signal_sigaction_internal()), so a sanitizer runtime that interposes
  * it sees our handler.
  */
-#include "engine/sampling.h"
-#include "engine/perf_engine.h"
 #include "engine/engine.h"
 
 #include <errno.h>

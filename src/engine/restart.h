@@ -1,6 +1,6 @@
 /*
  * restart.h - a system call our sampling signal restarted gives back the
- * EINTR that the program's own signal asked for.  Included by handover.c,
+ * EINTR that the program's own signal asked for.  Included by dispatch.c,
  * whose dispatch() runs it first on every delivery of our signal: signal
  * context, no libc, no errno.
  *
@@ -21,7 +21,7 @@
  * The repair, from our handler: the kernel has rewound the thread to its
  * `syscall` instruction (rip -= 2, rax = the call's number; rcx still
  * holds the return address the instruction saved, rip + 2).  Our handler
- * blocks every signal but SIGSEGV and SIGBUS (handover.c), so the
+ * blocks every signal but SIGSEGV and SIGBUS (dispatch.c), so the
  * program's signal is still pending, and blocked, while we run.  If one
  * is pending that the interrupted code did not block and whose handler
  * has no SA_RESTART, the call is made to return -EINTR instead, exactly
