@@ -96,17 +96,21 @@ int aliases_match(const struct dl_phdr_info *info, const char *path,
 /* Set once a read of the maps was made; read at exit. */
 static atomic_int maps_were_read;
 
-static int log_alias(const struct maps_code *m, void *arg)
-{
-	(void)arg;
-	modules_log_alias(m);
-	return 0;
-}
-
+/* The kernel is asked for the code mappings alone (PROCMAP_QUERY) unless
+ * a seccomp filter may refuse the ioctl; they are logged once the
+ * window of our own calls is left (agent/seccomp.c). */
 static void scan(void)
 {
+	struct maps_list l;
 	atomic_store(&maps_were_read, 1);
-	maps_each_code(log_alias, NULL);
+	int may_query = filter_enter();
+	int rc = maps_list_code(&l, may_query);
+	if (may_query)
+		filter_leave();
+	for (size_t i = 0; rc == 0 && i < l.n; i++)
+		modules_log_alias(&l.code[i]);
+	if (rc == 0)
+		maps_list_free(&l);
 }
 
 void aliases_poll(void)

@@ -153,8 +153,11 @@ HIDDEN void probe_map_free(struct probe_map *m);
  * (mem_free() it); NULL if unread.  maps_code_line(): one line of it
  * ("start-end perms offset major:minor inode path", NUL-terminated): 1 if
  * it is an executable mapping of a file, its fields in *m (m->path points
- * into line).  maps_each_code(): fn for each such mapping, until fn
- * returns non-zero; -1 if the maps could not be read.
+ * into line).  maps_list_code(): every such mapping, in address order,
+ * into *l (0; -1 if the maps could not be read, *l empty), asked of the
+ * kernel by PROCMAP_QUERY when may_query and the kernel has it, else
+ * parsed from the text; free with maps_list_free().  may_query 0 where a
+ * seccomp filter may refuse the ioctl (agent/seccomp.c).
  * maps_program_file(): the path of the file the main program (main, the
  * first object dl_iterate_phdr lists) was loaded from, into buf: that of
  * /proc/self/exe, or, where the dynamic loader was run as the program
@@ -168,10 +171,16 @@ struct maps_code {
 	uint64_t ino;
 	const char *path;            /* as /proc/self/maps names the file */
 };
+struct maps_list {
+	struct maps_code *code;
+	size_t n;
+	char *text; /* where the paths lie */
+};
 struct dl_phdr_info;
 HIDDEN char *maps_read(void);
 HIDDEN int maps_code_line(char *line, struct maps_code *m);
-HIDDEN int maps_each_code(int (*fn)(const struct maps_code *m, void *arg), void *arg);
+HIDDEN int maps_list_code(struct maps_list *l, int may_query);
+HIDDEN void maps_list_free(struct maps_list *l);
 HIDDEN void maps_program_file(const struct dl_phdr_info *main, char *buf, size_t size);
 HIDDEN int maps_loader_was_run(void);
 
