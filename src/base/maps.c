@@ -2,9 +2,10 @@
  * maps.c - the executable mappings of files, as /proc/self/maps lists
  * them, and the file the main program was loaded from.
  *
- * The agent reads the maps for code mapped a second time (agent/aliases.c)
- * and, like the unwind cache (unwind/unwind_cache.c), needs the main
- * program's file.  /proc/self/exe is the file the kernel exec'd.  That is
+ * The agent reads the maps for code mapped a second time (agent/aliases.c;
+ * where the kernel can, it is asked for the code mappings alone: see
+ * PROCMAP_QUERY below) and, like the unwind cache (unwind/unwind_cache.c),
+ * needs the main program's file.  /proc/self/exe is the file the kernel exec'd.  That is
  * the program, except where the dynamic loader itself was run with the
  * program as its argument (`/lib64/ld-linux-x86-64.so.2 PROG`, as wrappers
  * that pass --library-path do): then it is the loader, whose build-id and
