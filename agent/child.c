@@ -111,7 +111,11 @@ void agent_defer_end(void)
 		defer_release(0);
 		return;
 	}
-	agent_describe(rf);
+	/* Without the engine's lock: on the helper, a stop may be joining
+	 * this thread with the lock held (a sandbox's filter,
+	 * agent_stop_sandboxed(), right after the publish above went
+	 * through): rec-seccomp forkrace hung there once in 40 runs. */
+	agent_describe_unlocked(rf);
 	if (fresh)
 		credit_fork_start(t);
 	defer_copy(t);

@@ -617,10 +617,14 @@ stderr /30[0-9] processes/
 # (Four children: two that run 20 and 300 ms, one stopped and one
 # killed at once; a process is counted when it has a sample, and the
 # last two have a fraction of a period each, credited at their exit or
-# carried to the next process: cli/record/reaped.c.)
-$ profil record -o w.pprof $REC/rec-wait
+# carried to the next process: cli/record/reaped.c.  So 3 to 5
+# processes have samples: 3 or 4 about as often on the machine of
+# 2026-12-02, where "[45]" failed half the runs, before and after that
+# day's changes.  The 300 ms child is the top row, its time all there.)
+$ profil record -o w.pprof $REC/rec-wait && profil report --by process w.pprof
 stdout /^wait semantics ok$/
-stderr /[45] processes/
+stderr /[345] processes/
+row /rec-wait \[[0-9]+\]$/ 1 >= 270
 
 # What the kernel counts for a process after its agent's last look (its
 # exit) is credited from the parent's reap, at "[process exit]": a shell
