@@ -149,11 +149,7 @@ HIDDEN void probe_map_free(struct probe_map *m);
 
 /*
  * maps.c: the executable mappings of files in /proc/self/maps.
- * maps_read(): the whole text, NUL-terminated, in a buffer of alloc.c
- * (mem_free() it); NULL if unread.  maps_code_line(): one line of it
- * ("start-end perms offset major:minor inode path", NUL-terminated): 1 if
- * it is an executable mapping of a file, its fields in *m (m->path points
- * into line).  maps_list_code(): every such mapping, in address order,
+ * maps_list_code(): every such mapping, in address order,
  * into *l (0; -1 if the maps could not be read, *l empty), asked of the
  * kernel by PROCMAP_QUERY when may_query and the kernel has it, else
  * parsed from the text; free with maps_list_free().  may_query 0 where a
@@ -177,8 +173,6 @@ struct maps_list {
 	char *text; /* where the paths lie */
 };
 struct dl_phdr_info;
-HIDDEN char *maps_read(void);
-HIDDEN int maps_code_line(char *line, struct maps_code *m);
 HIDDEN int maps_list_code(struct maps_list *l, int may_query);
 HIDDEN void maps_list_free(struct maps_list *l);
 HIDDEN void maps_program_file(const struct dl_phdr_info *main, char *buf, size_t size);

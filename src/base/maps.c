@@ -29,7 +29,9 @@
 #include <sys/ioctl.h>
 #include <sys/sysmacros.h>
 
-char *maps_read(void)
+/* /proc/self/maps, NUL-terminated, in a buffer of alloc.c (mem_free()
+ * it); NULL if unread. */
+static char *maps_read(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	size_t cap = 1 << 16, len = 0;
@@ -56,7 +58,10 @@ char *maps_read(void)
 	return buf;
 }
 
-int maps_code_line(char *line, struct maps_code *m)
+/* One line of it ("start-end perms offset major:minor inode path",
+ * NUL-terminated): 1 if it is an executable mapping of a file, its
+ * fields in *m (m->path points into line). */
+static int maps_code_line(char *line, struct maps_code *m)
 {
 	char *p = line, *end;
 	m->start = strtoull(p, &end, 16);
