@@ -28,11 +28,13 @@
  * resident memory grows by whole 2 MiB pages (30 MiB at most more), and
  * up to 2 MiB of address space is held unused.
  *
- * After the command is forked, not before: a huge page the child shares
- * at its fork is split by the parent's first write to it before the
- * child's exec, and each of its 512 pages then copied at its first write
- * (467 copy-on-write faults where the change meant to save 300, when the
- * heap was set up first).
+ * After the command is started, not before: when it was started by
+ * fork(), a huge page the child shared at its fork was split by the
+ * parent's first write to it before the child's exec, and each of its 512
+ * pages then copied at its first write (467 copy-on-write faults where the
+ * change meant to save 300, when the heap was set up first).  spawn.c now
+ * uses vfork(), which shares nothing to copy; the order is kept, as
+ * nothing before the start allocates much.
  *
  * When the allocation is not from the heap that sbrk() moves (an ASan
  * or valgrind build, whose malloc is another one, or a heap glibc had to

@@ -343,14 +343,13 @@ int cmd_record(int argc, char **argv)
 	set.pids_fd = nspid_open(set.dir) + 1;
 	set.rings_fd = ringserve_open(&set) + 1;
 	int64_t t0 = now_ns(CLOCK_REALTIME), m0 = now_ns(CLOCK_MONOTONIC);
-	pid_t pid = spawn_start(&o, agent, set.dir);
+	pid_t pid = spawn_start(&o, agent, set.dir, &status);
 	if (pid < 0) {
-		fprintf(stderr, "profil record: cannot start %s: %s\n", o.argv[0], strerror(errno));
 		images_free(&set);
-		return 2;
+		return status;
 	}
 	spawn_forward_signals(pid);
-	record_heap_on_huge_pages(); /* after the fork: heap.c says why */
+	record_heap_on_huge_pages(); /* after the start: heap.c says why */
 	struct rusage ru;
 	memset(&ru, 0, sizeof ru);
 	uint64_t root_children_ns = 0;

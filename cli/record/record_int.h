@@ -31,8 +31,28 @@ struct record_opts {
  * linked, not set-user-ID); 0, or -1 after one line on stderr, with the
  * exit status to use in *status. */
 int spawn_check(const char *cmd, int *status);
-/* Starts CMD with the agent and the ring directory; its pid, or -1. */
-pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir);
+/* Starts CMD with the agent and the ring directory; its pid, or -1 after
+ * one line on stderr, with the exit status to use in *status. */
+pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir,
+                  int *status);
+/* spawnenv.c.  The command's environment: ours with the agent's
+ * LD_PRELOAD entry and its PROFIL_* variables; v is NULL-terminated, its
+ * entries ours or borrowed from environ (owned[] lists those to free).
+ * 0, or -1 with errno (nothing kept). */
+#define SPAWN_ENV_OWNED 8
+struct spawn_env {
+	char **v;
+	size_t n;
+	char *owned[SPAWN_ENV_OWNED];
+	size_t nowned;
+	char *root; /* PROFIL_RECORD_ROOT's value, room for a pid */
+};
+int spawn_env_make(struct spawn_env *e, const struct record_opts *o, const char *preload,
+                   const char *dir);
+void spawn_env_free(struct spawn_env *e);
+/* The started command's pid into PROFIL_RECORD_ROOT: by the child of
+ * vfork(), which knows it; stores only, no call. */
+void spawn_env_set_root(struct spawn_env *e, pid_t pid);
 /* Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to us to pid. */
 void spawn_forward_signals(pid_t pid);
 /* Non-blocking: 1 when pid has ended (*wstatus, *ru filled, and the
@@ -54,7 +74,7 @@ const char *record_cache_root(char *buf, size_t size);
 void record_cache_trim(const char *root);
 
 /* heap.c.  Asks for transparent huge pages under the next 30 MiB of the
- * heap; after the command is forked, before anything is allocated in
+ * heap; after the command is started, before anything is allocated in
  * earnest. */
 void record_heap_on_huge_pages(void);
 

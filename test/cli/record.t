@@ -1019,3 +1019,18 @@ stdout /^exit 0$/
 # whose malloc is their own: "other-malloc")
 $ thp=/sys/kernel/mm/transparent_hugepage/enabled; profil record -o hp.pprof sh -c "if [ -n \"\$PROFIL_TEST_TOOL\" ]; then echo other-malloc; elif ! test -e $thp || grep -q '\[never\]' $thp; then echo no-thp; else awk '/\[heap\]/ {h = 1; next} /^[0-9a-f]+-/ {h = 0} h && /^VmFlags/' /proc/\$PPID/smaps; fi"
 stdout /^(VmFlags:.* hg( |$)|no-thp$|other-malloc$)/
+
+# A command the kernel will not run (a directory here) once it was
+# started: its exec's error, a shell's status, and nothing more; the
+# exec's failure was followed by "the agent did not start in it"
+$ mkdir -p adir && profil record -o n.pprof ./adir
+exit 126
+stderr /^profil record: \.\/adir: Permission denied$/
+stderr-lines 1
+nofile n.pprof
+
+# A script without "#!" is run by /bin/sh, as execvp() runs it; the
+# environment built for the command (cli/record/spawnenv.c) reaches it
+$ printf 'echo "ran $1 $PROFIL_HZ"\n' > nosb && chmod +x nosb && profil record -F 250 -o nosb.pprof ./nosb x
+stdout /^ran x 250$/
+stderr /samples, .* -> nosb.pprof$/
