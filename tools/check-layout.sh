@@ -2,7 +2,8 @@
 # check-layout.sh OBJDIR ORDER: fail if an object of src/<part>/ uses a
 # symbol defined in a part after its own in ORDER (a call up the layering,
 # which is what makes a cycle between parts).  Also fails on an object in
-# no listed part, and prints the part graph with counts.
+# no listed part, on a file outside src/engine/ that includes its
+# internal headers, and prints the part graph with counts.
 set -eu
 objdir=$1 order=$2
 # Includes first: a file of src/<part>/ includes "<other>/x.h" only for an
@@ -12,6 +13,16 @@ BEGIN { while ((getline l < order) > 0) if (l !~ /^#/ && l != "" && l !~ /^allow
 { split($0, f, "/"); inc = $0; sub(/^[^"]*"/, "", inc); split(inc, h, "/")
   if (h[1] != f[2] && rank[h[1]] > rank[f[2]]) { print "check-layout: " $0 " includes a later part"; bad = 1 } }
 END { exit bad }'
+# A part's own header stays its own: engine_int.h (and the engine's
+# headers that include it) is for src/engine/ alone; the other parts and
+# the agent use engine.h and perf_engine.h.  (bench/ compiles engine
+# files whole, with their includes.)
+own=$(grep -ln '^#include ".*engine/\(engine_int\|sampling\|registry\|perf_trap\)\.h"' \
+	src/*/*.[ch] agent/*.[ch] cli/*/*.[ch] test/*.[ch] 2>/dev/null | grep -v '^src/engine/' || true)
+if [ -n "$own" ]; then
+	echo "$own" | sed 's/^/check-layout: includes an engine-internal header: /'
+	exit 1
+fi
 for o in "$objdir"/*/*.o; do
 	part=$(basename "$(dirname "$o")")
 	nm "$o" | awk -v p="$part" -v f="${o#$objdir/}" \

@@ -24,7 +24,7 @@
  *
  * Engine lock held; the sweeper's thread; never in signal context.
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/perf_engine.h"
 #include "engine/registry.h"
 

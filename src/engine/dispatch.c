@@ -12,7 +12,7 @@
  */
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/restart.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -127,6 +127,11 @@ NO_TSAN static inline int libc_thread_pointer(void)
 #endif
 }
 
+NO_TSAN int engine_signal_is_sample(const siginfo_t *si)
+{
+	return timer_tag_ours(si) || perf_sig_ours(si);
+}
+
 NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 {
 	if (!libc_thread_pointer()) {
@@ -149,7 +154,7 @@ NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 	/* Every delivery of this signal, a sample or not: our SA_RESTART may
 	 * have swallowed the EINTR a program signal asked for (restart.h). */
 	restart_give_back_eintr(uc, sig);
-	if (timer_tag_ours(info) || perf_sig_ours(info)) {
+	if (engine_signal_is_sample(info)) {
 		/* The sample path touches no errno, but a write it recovers
 		 * from (a buffer unmapped under it) leaves by the fault
 		 * handler's longjmp, past whatever restores errno around a

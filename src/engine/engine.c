@@ -10,7 +10,7 @@
  * or loaded the new pointer.  So when engine_publish() returns, no handler
  * holds the old table, and the caller may free the old buffers at once.
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/perf_engine.h"
 #include "unwind/unwind.h"
 

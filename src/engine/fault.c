@@ -43,7 +43,7 @@
  * still recovered.
  */
 #include "engine/sampling.h"
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -28,7 +28,7 @@
  * (signal_sigaction_internal()), so a sanitizer runtime that interposes
  * it sees our handler.
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #include <errno.h>
 #include <string.h>

@@ -19,7 +19,7 @@
  * and the caller opens and closes the file as before.  Thread-local, so
  * the helper's own; a forked child's helper starts with none.
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * PROFIL_HZ that is not a number is reported on stderr and the default is
  * used; one out of range is reported and clamped to 1..PROFIL_HZ_MAX.
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #include <errno.h>
 #include <stdio.h>

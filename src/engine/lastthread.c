@@ -16,7 +16,7 @@
  * and the pthreads, not threads made by raw clone() (a runtime's, or a
  * sanitizer's own: TSan's background thread kept the helper waiting).
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

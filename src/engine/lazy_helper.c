@@ -63,7 +63,7 @@
  * ranges_ready is set: written once per process image, inherited by
  * forks).
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/sampling.h"
 #include "engine/perf_trap.h"
 #include "unwind/unwind.h"

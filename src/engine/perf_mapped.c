@@ -25,7 +25,7 @@
  * a thread whose page is refused gets a timer.
  *
  * Slots: an event is known by the index of its slot, which is its
- * sig_data with the slot's generation (engine.h) and the index of
+ * sig_data with the slot's generation (engine_int.h) and the index of
  * perf_fd_tid[] and perf_trap_base[], where other events use their
  * descriptor number.  Engine lock held for all of these.
  */

@@ -17,7 +17,7 @@
  * are.  The fasync signals are weighed the same way (sample.c).
  *
  * Read by the signal handler (sample.c): perf_trap_base[] and
- * perf_trap_period, documented below; perf_trap_gen[] in engine.h.
+ * perf_trap_period, documented below; perf_trap_gen[] in engine_int.h.
  */
 #ifndef PROFIL_PERF_TRAP_H
 #define PROFIL_PERF_TRAP_H
@@ -27,7 +27,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /*
  * The calling thread's CPU time in ns, from the kernel without libc:

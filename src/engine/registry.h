@@ -9,7 +9,7 @@
 #ifndef PROFIL_ENGINE_REGISTRY_H
 #define PROFIL_ENGINE_REGISTRY_H
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/cpugrid.h"
 
 #include <stddef.h>

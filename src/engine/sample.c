@@ -12,7 +12,7 @@
  *              a perf event's sample reads its thread's CPU clock to
  *              learn its weight.  errno is preserved without saving it:
  *              nothing here can set it.
- *   Reads:     perf_fd_tid[] (atomic slots, perf_engine.h) to recognise
+ *   Reads:     perf_fd_tid[] (atomic slots, engine_int.h) to recognise
  *              our perf events' signals (si_code POLL_IN, si_fd; or
  *              SIGTRAP, TRAP_PERF, sig_data); perf_trap_period;
  *              profil_published, a pointer to an IMMUTABLE struct ptable
@@ -54,7 +54,7 @@
 #include "base/bin.h"
 #include "base/ring.h"
 #include "unwind/unwind.h"
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #include <ucontext.h>
 

@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /* sample.c: the handler installed for the sampling signal. */
 HIDDEN void sample_handler(int sig, siginfo_t *info, void *uc);

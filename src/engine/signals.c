@@ -18,7 +18,7 @@
  * handover.c.
  */
 #include "engine/sampling.h"
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #include <errno.h>
 #include <stdio.h>

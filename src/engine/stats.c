@@ -1,7 +1,7 @@
 /*
  * stats.c - profil_get_stats(): a snapshot of the engine's counters.
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/perf_engine.h"
 
 #include <errno.h>

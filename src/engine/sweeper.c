@@ -40,7 +40,7 @@
  * a call the program never makes; not before Linux 5.9 (no close_range).
  * There the sweeps still use the shared table, as before.
  */
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/perf_engine.h"
 
 #include <errno.h>

@@ -120,7 +120,7 @@ static void drain_pending(int sig)
 	while (sigtimedwait(&one, &si, &zero) == sig) {
 		if (marked && is_marker(&si))
 			break;
-		if (timer_tag_ours(&si) || perf_sig_ours(&si))
+		if (engine_signal_is_sample(&si))
 			continue;
 		if (marked)
 			k.lost += queue_self(sig, &si) != 0;
