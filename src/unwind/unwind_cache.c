@@ -86,23 +86,26 @@ size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap
 }
 
 /* The key of an object without a build-id: its file's identity,
- * "file-<device>-<inode>-<size>-<mtime ns>" (the main program's dlpi_name is
- * "": /proc/self/exe, or, where the dynamic loader was run as the
- * program, the file base/maps.c finds its code mapped from).  A file replaced or rewritten
- * gets a new inode or mtime, so a table is never reused for other code.
- * 0, or -1 when the file cannot be stat'ed. */
+ * "file-<device>-<inode>-<size>-<mtime ns>".  The main program's
+ * dlpi_name is "": its file is /proc/self/exe, or, where the dynamic
+ * loader was run as the program, the file base/maps.c finds its code
+ * mapped from.  A file replaced or rewritten gets a new inode or mtime,
+ * so a table is never reused for other code.  0, or -1 when the file
+ * cannot be stat'ed. */
 static int file_key(const struct dl_phdr_info *info, char *out, size_t size)
 {
 	struct stat st;
 	const char *name = info->dlpi_name;
 	char *exe = NULL; /* off the stack: this may run on a small thread's */
-	if ((!name || !name[0]) && !maps_loader_was_run()) {
-		name = "/proc/self/exe"; /* found even once the file is replaced */
-	} else if (!name || !name[0]) {
-		if (!(exe = mem_alloc(PATH_MAX)))
-			return -1;
-		maps_program_file(info, exe, PATH_MAX);
-		name = exe;
+	if (!name || !name[0]) {
+		if (!maps_loader_was_run()) {
+			name = "/proc/self/exe"; /* found even once the file is replaced */
+		} else {
+			if (!(exe = mem_alloc(PATH_MAX)))
+				return -1;
+			maps_program_file(info, exe, PATH_MAX);
+			name = exe;
+		}
 	}
 	int found = name[0] == '/' && stat(name, &st) == 0 && S_ISREG(st.st_mode);
 	mem_free(exe);
