@@ -86,7 +86,8 @@ $(BUILD)/obj/%.o: src/%.c $(LIB_HDR) include/*.h
 # the signal interrupted malloc, or in a child forked while another thread
 # held it (safety_stress_mix hung so in CI).  Without instrumentation the
 # frames jumped over have no redzones to leave poisoned.  UBSan stays.
-SIGNAL_CONTEXT_OBJ := $(BUILD)/obj/engine/sample.o $(BUILD)/obj/unwind/unwind.o $(BUILD)/obj/engine/fault.o
+SIGNAL_CONTEXT_OBJ := $(BUILD)/obj/engine/sample.o $(BUILD)/obj/unwind/unwind.o $(BUILD)/obj/engine/fault.o \
+                      $(BUILD)/obj/engine/libc_calls.o
 $(SIGNAL_CONTEXT_OBJ): CFLAGS_ALL += $(if $(findstring address,$(SAN)),-fno-sanitize=address)
 
 # -z nodelete: dlclose() of a library that pulled libprofil in never

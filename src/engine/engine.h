@@ -316,13 +316,14 @@ extern __thread int signal_internal __attribute__((tls_model("initial-exec"))) H
 HIDDEN NO_TSAN void fault_atfork_prepare(void);
 HIDDEN NO_TSAN void fault_atfork_parent(void);
 HIDDEN NO_TSAN void fault_atfork_child(void);  /* also: this process owns */
-/* libc's sigaction, bypassing our interposer (sigwrap.c). */
+/* libc_calls.c: libc's sigaction, bypassing our interposer (sigwrap.c). */
 HIDDEN NO_TSAN int fault_real_sigaction(int sig, const struct sigaction *act,
                                 struct sigaction *oact);
 /* libc's pthread_sigmask(), bypassing our interposer (maskwrap.c): every
  * mask the library sets for itself goes through here, as it is.  The raw
  * form is the system call itself; the other is it too, except under TSan
- * (fault.c says why), where the interposer sees fault_sigmask_internal. */
+ * (libc_calls.c says why), where the interposer sees
+ * fault_sigmask_internal. */
 HIDDEN NO_TSAN int fault_real_sigmask(int how, const sigset_t *set, sigset_t *old);
 HIDDEN NO_TSAN int fault_raw_sigmask(int how, const sigset_t *set, sigset_t *old);
 #ifdef PROFIL_NO_HOOK
