@@ -190,7 +190,10 @@ pid_t spawn_start(const struct record_opts *o, const char *agent, const char *di
 	}
 	int err = errno, exec_err = 0;
 	close(said[1]);
-	if (pid > 0 && read(said[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err)
+	ssize_t got = 0;
+	while (pid > 0 && (got = read(said[0], &exec_err, sizeof exec_err)) < 0 && errno == EINTR)
+		;
+	if (got != (ssize_t)sizeof exec_err) /* end of file: the exec closed it */
 		exec_err = 0;
 	close(said[0]);
 	spawn_env_free(&env);
