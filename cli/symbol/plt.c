@@ -83,6 +83,21 @@ static struct slot *find_slot(struct slot *v, size_t n, uint64_t got)
 	return lo < n && v[lo].got == got ? &v[lo] : NULL;
 }
 
+/* Relocation i of rel into *r; 0 past the end.  A 64-bit file's are
+ * read in place (libelf holds them in memory form, an array of
+ * Elf64_Rela, which GElf_Rela is); gelf_getrela() converts one entry a
+ * call, a cost on .rela.dyn's tens of thousands (libpython's 36,000,
+ * all read when one of its .plt.got stubs is sampled). */
+static int rela_at(Elf_Data *rel, int in_place, size_t i, GElf_Rela *r)
+{
+	if (!in_place)
+		return gelf_getrela(rel, (int)i, r) != NULL;
+	if (i >= rel->d_size / sizeof(Elf64_Rela))
+		return 0;
+	memcpy(r, (const char *)rel->d_buf + i * sizeof(Elf64_Rela), sizeof *r);
+	return 1;
+}
+
 /* Names the slots (sorted) that the relocations of one SHT_RELA section
  * fill with a function's address; how many it named. */
 static size_t name_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slot *v, size_t n)
@@ -94,10 +109,11 @@ static size_t name_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slo
 	size_t named = 0;
 	if (!rel || !syms || !gelf_getshdr(symscn, &symsh))
 		return 0;
+	int in_place = gelf_getclass(elf) == ELFCLASS64 && rel->d_type == ELF_T_RELA && rel->d_buf;
 	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
 		GElf_Rela r;
 		GElf_Sym sym;
-		if (!gelf_getrela(rel, (int)i, &r))
+		if (!rela_at(rel, in_place, i, &r))
 			break;
 		unsigned type = GELF_R_TYPE(r.r_info);
 		struct slot *slot;
