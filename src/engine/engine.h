@@ -197,7 +197,8 @@ HIDDEN void sweeper_threads_reset(int n);
  * (the caller then opens and closes it); helper_files_own_table() is said
  * by the helper once its table is its own.  helper_file_read() reads a
  * file (kept or just opened) whole from offset 0 into buf, NUL-terminated;
- * its length, or -1 when nothing was read. */
+ * its length, or -1 when nothing was read (those two, with the status
+ * readers, in engine_int.h). */
 enum helper_file { HELPER_STATUS, HELPER_MAX_RATE, HELPER_LOCK, HELPER_FILES };
 HIDDEN int helper_file(enum helper_file which, const char *path, int flags);
 
@@ -211,7 +212,8 @@ HIDDEN int helper_file(enum helper_file which, const char *path, int flags);
  * proof in lazy_helper.c); lazy_helper_clear() forgets a deferral (a
  * stop, a fork); lazy_helper_block() ends deferrals for good (a seccomp
  * filter is in force or being installed): it waits for a making under
- * way, and makes a deferred helper itself. */
+ * way, and makes a deferred helper itself.  The engine's own calls
+ * (lazy_helper_sample(), _pending(), _clear()) are in engine_int.h. */
 extern _Atomic int helper_lazy HIDDEN;
 HIDDEN int sweeper_begin(void);
 HIDDEN void lazy_helper_now(void);
