@@ -349,7 +349,6 @@ int cmd_record(int argc, char **argv)
 		return status;
 	}
 	spawn_forward_signals(pid);
-	record_heap_on_huge_pages(); /* after the start: heap.c says why */
 	struct rusage ru;
 	memset(&ru, 0, sizeof ru);
 	uint64_t root_children_ns = 0;

@@ -73,11 +73,6 @@ const char *record_cache_root(char *buf, size_t size);
  * only when something was added since it last looked. */
 void record_cache_trim(const char *root);
 
-/* heap.c.  Asks for transparent huge pages under the next 30 MiB of the
- * heap; after the command is started, before anything is allocated in
- * earnest. */
-void record_heap_on_huge_pages(void);
-
 /* workdir.c: a small file (a note, /proc's) into buf, NUL-terminated;
  * its length, or -1.  Not stdio: no buffer, no fstat. */
 ssize_t record_read_small(const char *path, int flags, char *buf, size_t size);

@@ -1009,16 +1009,18 @@ $ profil record -o fr.pprof $REC/rec-seccomp forkrace 30; echo "exit $?"
 stdout /^forkrace ok$/
 stdout /^exit 0$/
 
-# The record process's heap on transparent huge pages (cli/record/heap.c):
-# its symbolizing allocates megabytes of small blocks, a page fault per
-# fresh 4 KiB page (a fifth of its CPU on a short Python recording, on a
-# machine whose faults are dear).  The command reads its parent's (the
-# record process's) mappings: some part of the heap is marked for huge
-# pages ("hg"), wherever the kernel has them on (not "never", or no such
-# file: "no-thp") and the heap is glibc's (not under ASan or valgrind,
-# whose malloc is their own: "other-malloc")
-$ thp=/sys/kernel/mm/transparent_hugepage/enabled; profil record -o hp.pprof sh -c "if [ -n \"\$PROFIL_TEST_TOOL\" ]; then echo other-malloc; elif ! test -e $thp || grep -q '\[never\]' $thp; then echo no-thp; else awk '/\[heap\]/ {h = 1; next} /^[0-9a-f]+-/ {h = 0} h && /^VmFlags/' /proc/\$PPID/smaps; fi"
-stdout /^(VmFlags:.* hg( |$)|no-thp$|other-malloc$)/
+# The command line each process is recorded with (the pprof file's
+# comment "process pid=N ppid=N cmdline=..."), and the Chromium zygote
+# test without Chromium: the agent reads /proc/self/cmdline once at the
+# start, for both (agent.c, process_start()); a forked child's is read
+# afresh (child.c).  The --type=zygote shell is not sampled and is named
+# at the end; the outer shell and its forked subshell are recorded, each
+# with the outer shell's arguments, the quoted one as one argument
+$ profil record -o zy.pprof sh -c 'sh -c "exit 0" --type=zygote; (x=0; while [ $x -lt 20000 ]; do x=$((x+1)); done); true' top "two words" 2>err.txt; echo "exit $?"; echo "zygotes $(grep -c 'Chromium zygote was not sampled.*: sh \[[0-9]*\]$' err.txt)"; gzip -dc zy.pprof | strings | grep -o 'cmdline=.* top two words' | uniq -c; echo "processes $(profil report --by process zy.pprof | grep -c ' sh \[')"
+stdout /^exit 0$/
+stdout /^zygotes 1$/
+stdout /^ +2 cmdline=sh -c sh -c "exit 0" --type=zygote; \(x=0; .*\); true top two words$/
+stdout /^processes 2$/
 
 # A command the kernel will not run (a directory here) once it was
 # started: its exec's error, a shell's status, and nothing more; the
