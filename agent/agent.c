@@ -60,7 +60,7 @@ static size_t pow2_floor(size_t v)
 	return p;
 }
 
-struct ring_file *agent_new_ring(void)
+struct ring_file *agent_new_ring(const char *args, size_t nargs)
 {
 	size_t data = DATA_SIZE, log = MODLOG_SIZE;
 	struct rlimit rl;
@@ -70,7 +70,7 @@ struct ring_file *agent_new_ring(void)
 		data = d < RING_MIN ? RING_MIN : d < data ? d : data;
 		log = l < RING_MIN ? RING_MIN : l < log ? l : log;
 	}
-	return ringfile_create(agent_dir, data, log);
+	return ringfile_create(agent_dir, data, log, args, nargs);
 }
 
 void agent_say(const char *what)
@@ -269,11 +269,11 @@ static void tick(void)
 		atomic_store(&rf->signal, signal_lost() ? -signal_lost() : signal_sampling());
 }
 
-static int start(void)
+static int start(const char *args, size_t nargs)
 {
 	if (!agent_recorder_alive())
 		return -1; /* a descendant of a recording that is over */
-	struct ring_file *rf = agent_new_ring();
+	struct ring_file *rf = agent_new_ring(args, nargs);
 	if (!rf) {
 		/* The usual cause: a program that changed user (setpriv, a
 		 * daemon dropping root) and then exec'd cannot write into
@@ -342,7 +342,10 @@ static void process_start(void)
 			agent_note_traced(agent_dir, tracer, 0);
 		return;
 	}
-	if (agent_is_zygote()) { /* must stay single-threaded (zygote.c) */
+	/* read once, for the zygote test and the ring file's header */
+	char args[8192];
+	size_t nargs = agent_read_small("/proc/self/cmdline", args, sizeof args);
+	if (agent_is_zygote(args, nargs)) { /* must stay single-threaded (zygote.c) */
 		if (agent_recorder_alive())
 			agent_note_left(agent_dir, "zygote", 0);
 		return;
@@ -351,7 +354,7 @@ static void process_start(void)
 	 * pthread_create or dlclose, or a sample after 50 ms of CPU), not
 	 * now (lazy_helper.c): most processes never need it. */
 	atomic_store(&helper_lazy, 1);
-	if (start() != 0)
+	if (start(args, nargs) != 0)
 		return;
 	envfix_init(environ, agent_only_root);
 	atomic_store(&exec_failed_hook, agent_exec_returned);

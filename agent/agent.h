@@ -39,9 +39,12 @@ struct ring_file;
 struct maps_code; /* src/base/base.h */
 
 /* ringfile.c: a new ring file "<dir>/<pid>.<n>.ring", mapped shared and
- * initialised; NULL with errno on failure (the agent then idles). */
+ * initialised; NULL with errno on failure (the agent then idles).  args:
+ * the process's arguments as /proc/self/cmdline gives them, nargs bytes,
+ * read just before; NULL to read them here. */
 HIDDEN struct ring_file *ringfile_create(const char *dir, size_t data_size,
-                                         size_t modlog_size);
+                                         size_t modlog_size, const char *args,
+                                         size_t nargs);
 
 /* modules.c: the module log.  modules_init() records every object loaded
  * now; modules_rescan() records what was loaded or unloaded since
@@ -117,7 +120,7 @@ extern uint32_t agent_stack_depth HIDDEN;
 extern int agent_only_root HIDDEN;
 extern struct ring_file *_Atomic agent_ring HIDDEN;
 struct ptable;
-HIDDEN struct ring_file *agent_new_ring(void);
+HIDDEN struct ring_file *agent_new_ring(const char *args, size_t nargs);
 HIDDEN void agent_say(const char *what);
 HIDDEN struct ptable *agent_publish(struct ring_file *rf, int by_helper);
 HIDDEN void agent_describe(struct ring_file *rf);
@@ -197,9 +200,10 @@ HIDDEN void agent_stop_sandboxed(void);
  * filter) make no call of the agent's from then on. */
 extern _Atomic int agent_sandboxed HIDDEN;
 
-/* zygote.c: whether this process is a Chromium zygote (its arguments
- * hold --type=zygote), which must stay single-threaded. */
-HIDDEN int agent_is_zygote(void);
+/* zygote.c: whether this process is a Chromium zygote (its arguments,
+ * nargs bytes of /proc/self/cmdline and a NUL as agent_read_small()
+ * leaves them, hold --type=zygote), which must stay single-threaded. */
+HIDDEN int agent_is_zygote(const char *args, size_t nargs);
 
 /* nspid.c: nspid_init() reads, at load, the recorder's PID namespace
  * (PROFIL_RECORD_PIDNS); nspid_tell() tells the recorder the pid it sees

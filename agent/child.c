@@ -45,7 +45,9 @@ static struct ring_file *child_ring(void)
 		agent_note_traced(agent_dir, tracer, 0);
 		return NULL;
 	}
-	struct ring_file *rf = agent_new_ring();
+	/* its arguments read afresh: a server may have retitled its children
+	 * (setproctitle) */
+	struct ring_file *rf = agent_new_ring(NULL, 0);
 	if (!rf && errno != ENOENT) /* else the recording is over (start()) */
 		agent_say("cannot create a ring file for a child");
 	return rf;
@@ -177,7 +179,7 @@ int agent_defer_final(int may_wait)
 	struct ring_file *rf = atomic_load(&agent_ring);
 	int fresh = !rf;
 	if (fresh)
-		rf = agent_new_ring();
+		rf = agent_new_ring(NULL, 0); /* read afresh, as above */
 	if (rf && !room_for(rf, fresh))
 		rf = NULL; /* its samples are lost, not the program */
 	if (fresh && rf)

@@ -51,7 +51,8 @@ static int open_new(const char *dir, char *name)
 	return -1;
 }
 
-static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_size)
+static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_size,
+                        const char *args, size_t nargs)
 {
 	rf->version = RING_VERSION;
 	rf->header_size = RING_HEADER_SIZE;
@@ -64,8 +65,13 @@ static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_si
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	rf->start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	size_t n = agent_read_small("/proc/self/cmdline", rf->cmdline, sizeof rf->cmdline);
-	(void)n;
+	if (!args) {
+		(void)agent_read_small("/proc/self/cmdline", rf->cmdline, sizeof rf->cmdline);
+	} else { /* the start's, read for agent_is_zygote(): truncated alike */
+		size_t n = nargs < sizeof rf->cmdline - 1 ? nargs : sizeof rf->cmdline - 1;
+		memcpy(rf->cmdline, args, n);
+		rf->cmdline[n] = '\0';
+	}
 	/* The calling thread's name is the process's here (the main thread at
 	 * load, a forked child's only thread): no /proc file to open.  Left
 	 * empty if the call failed (it cannot, on Linux). */
@@ -78,7 +84,8 @@ static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_si
 	__atomic_store_n((uint64_t *)rf->magic, magic, __ATOMIC_RELEASE);
 }
 
-struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modlog_size)
+struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modlog_size,
+                                  const char *args, size_t nargs)
 {
 	if (data_size > RING_DATA_MAX || (data_size & (data_size - 1)) || data_size < 4096) {
 		errno = EINVAL;
@@ -107,6 +114,6 @@ struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modl
 	struct ring_file *rf = p;
 	if (!asked) /* else the recorder knows our pid (ringask.c) */
 		nspid_tell(dir, name); /* before the header is complete: nspid.c */
-	fill_header(rf, data_size, modlog_size);
+	fill_header(rf, data_size, modlog_size, args, nargs);
 	return rf;
 }

@@ -23,11 +23,9 @@
 
 #include <string.h>
 
-int agent_is_zygote(void)
+int agent_is_zygote(const char *args, size_t nargs)
 {
-	char args[8192];
-	size_t n = agent_read_small("/proc/self/cmdline", args, sizeof args);
-	for (size_t at = 0; at < n; at += strlen(args + at) + 1)
+	for (size_t at = 0; at < nargs; at += strlen(args + at) + 1)
 		if (strcmp(args + at, "--type=zygote") == 0)
 			return 1;
 	return 0;

@@ -128,8 +128,14 @@ static int cache_path(const struct dl_phdr_info *info, uintptr_t hdr, char *path
 	size_t n = object_build_id(info, id, sizeof id);
 	if (n == 0 && file_key(info, key, sizeof key) != 0)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		snprintf(key + 2 * i, sizeof key - 2 * i, "%02x", id[i]);
+	/* by hand: snprintf("%02x") a byte was 100 calls a process start */
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		key[2 * i] = hex[id[i] >> 4];
+		key[2 * i + 1] = hex[id[i] & 15];
+	}
+	if (n)
+		key[2 * n] = '\0';
 	int w = snprintf(path, size, "%s/uw%08x-%s-%lx", cache_dir, CACHE_MAGIC, key,
 	                 (unsigned long)(hdr - info->dlpi_addr));
 	return w > 0 && (size_t)w < size ? 0 : -1;
