@@ -361,6 +361,9 @@ int cmd_record(int argc, char **argv)
 		if (record_report_traced(set.dir, pid))
 			fprintf(stderr, "profil record: %s was not profiled: another program traced "
 			        "it; no profile written\n", o.argv[0]);
+		else if (record_left_out(set.dir, (uint32_t)pid)) /* a zygote: said above */
+			fprintf(stderr, "profil record: %s was not profiled, for the reason above; no "
+			        "profile written\n", o.argv[0]);
 		else
 			fprintf(stderr, "profil record: %s was not profiled: the agent did not start "
 			        "in it (LD_PRELOAD removed, or the program exited first); no profile "

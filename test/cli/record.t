@@ -1036,3 +1036,14 @@ nofile n.pprof
 $ printf 'echo "ran $1 $PROFIL_HZ"\n' > nosb && chmod +x nosb && profil record -F 250 -o nosb.pprof ./nosb x
 stdout /^ran x 250$/
 stderr /samples, .* -> nosb.pprof$/
+
+# The command itself a zygote (its arguments hold --type=zygote): not
+# profiled, said once with the reason, the exit non-zero, no file; the
+# second line said "the agent did not start in it (LD_PRELOAD removed,
+# or the program exited first)" before, which is not why
+$ profil record -o zr.pprof sh -c 'exit 0' --type=zygote
+exit 1
+stderr /^profil record: 1 Chromium zygote was not sampled, .*: sh \[[0-9]+\]$/
+stderr /^profil record: sh was not profiled, for the reason above; no profile written$/
+stderr-lines 2
+nofile zr.pprof
