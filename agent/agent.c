@@ -342,8 +342,10 @@ static void process_start(void)
 			agent_note_traced(agent_dir, tracer, 0);
 		return;
 	}
-	/* read once, for the zygote test and the ring file's header */
-	char args[8192];
+	/* read once, for the zygote test and the ring file's header; not on
+	 * the stack, where 8 KiB pushed the calls below onto fresh pages (two
+	 * page faults more a process); the constructor runs once, alone */
+	static char args[8192];
 	size_t nargs = agent_read_small("/proc/self/cmdline", args, sizeof args);
 	if (agent_is_zygote(args, nargs)) { /* must stay single-threaded (zygote.c) */
 		if (agent_recorder_alive())
