@@ -106,11 +106,12 @@ $(SHLIB): $(LIB_OBJ)
 $(BUILD)/libprofil.so: $(SHLIB)
 	ln -sf libprofil.so.$(VERSION) $@
 
-# Not credwrap.o: in a static link it would have no libc setuid() etc. to
-# pass the calls to (src/process/credwrap.c says why).
+# Not credwrap.o nor sigevwrap.o: in a static link they would have no libc
+# setuid() or timer_create() to pass the calls to (src/process/credwrap.c
+# says why).
 $(STLIB): $(LIB_OBJ)
 	rm -f $@
-	ar rcs $@ $(filter-out $(BUILD)/obj/process/credwrap.o,$^)
+	ar rcs $@ $(filter-out $(BUILD)/obj/process/credwrap.o $(BUILD)/obj/process/sigevwrap.o,$^)
 
 $(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
 	mkdir -p $@

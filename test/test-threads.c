@@ -6,6 +6,10 @@
 #include "safety.h"
 
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
 #include <threads.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -166,6 +170,60 @@ TEST_IMPL(threads_thrd_create_covered)
 	 * estimate (which a loaded machine makes wrong) */
 	ASSERT(buf[0] > (c11_cpu - 0.25) * profil_hz());
 	ASSERT(buf[0] <= (c11_cpu + 0.01) * profil_hz());
+	return 0;
+}
+
+SPIN_FN(spin_sigev, 53)
+
+static unsigned long sigev_iters;
+static double sigev_cpu;   /* the notification thread's CPU time at its end */
+static _Atomic int sigev_done;
+
+static void sigev_notified(union sigval v)
+{
+	(void)v;
+	spin_sigev(sigev_iters);
+	sigev_cpu = cpu_thread();
+	atomic_store(&sigev_done, 1);
+}
+
+/*
+ * A timer's SIGEV_THREAD notification runs in a thread glibc makes with
+ * its internal pthread_create and every signal blocked, the sampling
+ * signal too (src/process/sigevwrap.c): it was never sampled (0 samples
+ * for its 0.5 s).  Now covered from its first instant: at least its CPU
+ * time less 0.25 s (a loaded machine's allowance, as for thrd_create),
+ * no more than it and the waiting main thread ran.
+ */
+TEST_IMPL(threads_sigev_thread_notification_covered)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	if (skip_under("tsan", "TSan does not intercept glibc's internal thread creation"))
+		return 0;
+	unsigned short buf[2] = {0};
+	sigev_iters = iters_for(0.5);
+	double m0 = cpu_thread();
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	struct sigevent ev;
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_THREAD;
+	ev.sigev_notify_function = sigev_notified;
+	timer_t t;
+	ASSERT_OK(timer_create(CLOCK_MONOTONIC, &ev, &t));
+	struct itimerspec its = {{0, 0}, {0, 1000000}};
+	ASSERT_OK(timer_settime(t, 0, &its, NULL));
+	while (!atomic_load(&sigev_done)) {
+		struct timespec nap = {0, 2000000};
+		nanosleep(&nap, NULL);
+	}
+	ASSERT_OK(timer_delete(t));
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	double main_cpu = cpu_thread() - m0;
+	unsigned int hz = profil_hz();
+	printf("SIGEV_THREAD notification: %u samples for %.3f CPU s (main %.3f) at %u Hz\n",
+	       buf[0], sigev_cpu, main_cpu, hz);
+	ASSERT(buf[0] > (sigev_cpu - 0.25) * hz);
+	ASSERT(buf[0] <= (sigev_cpu + main_cpu + 0.01) * hz);
 	return 0;
 }
 

@@ -19,6 +19,11 @@
  *   rec-lazy thread UNITS   pthread_create() at once, a safe point even
  *                           before 50 ms: 3 threads; then UNITS in each
  *
+ *   rec-lazy sigev UNITS    UNITS in notify_hot, run by a timer's SIGEV_THREAD
+ *                           notification: a thread glibc makes itself,
+ *                           with every signal blocked, named "notifier";
+ *                           main waits for it asleep
+ *
  * And a forked child's ring file (agent/defer.c), made when it needs one:
  *
  *   rec-lazy forkkill UNITS  a forked child burns UNITS in child_hot,
@@ -32,10 +37,12 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 static int threads(void)
@@ -89,6 +96,33 @@ __attribute__((noinline)) static void *thread_hot(void *units)
 {
 	REC_BURN((unsigned long)units, 5);
 	return NULL;
+}
+
+static _Atomic int notified;
+
+__attribute__((noinline)) static void notify_hot(union sigval v)
+{
+	prctl(PR_SET_NAME, "notifier");
+	REC_BURN((unsigned long)v.sival_ptr, 7);
+	atomic_store(&notified, 1);
+}
+
+static int run_sigev(unsigned long units)
+{
+	struct sigevent ev;
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_THREAD;
+	ev.sigev_notify_function = notify_hot;
+	ev.sigev_value.sival_ptr = (void *)units;
+	timer_t t;
+	struct itimerspec once = {{0, 0}, {0, 1000000}};
+	if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0 || timer_settime(t, 0, &once, NULL) != 0)
+		return 1;
+	while (!atomic_load(&notified)) {
+		struct timespec nap = {0, 2000000};
+		nanosleep(&nap, NULL);
+	}
+	return timer_delete(t) != 0;
 }
 
 __attribute__((noinline)) static void kill_hot(void)
@@ -176,6 +210,8 @@ int main(int argc, char **argv)
 		signal(SIGALRM, handler_hot);
 		raise(SIGALRM);
 		say_threads();
+	} else if (strcmp(argv[1], "sigev") == 0) {
+		return run_sigev(units);
 	} else if (strcmp(argv[1], "thread") == 0) {
 		pthread_t t; /* at once: before 50 ms, no sample would make it */
 		if (pthread_create(&t, NULL, thread_hot, (void *)units) != 0)
