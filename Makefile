@@ -106,12 +106,13 @@ $(SHLIB): $(LIB_OBJ)
 $(BUILD)/libprofil.so: $(SHLIB)
 	ln -sf libprofil.so.$(VERSION) $@
 
-# Not credwrap.o nor sigevwrap.o: in a static link they would have no libc
-# setuid() or timer_create() to pass the calls to (src/process/credwrap.c
-# says why).
+# Not credwrap.o, sigevwrap.o nor c11wrap.o: in a static link they would
+# have no libc setuid(), timer_create() or thrd_create() to pass the calls
+# to (src/process/credwrap.c and c11wrap.c say why).
+STATIC_LEFT := $(addprefix $(BUILD)/obj/process/,credwrap.o sigevwrap.o c11wrap.o)
 $(STLIB): $(LIB_OBJ)
 	rm -f $@
-	ar rcs $@ $(filter-out $(BUILD)/obj/process/credwrap.o $(BUILD)/obj/process/sigevwrap.o,$^)
+	ar rcs $@ $(filter-out $(STATIC_LEFT),$^)
 
 $(BUILD)/obj $(BUILD)/test $(BUILD)/examples $(BUILD)/bench:
 	mkdir -p $@

@@ -2,7 +2,8 @@
  * process.h - the program's own calls, interposed: fork (fork.c), the exec
  * family (exec.c, exec_wrap.c), pthread_create (threads.c), sigaction and
  * signal (sigwrap.c), pthread_sigmask and sigprocmask (maskwrap.c), the
- * setuid family and setgroups (credwrap.c, shared library only).  Nothing else calls into process/; the one entry
+ * setuid family and setgroups (credwrap.c), thrd_create (c11wrap.c) and
+ * timer_create (sigevwrap.c) (these three in the shared library only).  Nothing else calls into process/; the one entry
  * for others is the hook below (agent/).
  */
 #ifndef PROFIL_PROCESS_H
@@ -26,6 +27,18 @@ HIDDEN int threads_settle_self(uintptr_t fallback_pc);
 /* The same with the engine lock held (exec.c, before an exec); leaves
  * the sampling signal blocked on this thread. */
 HIDDEN void threads_settle_locked(uintptr_t fallback_pc);
+
+/* threads.c: the trampoline every thread made through our hooks starts
+ * in (pthread_create; thrd_create, c11wrap.c), covered from its first
+ * instruction.  Made by the creator for fn (or a C11 thread's c11_fn)
+ * and arg, with attr's signal mask if it sets one; NULL without memory
+ * (the thread is then made as asked, and the sweeper finds it).  Run by
+ * the new thread, which it frees; dropped if the thread was not made. */
+struct threads_start;
+HIDDEN struct threads_start *threads_start_new(void *(*fn)(void *), int (*c11_fn)(void *),
+                                              void *arg, const pthread_attr_t *attr);
+HIDDEN void *threads_start_run(struct threads_start *s);
+HIDDEN void threads_start_drop(struct threads_start *s);
 
 /* exec.c: the environment an exec passes on, in every exec we interpose
  * (vfork children included): the hook returns envp or an array it built

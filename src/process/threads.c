@@ -7,7 +7,9 @@
  * thread runs a trampoline that gives it a timer before the program's
  * start routine and deletes it when the thread exits (return,
  * pthread_exit or cancellation), so exited threads leak no timer.
- * Threads created another way are found by the sweeper (sweeper.c).
+ * C11's thrd_create, which glibc routes past our pthread_create, is
+ * interposed too (c11wrap.c), with the same trampoline.  Threads created
+ * another way are found by the sweeper (sweeper.c).
  */
 #include "process/process.h"
 #include "unwind/unwind.h"
@@ -17,6 +19,7 @@
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <threads.h>
 #include <unistd.h>
@@ -25,8 +28,9 @@ const char process_threads_linked = 1; /* process.h: for static links */
 
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-struct start {
+struct threads_start {
 	void *(*fn)(void *);
+	int (*c11_fn)(void *); /* a C11 thread's (c11wrap.c), fn NULL */
 	void *arg;
 	/* The signal mask the thread starts with, as the program sees it
 	 * (maskwrap.c): its creator's view, or the mask its attributes set
@@ -103,10 +107,31 @@ static void thread_gone(void *unused)
 	sweeper_thread_gone();
 }
 
-/* Named for the stacks it appears in: every profiled thread starts here. */
-static void *profil_thread_start(void *p)
+struct threads_start *threads_start_new(void *(*fn)(void *), int (*c11_fn)(void *), void *arg,
+                                       const pthread_attr_t *attr)
 {
-	struct start s = *(struct start *)p;
+	lazy_helper_now(); /* a deferred helper: this is a safe point */
+	struct threads_start *s = mem_alloc(sizeof *s);
+	if (!s)
+		return NULL;
+	s->fn = fn;
+	s->c11_fn = c11_fn;
+	s->arg = arg;
+	s->view = process_mask_view();
+	s->attr_mask = attr && pthread_attr_getsigmask_np(attr, &s->mask) == 0;
+	sweeper_thread_born(); /* before the thread exists */
+	return s;
+}
+
+void threads_start_drop(struct threads_start *s)
+{
+	sweeper_thread_gone();
+	mem_free(s);
+}
+
+void *threads_start_run(struct threads_start *p)
+{
+	struct threads_start s = *p;
 	mem_free(p);
 	wrapped = 1;
 	if (s.attr_mask)
@@ -114,16 +139,23 @@ static void *profil_thread_start(void *p)
 	else
 		process_mask_inherit(s.view);
 	void *ret = NULL;
+	void *start_fn = s.fn ? (void *)s.fn : (void *)s.c11_fn;
 	pthread_cleanup_push(thread_gone, NULL);
 	unwind_note_stack(); /* bounds for the stack walk (unwind.h) */
 	engine_lock();
 	timers_add_born(); /* failure leaves the thread to the sweeper */
 	engine_unlock();
-	pthread_cleanup_push(thread_end, (void *)s.fn);
-	ret = s.fn(s.arg);
+	pthread_cleanup_push(thread_end, start_fn);
+	ret = s.fn ? s.fn(s.arg) : (void *)(intptr_t)s.c11_fn(s.arg);
 	pthread_cleanup_pop(1);
 	pthread_cleanup_pop(1);
 	return ret;
+}
+
+/* Named for the stacks it appears in: every profiled thread starts here. */
+static void *profil_thread_start(void *p)
+{
+	return threads_start_run(p);
 }
 
 __attribute__((visibility("default")))
@@ -133,20 +165,12 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	create_fn *create = threads_real_create();
 	if (!create)
 		return EAGAIN;
-	lazy_helper_now(); /* a deferred helper: this is a safe point */
-	struct start *s = mem_alloc(sizeof *s);
+	struct threads_start *s = threads_start_new(fn, NULL, arg, attr);
 	if (!s) /* no trampoline: still create the thread, uncovered */
 		return create(th, attr, fn, arg);
-	s->fn = fn;
-	s->arg = arg;
-	s->view = process_mask_view();
-	s->attr_mask = attr && pthread_attr_getsigmask_np(attr, &s->mask) == 0;
-	sweeper_thread_born(); /* before the thread exists */
 	int rc = create(th, attr, profil_thread_start, s);
-	if (rc != 0) {
-		sweeper_thread_gone();
-		mem_free(s);
-	}
+	if (rc != 0)
+		threads_start_drop(s);
 	return rc;
 }
 #endif

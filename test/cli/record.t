@@ -1057,3 +1057,12 @@ nofile zr.pprof
 $ profil record -o sg.pprof $REC/rec-lazy sigev 40 && profil report sg.pprof && profil report --by thread sg.pprof
 row /notify_hot +rec-lazy$/ 2 >= 85
 row /notifier \[[0-9]+\] +rec-lazy/ 2 >= 85
+
+# C11 threads: glibc's thrd_create passes by our pthread_create, and the
+# helper that would find them is made at the first pthread_create or
+# after 50 ms of the main thread's CPU: with main waiting in thrd_join,
+# never, and the workers' 400 ms were all counted at the process's exit.
+# thrd_create is interposed (src/process/c11wrap.c); thrd_join still gets
+# the int the thread returned (the exit status says so)
+$ profil record -o c11.pprof $REC/rec-lazy c11 40 && profil report c11.pprof && profil report --by thread c11.pprof
+row /c11_hot +rec-lazy$/ 2 >= 85

@@ -19,6 +19,9 @@
  *   rec-lazy thread UNITS   pthread_create() at once, a safe point even
  *                           before 50 ms: 3 threads; then UNITS in each
  *
+ *   rec-lazy c11 UNITS      two C11 threads (thrd_create) burn UNITS each in
+ *                           c11_hot while main waits in thrd_join: no
+ *                           pthread_create, and main burns nothing
  *   rec-lazy sigev UNITS    UNITS in notify_hot, run by a timer's SIGEV_THREAD
  *                           notification: a thread glibc makes itself,
  *                           with every signal blocked, named "notifier";
@@ -41,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -96,6 +100,26 @@ __attribute__((noinline)) static void *thread_hot(void *units)
 {
 	REC_BURN((unsigned long)units, 5);
 	return NULL;
+}
+
+__attribute__((noinline)) static int c11_hot(void *units)
+{
+	REC_BURN((unsigned long)units, 8);
+	return 5;
+}
+
+static int run_c11(unsigned long units)
+{
+	thrd_t t[2];
+	int rc = 0;
+	for (int i = 0; i < 2; i++)
+		if (thrd_create(&t[i], c11_hot, (void *)units) != thrd_success)
+			return 1;
+	for (int i = 0; i < 2; i++) {
+		int res = 0;
+		rc |= thrd_join(t[i], &res) != thrd_success || res != 5;
+	}
+	return rc;
 }
 
 static _Atomic int notified;
@@ -210,6 +234,8 @@ int main(int argc, char **argv)
 		signal(SIGALRM, handler_hot);
 		raise(SIGALRM);
 		say_threads();
+	} else if (strcmp(argv[1], "c11") == 0) {
+		return run_c11(units);
 	} else if (strcmp(argv[1], "sigev") == 0) {
 		return run_sigev(units);
 	} else if (strcmp(argv[1], "thread") == 0) {
