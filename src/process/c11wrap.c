@@ -8,8 +8,8 @@
  * (lazy_helper.c): a program whose main thread made its workers with
  * thrd_create and waited in thrd_join never had one, and the workers'
  * CPU time was all counted at the process's exit.  thrd_create is
- * interposed: the thread starts in threads.c's trampoline, through a
- * start function of C11's type, so glibc still keeps the int the thread
+ * interposed: the thread starts in threads.c's trampoline of C11's type
+ * (profil_c11_thread_start), so glibc still keeps the int the thread
  * returns for thrd_join().
  *
  * Not in the static library: in a static link our thrd_create would take
@@ -20,7 +20,6 @@
 
 #include <dlfcn.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <threads.h>
 
 #ifndef PROFIL_NO_HOOK
@@ -44,12 +43,6 @@ static c11_create_fn *real_thrd_create(void)
 __attribute__((constructor)) static void c11_init(void)
 {
 	(void)real_thrd_create();
-}
-
-/* Named for the stacks it appears in: every C11 thread starts here. */
-static int profil_c11_thread_start(void *p)
-{
-	return (int)(intptr_t)threads_start_run(p);
 }
 
 __attribute__((visibility("default")))

@@ -32,13 +32,14 @@ HIDDEN void threads_settle_locked(uintptr_t fallback_pc);
  * in (pthread_create; thrd_create, c11wrap.c), covered from its first
  * instruction.  Made by the creator for fn (or a C11 thread's c11_fn)
  * and arg, with attr's signal mask if it sets one; NULL without memory
- * (the thread is then made as asked, and the sweeper finds it).  Run by
- * the new thread, which it frees; dropped if the thread was not made. */
+ * (the thread is then made as asked, and the sweeper finds it); dropped
+ * if the thread was not made.  A C11 thread starts in
+ * profil_c11_thread_start() with it, which frees it. */
 struct threads_start;
 HIDDEN struct threads_start *threads_start_new(void *(*fn)(void *), int (*c11_fn)(void *),
                                               void *arg, const pthread_attr_t *attr);
-HIDDEN void *threads_start_run(struct threads_start *s);
 HIDDEN void threads_start_drop(struct threads_start *s);
+HIDDEN int profil_c11_thread_start(void *s);
 
 /* exec.c: the environment an exec passes on, in every exec we interpose
  * (vfork children included): the hook returns envp or an array it built

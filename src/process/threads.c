@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <threads.h>
 #include <unistd.h>
@@ -129,7 +128,9 @@ void threads_start_drop(struct threads_start *s)
 	mem_free(s);
 }
 
-void *threads_start_run(struct threads_start *p)
+/* The start a trampoline was given, taken and freed; the signal mask
+ * the program sees set. */
+static struct threads_start adopt(struct threads_start *p)
 {
 	struct threads_start s = *p;
 	mem_free(p);
@@ -138,24 +139,47 @@ void *threads_start_run(struct threads_start *p)
 		process_mask_adopt(&s.mask);
 	else
 		process_mask_inherit(s.view);
-	void *ret = NULL;
-	void *start_fn = s.fn ? (void *)s.fn : (void *)s.c11_fn;
-	pthread_cleanup_push(thread_gone, NULL);
+	return s;
+}
+
+/* This thread sampled from now on: its stack's bounds and a timer. */
+static void cover_self(void)
+{
 	unwind_note_stack(); /* bounds for the stack walk (unwind.h) */
 	engine_lock();
 	timers_add_born(); /* failure leaves the thread to the sweeper */
 	engine_unlock();
-	pthread_cleanup_push(thread_end, start_fn);
-	ret = s.fn ? s.fn(s.arg) : (void *)(intptr_t)s.c11_fn(s.arg);
+}
+
+/* Named for the stacks they appear in: every profiled thread starts in
+ * one of these, the program's function called from its frame (a
+ * function around the call would add a frame to every stack; glibc's
+ * cleanup handlers need one frame to hold both).  A C11 thread's has
+ * C11's type: glibc keeps the int it returns for thrd_join(). */
+static void *profil_thread_start(void *p)
+{
+	struct threads_start s = adopt(p);
+	void *ret = NULL;
+	pthread_cleanup_push(thread_gone, NULL);
+	cover_self();
+	pthread_cleanup_push(thread_end, (void *)s.fn);
+	ret = s.fn(s.arg);
 	pthread_cleanup_pop(1);
 	pthread_cleanup_pop(1);
 	return ret;
 }
 
-/* Named for the stacks it appears in: every profiled thread starts here. */
-static void *profil_thread_start(void *p)
+int profil_c11_thread_start(void *p)
 {
-	return threads_start_run(p);
+	struct threads_start s = adopt(p);
+	int ret = 0;
+	pthread_cleanup_push(thread_gone, NULL);
+	cover_self();
+	pthread_cleanup_push(thread_end, (void *)s.c11_fn);
+	ret = s.c11_fn(s.arg);
+	pthread_cleanup_pop(1);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 __attribute__((visibility("default")))
