@@ -40,6 +40,13 @@ HIDDEN struct threads_start *threads_start_new(void *(*fn)(void *), int (*c11_fn
                                               void *arg, const pthread_attr_t *attr);
 HIDDEN void threads_start_drop(struct threads_start *s);
 HIDDEN int profil_c11_thread_start(void *s);
+/* threads.c: the two halves of a trampoline, for one made elsewhere
+ * (sigevwrap.c): this thread sampled from now on (its stack's bounds, a
+ * timer from its first instant); and, as its cleanup handler at its end,
+ * its expiries settled (threads_settle_locked(), start_fn the fallback
+ * pc). */
+HIDDEN void threads_cover_self(void);
+HIDDEN void threads_end_covered(void *start_fn);
 
 /* exec.c: the environment an exec passes on, in every exec we interpose
  * (vfork children included): the hook returns envp or an array it built

@@ -8,11 +8,12 @@
  * helper thread: the sampling signal too.  A callback that burned 300 ms
  * was never sampled, and its time was counted at the process's exit.
  * timer_create() is interposed: a SIGEV_THREAD request gets
- * notification_start() as its function, which in the notification thread
- * does what pthread_create's trampoline does (threads.c): the sampling
- * signal unblocked while the program sees the mask glibc gave
- * (maskwrap.c), a timer for the thread from its first instant, its
- * expiries settled at its end; then it calls the program's function.
+ * profil_notification_start() as its function, which in the notification
+ * thread does what pthread_create's trampoline does, with its halves
+ * (threads.c): the sampling signal unblocked while the program sees the
+ * mask glibc gave (maskwrap.c), a timer for the thread from its first
+ * instant, its expiries settled at its end; then it calls the program's
+ * function.
  *
  * What the trampoline needs, the program's function and value, is a
  * record of ours that glibc passes it as the value.  A notification
@@ -25,7 +26,6 @@
  * program has no libc timer_create() to pass the calls to (credwrap.c).
  */
 #include "process/process.h"
-#include "unwind/unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -102,13 +102,6 @@ static void reclaim_locked(int64_t now)
 	}
 }
 
-static void notification_end(void *fn)
-{
-	engine_lock();
-	threads_settle_locked((uintptr_t)fn);
-	engine_unlock();
-}
-
 /* Named for the stacks it appears in: every notification thread starts
  * here, below glibc's own start. */
 static void profil_notification_start(union sigval v)
@@ -119,11 +112,8 @@ static void profil_notification_start(union sigval v)
 	sigset_t given;
 	if (fault_real_sigmask(SIG_BLOCK, NULL, &given) == 0)
 		process_mask_adopt(&given); /* as the program's: ours stays open */
-	unwind_note_stack();
-	engine_lock();
-	timers_add_born(); /* failure leaves the thread to the sweeper */
-	engine_unlock();
-	pthread_cleanup_push(notification_end, (void *)fn);
+	threads_cover_self();
+	pthread_cleanup_push(threads_end_covered, (void *)fn);
 	fn(value);
 	pthread_cleanup_pop(1);
 }

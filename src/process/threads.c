@@ -89,7 +89,7 @@ int threads_settle_self(uintptr_t fallback_pc)
 
 #ifndef PROFIL_NO_HOOK
 
-static void thread_end(void *start_fn)
+void threads_end_covered(void *start_fn)
 {
 	engine_lock();
 	threads_settle_locked((uintptr_t)start_fn);
@@ -142,8 +142,7 @@ static struct threads_start adopt(struct threads_start *p)
 	return s;
 }
 
-/* This thread sampled from now on: its stack's bounds and a timer. */
-static void cover_self(void)
+void threads_cover_self(void)
 {
 	unwind_note_stack(); /* bounds for the stack walk (unwind.h) */
 	engine_lock();
@@ -161,8 +160,8 @@ static void *profil_thread_start(void *p)
 	struct threads_start s = adopt(p);
 	void *ret = NULL;
 	pthread_cleanup_push(thread_gone, NULL);
-	cover_self();
-	pthread_cleanup_push(thread_end, (void *)s.fn);
+	threads_cover_self();
+	pthread_cleanup_push(threads_end_covered, (void *)s.fn);
 	ret = s.fn(s.arg);
 	pthread_cleanup_pop(1);
 	pthread_cleanup_pop(1);
@@ -174,8 +173,8 @@ int profil_c11_thread_start(void *p)
 	struct threads_start s = adopt(p);
 	int ret = 0;
 	pthread_cleanup_push(thread_gone, NULL);
-	cover_self();
-	pthread_cleanup_push(thread_end, (void *)s.c11_fn);
+	threads_cover_self();
+	pthread_cleanup_push(threads_end_covered, (void *)s.c11_fn);
 	ret = s.c11_fn(s.arg);
 	pthread_cleanup_pop(1);
 	pthread_cleanup_pop(1);
