@@ -629,10 +629,13 @@ row /rec-wait \[[0-9]+\]$/ 1 >= 270
 # What the kernel counts for a process after its agent's last look (its
 # exit) is credited from the parent's reap, at "[process exit]": a shell
 # loop of short programs was 0.77-0.82 covered, and the profile's totals
-# short by as much
+# short by as much.  The totals are the check; the row only says where the
+# credit went.  Its size is the kernel's exit work for ~240 processes, the
+# machine's and not ours: 8-23% of the profile in 20 runs here, under 5%
+# once in CI (2026-12-02), so it is only asked to be there.
 $ profil record -v -o ex.pprof sh -c 'for i in $(seq 300); do /bin/true; done' && profil report ex.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
-row /\[process exit\]/ 2 >= 5
+row /\[process exit\]/ 2 >= 1
 
 # ... but not what a process ran after an exec into a program the agent
 # cannot enter (statically linked here): that was the program's CPU, all
