@@ -106,10 +106,11 @@ $(SHLIB): $(LIB_OBJ)
 $(BUILD)/libprofil.so: $(SHLIB)
 	ln -sf libprofil.so.$(VERSION) $@
 
-# Not credwrap.o, sigevwrap.o nor c11wrap.o: in a static link they would
-# have no libc setuid(), timer_create() or thrd_create() to pass the calls
-# to (src/process/credwrap.c and c11wrap.c say why).
-STATIC_LEFT := $(addprefix $(BUILD)/obj/process/,credwrap.o sigevwrap.o c11wrap.o)
+# Not credwrap.o, sigevwrap.o, c11wrap.o nor clonewrap.o: in a static
+# link they would have no libc setuid(), timer_create(), thrd_create() or
+# clone() to pass the calls to (src/process/credwrap.c and c11wrap.c say
+# why).
+STATIC_LEFT := $(addprefix $(BUILD)/obj/process/,credwrap.o sigevwrap.o c11wrap.o clonewrap.o)
 $(STLIB): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $(filter-out $(STATIC_LEFT),$^)

@@ -51,6 +51,9 @@ HIDDEN int engine_seccomp_filtered(void);
  * /proc stat file, or NULL: counted after the command name, which may
  * hold any byte but ends with the last ')'. */
 HIDDEN const char *engine_stat_field(const char *buf, int n);
+/* A thread's starttime (field 22: clock ticks after boot), 0 if unknown
+ * (errno ENOENT: it has gone). */
+HIDDEN unsigned long long engine_thread_start(pid_t tid);
 /* A thread's state letter (field 3) from its open stat file, read again
  * from the start (the kernel generates it anew), or from the file at
  * path: 'X' when the task is gone, 0 if unknown.  *nthreads, if asked:

@@ -1,6 +1,6 @@
 /*
  * lastthread.c - whether the program's threads have all ended, and the
- * state of a thread from its /proc stat file.
+ * state and start time of a thread from its /proc stat file.
  *
  * Why the helper thread asks (sweeper.c, issue 9): a process ends when
  * its last thread does.  glibc calls exit(0) when the last pthread
@@ -34,6 +34,24 @@ const char *engine_stat_field(const char *buf, int n)
 	for (int k = 3; k < n && p; k++)
 		p = strchr(p, ' '), p = p ? p + 1 : NULL;
 	return p;
+}
+
+/* Field 22 of /proc/self/task/TID/stat (starttime: clock ticks after
+ * boot); 0 if unreadable, with errno ENOENT when the thread is gone. */
+unsigned long long engine_thread_start(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *start = engine_stat_field(buf, 22);
+	return start ? strtoull(start, NULL, 10) : 0;
 }
 
 /* A thread's state letter (field 3) from the text of a /proc stat file,

@@ -56,24 +56,6 @@ static long page_size(void)
 	return p > 0 ? p : 4096;
 }
 
-/* Field 22 of /proc/self/task/TID/stat (starttime); 0 if unreadable,
- * with errno ENOENT when the thread is gone. */
-static unsigned long long thread_start(pid_t tid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	const char *start = engine_stat_field(buf, 22);
-	return start ? strtoull(start, NULL, 10) : 0;
-}
-
 static int slot_take(void)
 {
 	for (int i = 0; i < PERF_FD_MAX; i++) {
@@ -123,7 +105,7 @@ int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now, int hooked)
 	 * nor for the main thread, whose number no other thread can have
 	 * while the process lives, and whose end the sweeper reads from
 	 * the stat it reads anyway: timers_rescan()) */
-	slots[s].start = hooked || tid == getpid() ? 0 : thread_start(tid);
+	slots[s].start = hooked || tid == getpid() ? 0 : engine_thread_start(tid);
 	slots[s].page = map_event(s, tid, per);
 	if (!slots[s].page) {
 		atomic_store(&perf_fd_tid[s], -1);
@@ -177,7 +159,7 @@ int perf_mapped_task_gone(int s)
 		return 0;
 	pid_t tid = (pid_t)atomic_load(&perf_fd_tid[s]);
 	errno = 0;
-	unsigned long long now = thread_start(tid);
+	unsigned long long now = engine_thread_start(tid);
 	if (now == 0)
 		return errno == ENOENT;
 	return slots[s].start != 0 && now != slots[s].start; /* 0: not kept */

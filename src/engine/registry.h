@@ -45,7 +45,16 @@ HIDDEN int timers_to_timer(size_t i);    /* event i becomes a timer, or -1 */
 /* backlog.c: threads on events that block the signal move to timers. */
 HIDDEN void timers_check_backlog(void);
 
-/* timers_scan.c: covers every listed thread not covered yet. */
-HIDDEN int timers_cover_all(void);
+/* The clock tick (after boot, as /proc's starttime counts them) of the
+ * last timers_start() (its timers_cover_all(1)).  Whether an entry of a live thread was
+ * ever dropped since (timers_set_hz(), engine_events_forbid(): the
+ * sweeper covers it again later), so that a thread found by a sweep may
+ * have been sampled before.  Both under the engine lock. */
+extern unsigned long long timers_start_tick HIDDEN;
+extern int timers_lapsed HIDDEN;
+
+/* timers_scan.c: covers every listed thread not covered yet; at_start:
+ * the listing of timers_start(), whose threads ran before it. */
+HIDDEN int timers_cover_all(int at_start);
 
 #endif

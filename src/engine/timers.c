@@ -171,7 +171,7 @@ int timers_start(int sig, unsigned int hz)
 	timers_max = timers_budget();
 	if (timers_add(timers_my_tid(), 0) != 0 && errno != EAGAIN)
 		goto fail;
-	if (timers_cover_all() != 0)
+	if (timers_cover_all(1) != 0)
 		goto fail;
 	if (timers_nreg > 0)
 		return 0;
@@ -294,7 +294,7 @@ int timers_set_hz(unsigned int hz)
 		else if (events)
 			perf_engine_set_period(timers_reg[i].fd, per);
 		else if (timers_to_timer(i) != 0)
-			timers_drop(i);
+			timers_drop(i), timers_lapsed = 1;
 	}
 	return 0;
 }
@@ -314,7 +314,7 @@ void engine_events_forbid(void)
 		perf_engine_refuse(EPERM);
 		for (size_t i = timers_nreg; i-- > 0;) /* a drop moves the last entry to i */
 			if (timers_reg[i].fd >= 0 && timers_to_timer(i) != 0)
-				timers_drop(i);
+				timers_drop(i), timers_lapsed = 1;
 	}
 	engine_unlock();
 }

@@ -34,6 +34,7 @@
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
 #include "engine/registry.h"
+#include "base/ring.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -107,7 +108,52 @@ struct scan {
 	struct slot *index; /* the entries before the listing, by tid; or NULL */
 	size_t nindex;
 	unsigned int listed, refused;
+	int at_start;       /* timers_start()'s listing */
 };
+
+unsigned long long timers_start_tick;
+int timers_lapsed;
+
+/* Now, in /proc's starttime unit (clock ticks after boot, rounded down as
+ * the kernel rounds a task's start). */
+static unsigned long long boot_tick(void)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+		return ~0ULL; /* unknown: no thread counts as born after */
+	return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+	       (unsigned long long)ts.tv_nsec / (1000000000ULL / (unsigned long long)hz);
+}
+
+/*
+ * A thread a sweep finds, made after profiling started (by a raw clone,
+ * or with the sampling signal blocked, or when its hook could not cover
+ * it), ran unsampled until its timer was made: that CPU time, cpu_ns, is
+ * credited on it at the [unsampled] marker (ring tables only) as the
+ * count of a grid of random phase over it (cpugrid.h: expected cpu_ns /
+ * P).  Without it the time went to the process's exit, on its main
+ * thread (cli/record/reaped.c), or nowhere for a process no parent
+ * reaped.  Not for the threads of the start's listing, nor one whose
+ * /proc start is before the start's tick (one the start's listing
+ * refused or missed: its CPU before was the program's before profiling),
+ * nor after a live thread's entry was dropped (timers_lapsed: a thread
+ * found may then have been sampled before).  A thread born in the start's
+ * own tick before the start and missed by its listing would be credited
+ * its few milliseconds: accepted.
+ */
+static void credit_unseen(const struct scan *sc, pid_t tid, int64_t cpu_ns)
+{
+	if (sc->at_start || timers_lapsed || cpu_ns <= 0 ||
+	    engine_thread_start(tid) < timers_start_tick)
+		return;
+	int64_t per = cpugrid_period(timers_hz());
+	struct cpugrid g = {0, per, 0};
+	cpugrid_restart(&g, 0, per, cpugrid_phase(per));
+	uint64_t w = cpugrid_passed(&g, cpu_ns);
+	if (w)
+		sample_credit_startup(tid, (uintptr_t)RING_PC_UNSAMPLED, (unsigned long)w);
+}
 
 static int by_tid(const void *a, const void *b)
 {
@@ -138,7 +184,14 @@ static int cover(pid_t tid, void *arg)
 		timers_reg[i].seen = 1;
 		return 0;
 	}
-	if (timers_add(tid, 0) == 0 || errno == EINVAL || errno == ESRCH)
+	int64_t cpu_ns = -1; /* read first: what the timer sees is not owed */
+	if (!sc->at_start && cpugrid_clock_of(tid, &cpu_ns) != 0)
+		return 0; /* gone */
+	if (timers_add(tid, 0) == 0) {
+		credit_unseen(sc, tid, cpu_ns);
+		return 0;
+	}
+	if (errno == EINVAL || errno == ESRCH)
 		return 0;
 	if (errno == EAGAIN) {
 		sc->refused++;
@@ -179,9 +232,13 @@ static void price_listing(int64_t cpu_before)
 
 /* Covers every thread not covered yet; recounts the refused ones; drops
  * the entries of threads it did not list that have gone. */
-int timers_cover_all(void)
+int timers_cover_all(int at_start)
 {
-	struct scan sc = {NULL, timers_nreg, 0, 0};
+	struct scan sc = {NULL, timers_nreg, 0, 0, at_start};
+	if (at_start) {
+		timers_start_tick = boot_tick();
+		timers_lapsed = 0;
+	}
 	listed_events = sweeper_thread_events(); /* before: later ones relist */
 	listed_ns = mono_ns();
 	int64_t cpu_before = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -241,5 +298,5 @@ int timers_rescan(unsigned int nthreads, int leader_ended)
 		}
 	}
 	timers_check_backlog();
-	return gone || relist_due(nthreads) ? timers_cover_all() : 0;
+	return gone || relist_due(nthreads) ? timers_cover_all(0) : 0;
 }

@@ -26,6 +26,9 @@
  *                           notification: a thread glibc makes itself,
  *                           with every signal blocked, named "notifier";
  *                           main waits for it asleep
+ *   rec-lazy clone UNITS    UNITS in clone_hot, on a thread made by the C
+ *                           library's clone() (no TLS of its own), named
+ *                           "cloned"; main waits for it in a futex, asleep
  *
  * And a forked child's ring file (agent/defer.c), made when it needs one:
  *
@@ -38,7 +41,9 @@
 #include "rec.h"
 
 #include <dirent.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -46,7 +51,9 @@
 #include <string.h>
 #include <threads.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 static int threads(void)
@@ -149,6 +156,34 @@ static int run_sigev(unsigned long units)
 	return timer_delete(t) != 0;
 }
 
+/* The thread runs no C library code: it shares main's TLS (no
+ * CLONE_SETTLS), so errno and the like are main's. */
+__attribute__((noinline)) static int clone_hot(void *units)
+{
+	syscall(SYS_prctl, PR_SET_NAME, "cloned", 0, 0, 0);
+	REC_BURN((unsigned long)units, 9);
+	return 0;
+}
+
+static int run_clone(unsigned long units)
+{
+	enum { STACK = 256 * 1024 };
+	void *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stack == MAP_FAILED)
+		return 1;
+	static _Atomic pid_t child_tid;
+	int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+	            CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+	pid_t tid = clone(clone_hot, (char *)stack + STACK, flags, (void *)units, &child_tid,
+	                  NULL, &child_tid);
+	if (tid < 0)
+		return 1;
+	/* the kernel clears child_tid and wakes it at the thread's exit */
+	for (pid_t t; (t = atomic_load(&child_tid)) != 0;)
+		syscall(SYS_futex, &child_tid, FUTEX_WAIT, t, NULL, NULL, 0);
+	return 0;
+}
+
 __attribute__((noinline)) static void kill_hot(void)
 {
 	for (;;)
@@ -238,6 +273,8 @@ int main(int argc, char **argv)
 		return run_c11(units);
 	} else if (strcmp(argv[1], "sigev") == 0) {
 		return run_sigev(units);
+	} else if (strcmp(argv[1], "clone") == 0) {
+		return run_clone(units);
 	} else if (strcmp(argv[1], "thread") == 0) {
 		pthread_t t; /* at once: before 50 ms, no sample would make it */
 		if (pthread_create(&t, NULL, thread_hot, (void *)units) != 0)
