@@ -53,7 +53,8 @@ REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
-              rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid)
+              rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid \
+              rec-uring)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -534,6 +535,9 @@ $(REC_T)/rec-ownheap: test/rec/rec-ownheap.c test/rec/rec.h | $(REC_T)
 # when the agent makes its helper thread: test/cli/record.t
 $(REC_T)/rec-lazy: test/rec/rec-lazy.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -pthread -o $@ $<
+# io_uring reads run by the kernel's worker threads: test/cli/record.t
+$(REC_T)/rec-uring: test/rec/rec-uring.c | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $<
 # runs code from a second mapping of its own text: test/cli/record.t
 $(REC_T)/rec-alias: test/rec/rec-alias.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<

@@ -156,6 +156,7 @@ static void settle_at_end(void)
 	reaps_settle();
 	if (defer_active() && defer_empty())
 		return;
+	engine_ioworkers_settle();
 	threads_settle_self((uintptr_t)RING_PC_UNSAMPLED);
 	agent_defer_final(1); /* nothing when not deferred */
 }

@@ -15,7 +15,10 @@
  * agent interposes syscall(): an rt_sigaction of a signal we own now goes
  * the way sigaction() does (the program's disposition recorded and
  * honoured, ours kept); every other call goes to libc's syscall()
- * untouched (a seccomp filter's install is noted first: seccomp.c).
+ * untouched (a seccomp filter's install is noted first: seccomp.c; an
+ * io_uring's setup makes a deferred helper thread first, as
+ * pthread_create does: the ring's worker threads, which no sample can
+ * reach, are credited by its sweeps, src/engine/ioworkers.c).
  * A raw system call by instruction (Go's runtime) still
  * bypasses this; handover.c notices that at the next sweep.
  */
@@ -57,6 +60,8 @@ __attribute__((visibility("default"))) long syscall(long number, ...)
 		filter_installing_strict(); /* a sandbox (seccomp.c) */
 	else if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
 		filter_installing((const void *)a[2]);
+	if (number == SYS_io_uring_setup)
+		lazy_helper_now();
 	if (number == SYS_rt_sigaction &&
 	    process_raw_sigaction((int)a[0], (const void *)a[1], (void *)a[2],
 	                          (unsigned long)a[3], &rc))

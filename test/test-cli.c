@@ -19,7 +19,10 @@
  *   file PATH /ERE/           PATH exists and a line of it matches
  *   nofile PATH               PATH does not exist (no partial output)
  *   needs TOOL                skip the case, saying so, without TOOL
- *                             ("needs root": unless we run as root)
+ *                             ("needs root": unless we run as root;
+ *                             "needs io_uring": unless io_uring_setup()
+ *                             works here: kernel.io_uring_disabled, or a
+ *                             container's seccomp profile, refuse it)
  *
  * The command runs with PATH starting with the build directory (so
  * `profil` is the one just built), in a temporary directory where
@@ -32,6 +35,7 @@
 #include <limits.h>
 #include <regex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -270,6 +274,15 @@ static int check(const char *l, int status, const struct text *out, const struct
 	FAIL_AT("unknown check: %s", l);
 }
 
+static int io_uring_refused(void)
+{
+	unsigned char params[120] = {0}; /* struct io_uring_params: 120 bytes */
+	long fd = syscall(SYS_io_uring_setup, 1, params);
+	if (fd >= 0)
+		close((int)fd);
+	return fd < 0;
+}
+
 static int tool_missing(const struct text *c)
 {
 	for (size_t i = 1; i < c->n; i++) {
@@ -280,6 +293,13 @@ static int tool_missing(const struct text *c)
 			if (geteuid() == 0)
 				continue;
 			snprintf(test_skip_reason, sizeof test_skip_reason, "it needs root");
+			printf("skipped: %s\n", test_skip_reason);
+			return 1;
+		}
+		if (!strcmp(c->lines[i] + 6, "io_uring")) {
+			if (!io_uring_refused())
+				continue;
+			snprintf(test_skip_reason, sizeof test_skip_reason, "io_uring is refused here");
 			printf("skipped: %s\n", test_skip_reason);
 			return 1;
 		}

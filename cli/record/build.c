@@ -89,6 +89,7 @@ uint64_t record_marker_location(struct profile *p, uint64_t marker)
 	                 : marker == RING_PC_UNSAMPLED ? "[unsampled]"
 	                 : marker == RING_PC_AGENT     ? "[profil agent start]"
 	                 : marker == RING_PC_EXIT      ? "[process exit]"
+	                 : marker == RING_PC_IO_WORKER ? "[io_uring worker]"
 	                                               : "[unknown]";
 	uint64_t id = prof_intern_location(p, 0, marker);
 	struct prof_line line = {prof_intern_function(p, name, name, "", 0), 0};

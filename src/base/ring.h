@@ -153,7 +153,11 @@ struct ring_forked {
  * counted for a process after its agent's last account (its exit), from
  * its parent's RING_REAPED (cli/record/reaped.c). */
 #define RING_PC_EXIT UINT64_C(0xfffffffffffffffa)
-#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_EXIT)
+/* Alone in pcs[]: CPU time of one of io_uring's worker threads, kernel
+ * threads of the process that no sample can reach, credited by the
+ * helper's sweeps (src/engine/ioworkers.c). */
+#define RING_PC_IO_WORKER UINT64_C(0xfffffffffffffff9)
+#define RING_PC_IS_MARKER(pc) ((pc) >= RING_PC_IO_WORKER)
 
 /* ring_file.done while the image execs (agent/agent.c agent_mark_exec()):
  * a process whose last image says so, with no image after it, ran on in

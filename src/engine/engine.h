@@ -135,6 +135,9 @@ HIDDEN void timers_stop(void);                      /* delete every timer */
  * count (/proc/self/stat), 0 if unknown; leader_ended: whether the main
  * thread has ended by that same stat (1, 0), -1 if unknown. */
 HIDDEN int timers_rescan(unsigned int nthreads, int leader_ended);
+/* ioworkers.c: io_uring's worker threads credited their CPU time up to
+ * now (at a process's end; the engine lock taken, bounded). */
+HIDDEN void engine_ioworkers_settle(void);
 HIDDEN int timers_add_self(void);      /* calling thread, if not covered */
 HIDDEN int timers_add_born(void);      /* same, counting from its CPU time 0 */
 /* At the calling thread's exit: delete its timer and say in *owed how many

@@ -51,6 +51,9 @@ HIDDEN int engine_seccomp_filtered(void);
  * /proc stat file, or NULL: counted after the command name, which may
  * hold any byte but ends with the last ')'. */
 HIDDEN const char *engine_stat_field(const char *buf, int n);
+/* The text of thread tid's /proc stat file into buf (NUL-terminated):
+ * 0, or -1 (errno ENOENT: it has gone). */
+HIDDEN int engine_thread_stat(pid_t tid, char *buf, size_t size);
 /* A thread's starttime (field 22: clock ticks after boot), 0 if unknown
  * (errno ENOENT: it has gone). */
 HIDDEN unsigned long long engine_thread_start(pid_t tid);

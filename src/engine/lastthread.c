@@ -36,20 +36,28 @@ const char *engine_stat_field(const char *buf, int n)
 	return p;
 }
 
+int engine_thread_stat(pid_t tid, char *buf, size_t size)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 /* Field 22 of /proc/self/task/TID/stat (starttime: clock ticks after
  * boot); 0 if unreadable, with errno ENOENT when the thread is gone. */
 unsigned long long engine_thread_start(pid_t tid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[512];
+	if (engine_thread_stat(tid, buf, sizeof buf) != 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	const char *start = engine_stat_field(buf, 22);
 	return start ? strtoull(start, NULL, 10) : 0;
 }

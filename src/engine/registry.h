@@ -13,6 +13,7 @@
 #include "engine/cpugrid.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include <sys/types.h>
 
@@ -52,6 +53,21 @@ HIDDEN void timers_check_backlog(void);
  * have been sampled before.  Both under the engine lock. */
 extern unsigned long long timers_start_tick HIDDEN;
 extern int timers_lapsed HIDDEN;
+
+/* ioworkers.c: io_uring's worker threads, credited by the sweeps instead
+ * of sampled.  ioworker_is(): whether tid is one (PF_IO_WORKER);
+ * ioworkers_known(): whether tid is listed (marked seen by the listing
+ * under way); ioworkers_note(): lists it, its CPU time counted from
+ * from_ns (-1 ENOMEM); ioworkers_unsee() before a listing;
+ * ioworkers_settle(): credits each its CPU time since the last, dropping
+ * the gone (listed: a listing just ran, and one it did not see has
+ * gone); ioworkers_forget(): the list emptied. */
+HIDDEN int ioworker_is(pid_t tid);
+HIDDEN int ioworkers_known(pid_t tid);
+HIDDEN int ioworkers_note(pid_t tid, int64_t from_ns);
+HIDDEN void ioworkers_unsee(void);
+HIDDEN void ioworkers_settle(int listed);
+HIDDEN void ioworkers_forget(void);
 
 /* timers_scan.c: covers every listed thread not covered yet; at_start:
  * the listing of timers_start(), whose threads ran before it. */

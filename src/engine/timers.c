@@ -36,7 +36,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #ifndef sigev_notify_thread_id
@@ -59,21 +58,6 @@ static _Atomic pid_t owner_pid;
 pid_t timers_my_tid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
-}
-
-/*
- * How many timers we may hold: RLIMIT_SIGPENDING less a reserve of a
- * quarter of it (at least 16, at most 1024) for the program's own queued
- * signals.  Read at every scan, so a limit lowered later is honoured.
- */
-size_t timers_budget(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_SIGPENDING, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		return SIZE_MAX;
-	rlim_t reserve = rl.rlim_cur / 4;
-	reserve = reserve < 16 ? 16 : reserve > 1024 ? 1024 : reserve;
-	return rl.rlim_cur > reserve ? (size_t)(rl.rlim_cur - reserve) : 0;
 }
 
 int timers_find(pid_t tid)
@@ -185,6 +169,8 @@ fail:;
 
 void timers_stop(void)
 {
+	ioworkers_settle(0);
+	ioworkers_forget();
 	while (timers_nreg > 0)
 		timers_drop(timers_nreg - 1);
 	cur_sig = 0;
@@ -398,6 +384,7 @@ void timers_forget_all(void)
 			perf_engine_forget(timers_reg[i].fd);
 	timers_nreg = 0;
 	timers_refused = 0;
+	ioworkers_forget();
 	atomic_fetch_add(&sample_epoch, 1); /* the tallies are the parent's */
 	owner_pid = getpid();
 }

@@ -2,9 +2,11 @@
  * timers_scan.c - the registry kept in step with the threads no hook
  * reports: threads made some other way than through our pthread_create (a
  * raw clone, a runtime's own threads, threads that existed before
- * profiling started) are covered, and entries whose thread has exited are
- * dropped.  Called as profiling starts and by the sweeper every 100 ms,
- * engine lock held.
+ * profiling started) are covered, within the budget of timers we may
+ * hold (timers_budget()), with what they ran before credited on them
+ * (credit_unseen()); io_uring's workers are handed to ioworkers.c; and
+ * entries whose thread has exited are dropped.  Called as profiling
+ * starts and by the sweeper every 100 ms, engine lock held.
  *
  * What a sweep costs.  Listing /proc/self/task makes the kernel look up
  * an entry per thread, and asking a timer whether its thread lives takes
@@ -43,6 +45,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #define RELIST_NS 1000000000LL
@@ -88,6 +91,21 @@ static int entry_gone(const struct entry *e)
 			return 1;
 	}
 	return syscall(SYS_tgkill, (pid_t)getpid(), e->tid, 0) != 0 && errno == ESRCH;
+}
+
+/*
+ * How many timers we may hold: RLIMIT_SIGPENDING less a reserve of a
+ * quarter of it (at least 16, at most 1024) for the program's own queued
+ * signals.  Read at every scan, so a limit lowered later is honoured.
+ */
+size_t timers_budget(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_SIGPENDING, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	rlim_t reserve = rl.rlim_cur / 4;
+	reserve = reserve < 16 ? 16 : reserve > 1024 ? 1024 : reserve;
+	return rl.rlim_cur > reserve ? (size_t)(rl.rlim_cur - reserve) : 0;
 }
 
 /* The sweeper's own thread is not the program's and is not sampled. */
@@ -142,10 +160,14 @@ static unsigned long long boot_tick(void)
  * own tick before the start and missed by its listing would be credited
  * its few milliseconds: accepted.
  */
+static int born_after_start(const struct scan *sc, pid_t tid)
+{
+	return !sc->at_start && !timers_lapsed && engine_thread_start(tid) >= timers_start_tick;
+}
+
 static void credit_unseen(const struct scan *sc, pid_t tid, int64_t cpu_ns)
 {
-	if (sc->at_start || timers_lapsed || cpu_ns <= 0 ||
-	    engine_thread_start(tid) < timers_start_tick)
+	if (cpu_ns <= 0 || !born_after_start(sc, tid))
 		return;
 	int64_t per = cpugrid_period(timers_hz());
 	struct cpugrid g = {0, per, 0};
@@ -184,9 +206,13 @@ static int cover(pid_t tid, void *arg)
 		timers_reg[i].seen = 1;
 		return 0;
 	}
+	if (ioworkers_known(tid))
+		return 0;
 	int64_t cpu_ns = -1; /* read first: what the timer sees is not owed */
-	if (!sc->at_start && cpugrid_clock_of(tid, &cpu_ns) != 0)
+	if (cpugrid_clock_of(tid, &cpu_ns) != 0)
 		return 0; /* gone */
+	if (ioworker_is(tid))
+		return ioworkers_note(tid, born_after_start(sc, tid) ? 0 : cpu_ns) == 0 ? 0 : -1;
 	if (timers_add(tid, 0) == 0) {
 		credit_unseen(sc, tid, cpu_ns);
 		return 0;
@@ -251,6 +277,7 @@ int timers_cover_all(int at_start)
 	if (sc.index)
 		sort_inplace(sc.index, sc.nindex, sizeof *sc.index, by_tid);
 	timers_max = timers_budget();
+	ioworkers_unsee();
 	int rc = tasklist_each(cover, &sc);
 	mem_free(sc.index);
 	timers_refused = sc.refused;
@@ -298,5 +325,8 @@ int timers_rescan(unsigned int nthreads, int leader_ended)
 		}
 	}
 	timers_check_backlog();
-	return gone || relist_due(nthreads) ? timers_cover_all(0) : 0;
+	int listed = gone || relist_due(nthreads);
+	int rc = listed ? timers_cover_all(0) : 0;
+	ioworkers_settle(listed && rc == 0);
+	return rc;
 }

@@ -1081,3 +1081,18 @@ row /c11_hot +rec-lazy$/ 2 >= 85
 $ profil record -o cl.pprof $REC/rec-lazy clone 80 && profil report cl.pprof && profil report --by thread cl.pprof
 row /clone_hot +rec-lazy$/ 2 >= 50
 row /cloned \[[0-9]+\] +rec-lazy/ 2 >= 90
+
+# io_uring's worker threads ("iou-wrk-PID") are kernel threads of the
+# process: their CPU time is the process's, but they block every signal,
+# so no sample reaches them, and what they ran was counted at the
+# process's exit (80%, on the main thread).  They get no timer; the
+# helper's sweeps and the process's exit credit each its CPU time at
+# [io_uring worker], on it (src/engine/ioworkers.c); an io_uring's setup
+# through syscall() makes the helper first (agent/rawsig.c).  The waits
+# a sample ends early are the program's to retry, as io_uring_enter(2)
+# says (rec-uring counts them on stderr)
+$ profil record -o ur.pprof $REC/rec-uring zero 6000 && profil report ur.pprof && profil report --by thread ur.pprof
+needs io_uring
+stdout /^uring ok 6000 MiB$/
+row /\[io_uring worker\]/ 2 >= 50
+row / rec-uring \[[0-9]+\] +rec-uring/ 2 <= 40
