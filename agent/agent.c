@@ -358,6 +358,7 @@ static void process_start(void)
 	atomic_store(&helper_lazy, 1);
 	if (start(args, nargs) != 0)
 		return;
+	process_mask_take_inherited(); /* a "block everything" mask from exec */
 	envfix_init(environ, agent_only_root);
 	atomic_store(&exec_failed_hook, agent_exec_returned);
 	atomic_store(&sweeper_tick_hook, tick);

@@ -100,5 +100,8 @@ struct mask_view {
 HIDDEN struct mask_view process_mask_view(void);
 HIDDEN void process_mask_inherit(struct mask_view v);
 HIDDEN void process_mask_adopt(const sigset_t *mask);
+/* The calling thread's mask taken as the program's (a new image's
+ * inherited one), once sampling has started. */
+HIDDEN void process_mask_take_inherited(void);
 
 #endif /* PROFIL_PROCESS_H */

@@ -1096,3 +1096,13 @@ needs io_uring
 stdout /^uring ok 6000 MiB$/
 row /\[io_uring worker\]/ 2 >= 50
 row / rec-uring \[[0-9]+\] +rec-uring/ 2 <= 40
+
+# A program started with every signal blocked (posix_spawn with a full
+# POSIX_SPAWN_SETSIGMASK, as a thread that blocked them all passes its
+# mask on) had the sampling signal blocked from its first instruction:
+# its 0.3 CPU s were all [unsampled].  The agent takes the inherited mask
+# as the program's own (src/process/maskwrap.c): sampled, and the mask
+# still reads back full
+$ profil record -o sm.pprof $REC/rec-prog spawnmasked 60 && profil report sm.pprof
+stdout /^mask as set$/
+row /exec_hot +rec-prog$/ 2 >= 85

@@ -46,6 +46,11 @@
  *   rawsig    main_hot, then takes every signal by raw system calls as Go's
  *             runtime does (x86-64), then main_hot again; prints "done"
  *             (built as rec-go, it passes for a Go program, below)
+ *   spawnmasked  posix_spawn()s this program as "maskedd" with every
+ *             signal blocked (POSIX_SPAWN_SETSIGMASK, a full set), as a
+ *             thread that blocked them all would; waits for it
+ *   maskedd   prints "mask as set" when the mask it was started with
+ *             reads back full, then exec_hot
  *   ownprof   profiles itself as glibc's gmon (-pg) does: a SIGPROF
  *             handler set by a raw system call (glibc's internal
  *             sigaction, which no interposer sees) and ITIMER_PROF at
@@ -60,6 +65,7 @@
 #include <link.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,6 +270,38 @@ static int fork_thread(void)
 	return res;
 }
 
+/* Whether this thread's mask reads back as every signal that can be
+ * blocked. */
+static int mask_full(void)
+{
+	sigset_t now;
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	for (int s = 1; s < NSIG; s++)
+		if (!unblockable(s) && !sigismember(&now, s))
+			return 0;
+	return 1;
+}
+
+static int spawn_masked(const char *self)
+{
+	sigset_t all;
+	sigfillset(&all);
+	posix_spawnattr_t sa;
+	posix_spawnattr_init(&sa);
+	posix_spawnattr_setsigmask(&sa, &all);
+	posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGMASK);
+	char n[32];
+	snprintf(n, sizeof n, "%lu", units);
+	char *argv[] = {(char *)self, "maskedd", n, NULL};
+	pid_t pid;
+	extern char **environ;
+	if (posix_spawn(&pid, self, NULL, &sa, argv, environ) != 0)
+		return 1;
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 static int execed(const char *self)
 {
 	pid_t pid = fork();
@@ -456,6 +494,13 @@ int main(int argc, char **argv)
 		return echo();
 	if (!strcmp(mode, "rawsig"))
 		return raw_signals();
+	if (!strcmp(mode, "spawnmasked"))
+		return spawn_masked(argv[0]);
+	if (!strcmp(mode, "maskedd")) {
+		puts(mask_full() ? "mask as set" : "mask differs");
+		fflush(stdout);
+		return exec_hot(units), 0;
+	}
 	if (!strcmp(mode, "ownprof"))
 		return own_profiler();
 	fprintf(stderr, "rec-prog: unknown mode %s\n", mode);
