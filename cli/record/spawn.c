@@ -127,8 +127,10 @@ static int is_agent_item(const char *item, size_t len)
 }
 
 /* The agent first, then the user's preloads without any other agent
- * (items separated by colons or spaces, as the loader reads them). */
-static char *preload_value(const char *agent)
+ * (items separated by colons or spaces, as the loader reads them).  Not
+ * inlined into spawn_start(), whose vfork() would then have its locals
+ * to keep (-Wclobbered). */
+static __attribute__((noinline)) char *preload_value(const char *agent)
 {
 	const char *old = getenv("LD_PRELOAD");
 	size_t n = strlen(agent) + (old ? strlen(old) + 1 : 0) + 1;
@@ -162,6 +164,13 @@ static char *preload_value(const char *agent)
  * sanitizer whose vfork() is a fork() too.  An exec that failed is said
  * in one line, with a shell's exit status (127 for a file not found, 126
  * otherwise); there is nothing to record.
+ *
+ * SIGCHLD ignored when we started (a parent that ignores it passes that
+ * on across exec) would make the kernel reap the command as it ended:
+ * no status to wait for, and `profil record` waited for ever.  We take
+ * the default for ourselves, before the vfork, and the child sets the
+ * signal ignored again before its exec: the command starts as it would
+ * have without us.
  */
 pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir,
                   int *status)
@@ -179,8 +188,14 @@ pid_t spawn_start(const struct record_opts *o, const char *agent, const char *di
 		free(preload);
 		goto failed;
 	}
+	struct sigaction chld;
+	int chld_ignored = sigaction(SIGCHLD, NULL, &chld) == 0 && chld.sa_handler == SIG_IGN;
+	if (chld_ignored)
+		signal(SIGCHLD, SIG_DFL);
 	pid_t pid = vfork();
 	if (pid == 0) {
+		if (chld_ignored) /* our own disposition table: vfork copies it */
+			signal(SIGCHLD, SIG_IGN);
 		spawn_env_set_root(&env, getpid());
 		execvpe(o->argv[0], o->argv, env.v);
 		int err = errno;
@@ -226,17 +241,21 @@ static void forward(int sig, siginfo_t *si, void *uc)
 		kill((pid_t)forward_to, sig);
 }
 
+/* Not a signal we were started with ignored (nohup's SIGHUP, a
+ * background job's SIGINT and SIGQUIT): the command was started with it
+ * ignored too, and we ignore it as it does. */
 void spawn_forward_signals(pid_t pid)
 {
 	forward_to = pid;
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	struct sigaction sa;
+	struct sigaction sa, was;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		sigaction(sigs[i], &sa, NULL);
+		if (sigaction(sigs[i], NULL, &was) != 0 || was.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 }
 
 /*

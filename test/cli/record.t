@@ -1106,3 +1106,13 @@ row / rec-uring \[[0-9]+\] +rec-uring/ 2 <= 40
 $ profil record -o sm.pprof $REC/rec-prog spawnmasked 60 && profil report sm.pprof
 stdout /^mask as set$/
 row /exec_hot +rec-prog$/ 2 >= 85
+
+# Started with SIGCHLD ignored (a parent that ignores it passes that on
+# across exec), profil record never got its command's status: the kernel
+# reaped the command as it ended, and the recording waited for ever.  It
+# takes the default for itself and gives the command the disposition it
+# was given (here SIGHUP ignored too, as under nohup: the command's
+# SigIgn holds both, bits 0 and 16)
+$ timeout -k 5 60 $REC/rec-prog ignexec profil record -o ig.pprof grep SigIgn /proc/self/status && profil report ig.pprof
+stdout /^SigIgn:[[:space:]]+0+10001$/
+stderr /^profil record: [0-9]+ samples?, .* -> ig\.pprof$/

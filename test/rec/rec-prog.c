@@ -51,6 +51,8 @@
  *             thread that blocked them all would; waits for it
  *   maskedd   prints "mask as set" when the mask it was started with
  *             reads back full, then exec_hot
+ *   ignexec CMD...  execs CMD with SIGCHLD and SIGHUP ignored, as a
+ *             parent that ignores them (nohup, a daemon) passes them on
  *   ownprof   profiles itself as glibc's gmon (-pg) does: a SIGPROF
  *             handler set by a raw system call (glibc's internal
  *             sigaction, which no interposer sees) and ITIMER_PROF at
@@ -494,6 +496,13 @@ int main(int argc, char **argv)
 		return echo();
 	if (!strcmp(mode, "rawsig"))
 		return raw_signals();
+	if (!strcmp(mode, "ignexec") && argc > 2) {
+		signal(SIGCHLD, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		execvp(argv[2], argv + 2);
+		perror("rec-prog: execvp");
+		return 127;
+	}
 	if (!strcmp(mode, "spawnmasked"))
 		return spawn_masked(argv[0]);
 	if (!strcmp(mode, "maskedd")) {
