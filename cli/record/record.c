@@ -323,6 +323,7 @@ int cmd_record(int argc, char **argv)
 	char agent[PATH_MAX];
 	if (parse(argc, argv, &o) != 0)
 		return 2;
+	spawn_note_ignored();
 	if (spawn_check(o.argv[0], &status) != 0)
 		return status;
 	if (find_agent(agent, sizeof agent) != 0) {

@@ -55,6 +55,9 @@ void spawn_env_free(struct spawn_env *e);
 void spawn_env_set_root(struct spawn_env *e, pid_t pid);
 /* Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to us to pid. */
 void spawn_forward_signals(pid_t pid);
+/* Notes the signals we were started with ignored, before we change any:
+ * the command is started with them ignored too (spawn.c). */
+void spawn_note_ignored(void);
 /* Non-blocking: 1 when pid has ended (*wstatus, *ru filled, and the
  * total of the children it reaped, as its /proc entry said, in
  * *children_ns), else 0. */

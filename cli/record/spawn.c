@@ -151,6 +151,18 @@ static __attribute__((noinline)) char *preload_value(const char *agent)
 	return v;
 }
 
+static sigset_t ignored_at_start;
+
+void spawn_note_ignored(void)
+{
+	struct sigaction sa;
+	sigemptyset(&ignored_at_start);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+		    sa.sa_handler == SIG_IGN)
+			sigaddset(&ignored_at_start, sig);
+}
+
 /*
  * The command is started by vfork(), not fork(): the child runs in our
  * memory until its exec, so our page tables are not copied and our
@@ -165,12 +177,15 @@ static __attribute__((noinline)) char *preload_value(const char *agent)
  * in one line, with a shell's exit status (127 for a file not found, 126
  * otherwise); there is nothing to record.
  *
- * SIGCHLD ignored when we started (a parent that ignores it passes that
- * on across exec) would make the kernel reap the command as it ended:
- * no status to wait for, and `profil record` waited for ever.  We take
- * the default for ourselves, before the vfork, and the child sets the
- * signal ignored again before its exec: the command starts as it would
- * have without us.
+ * Signals we were started with ignored (a parent that ignores them
+ * passes that on across exec: nohup's SIGHUP, a daemon's SIGCHLD) are
+ * noted before we change any (spawn_note_ignored()), and the child sets
+ * each ignored again before its exec: the command starts with the
+ * dispositions it would have had without us, not the default that our
+ * own handlers (SIGIO: ringserve.c; SIGBUS: images.c) leave at an exec.
+ * SIGCHLD ignored would make the kernel reap the command as it ended:
+ * no status to wait for, and `profil record` waited for ever; we take
+ * the default for ourselves, before the vfork.
  */
 pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir,
                   int *status)
@@ -188,14 +203,13 @@ pid_t spawn_start(const struct record_opts *o, const char *agent, const char *di
 		free(preload);
 		goto failed;
 	}
-	struct sigaction chld;
-	int chld_ignored = sigaction(SIGCHLD, NULL, &chld) == 0 && chld.sa_handler == SIG_IGN;
-	if (chld_ignored)
+	if (sigismember(&ignored_at_start, SIGCHLD) == 1)
 		signal(SIGCHLD, SIG_DFL);
 	pid_t pid = vfork();
 	if (pid == 0) {
-		if (chld_ignored) /* our own disposition table: vfork copies it */
-			signal(SIGCHLD, SIG_IGN);
+		for (int sig = 1; sig < NSIG; sig++) /* vfork copies the table */
+			if (sigismember(&ignored_at_start, sig) == 1)
+				signal(sig, SIG_IGN);
 		spawn_env_set_root(&env, getpid());
 		execvpe(o->argv[0], o->argv, env.v);
 		int err = errno;
@@ -248,13 +262,13 @@ void spawn_forward_signals(pid_t pid)
 {
 	forward_to = pid;
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	struct sigaction sa, was;
+	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		if (sigaction(sigs[i], NULL, &was) != 0 || was.sa_handler != SIG_IGN)
+		if (sigismember(&ignored_at_start, sigs[i]) != 1)
 			sigaction(sigs[i], &sa, NULL);
 }
 

@@ -308,6 +308,9 @@ HIDDEN NO_TSAN int sigstate_mine(void);
 HIDDEN NO_TSAN int signal_owns_locked(int sig);
 HIDDEN NO_TSAN int signal_user_sigaction_locked(int sig, const struct sigaction *act,
                                         struct sigaction *oact);
+/* exec.c, in a vfork child: our signals the program ignores set ignored
+ * in the child's own table, nothing of ours touched (handover.c). */
+HIDDEN NO_TSAN void signal_ignore_for_vfork_exec(void);
 /* exec.c: the sampling signal set to SIG_IGN (on) or back to ours. */
 HIDDEN void signal_ignore(int sig, int on);
 /* exec.c: whether the program's view of sig, a signal whose disposition

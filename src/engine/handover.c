@@ -189,6 +189,28 @@ void signal_ignore(int sig, int on)
 	sigstate_unlock(&old);
 }
 
+/* A vfork child (our memory, a disposition table of its own) about to
+ * exec: each of our signals the program ignores is set ignored in the
+ * child's table, so the new program finds it ignored, as without us (a
+ * shell that ignored SIGTRAP ran its commands with it at the default:
+ * dash starts them by vfork).  Without the lock, which the parent's
+ * other threads may hold while this child runs, and writing none of our
+ * memory: a view read while another thread changes it is the risk,
+ * taken for a moment's exec. */
+NO_TSAN void signal_ignore_for_vfork_exec(void)
+{
+	const struct view *views[] = {&cur, &next, &linger};
+	struct sigaction ign;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
+		struct view v = *views[i];
+		if (v.sig > 0 && !(v.prog.sa_flags & SA_SIGINFO) && v.prog.sa_handler == SIG_IGN)
+			fault_real_sigaction(v.sig, &ign, NULL);
+	}
+}
+
 int signal_program_ignores(int sig)
 {
 	sigset_t old;

@@ -148,8 +148,12 @@ static void keep_ignored(struct exec_state *st, int sig)
 static void exec_prepare(struct exec_state *st)
 {
 	memset(st, 0, sizeof *st);
-	if (!sigstate_mine() || getpid() != timers_owner())
-		return; /* vfork child, or never profiled: not ours to touch */
+	if (!sigstate_mine() || getpid() != timers_owner()) {
+		/* vfork child, or never profiled: not ours to touch, but the
+		 * program's ignored signals stay ignored (a no-op unprofiled) */
+		signal_ignore_for_vfork_exec();
+		return;
+	}
 	if (engine_lock_bounded() != 0) {
 		/* From a signal handler that interrupted our own code, or one
 		 * whose wait could never end: see the header. */

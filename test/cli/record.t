@@ -1110,9 +1110,19 @@ row /exec_hot +rec-prog$/ 2 >= 85
 # Started with SIGCHLD ignored (a parent that ignores it passes that on
 # across exec), profil record never got its command's status: the kernel
 # reaped the command as it ended, and the recording waited for ever.  It
-# takes the default for itself and gives the command the disposition it
-# was given (here SIGHUP ignored too, as under nohup: the command's
-# SigIgn holds both, bits 0 and 16)
-$ timeout -k 5 60 $REC/rec-prog ignexec profil record -o ig.pprof grep SigIgn /proc/self/status && profil report ig.pprof
-stdout /^SigIgn:[[:space:]]+0+10001$/
+# takes the default for itself and starts the command with the
+# dispositions it was given: SIGHUP (1), SIGTRAP (5), SIGCHLD (17) and
+# SIGIO (29) ignored here, where SIGIO had been left at the default by
+# the recorder's own handler for it (ringserve.c)
+$ timeout -k 5 60 $REC/rec-prog ignexec profil record -o ig.pprof $REC/rec-prog ignored && profil report ig.pprof
+stdout /^ignored: 1 5 17 29$/
 stderr /^profil record: [0-9]+ samples?, .* -> ig\.pprof$/
+
+# ... and a profiled shell passes on what it was given: dash starts a
+# command by vfork, whose child exec'd without the agent's care for the
+# program's ignored signals, and the command found SIGTRAP (the perf
+# engine's sampling signal, which the agent had taken over) at the
+# default: a program that raised it, ignored, was killed.  The vfork
+# child now sets them ignored in its own table (src/engine/handover.c)
+$ timeout -k 5 60 $REC/rec-prog ignexec profil record -o iv.pprof sh -c "$REC/rec-prog ignored; true"
+stdout /^ignored: 1 5( 17)? 29$/

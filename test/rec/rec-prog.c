@@ -51,8 +51,11 @@
  *             thread that blocked them all would; waits for it
  *   maskedd   prints "mask as set" when the mask it was started with
  *             reads back full, then exec_hot
- *   ignexec CMD...  execs CMD with SIGCHLD and SIGHUP ignored, as a
- *             parent that ignores them (nohup, a daemon) passes them on
+ *   ignexec CMD...  execs CMD with SIGHUP, SIGTRAP, SIGCHLD and SIGIO
+ *             ignored, as a parent that ignores them (nohup, a daemon,
+ *             a launcher that ignores what it can) passes them on
+ *   ignored   prints "ignored:" and the signals below 32 that sigaction()
+ *             says are ignored
  *   ownprof   profiles itself as glibc's gmon (-pg) does: a SIGPROF
  *             handler set by a raw system call (glibc's internal
  *             sigaction, which no interposer sees) and ITIMER_PROF at
@@ -497,11 +500,22 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "rawsig"))
 		return raw_signals();
 	if (!strcmp(mode, "ignexec") && argc > 2) {
-		signal(SIGCHLD, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
+		signal(SIGTRAP, SIG_IGN);
+		signal(SIGCHLD, SIG_IGN);
+		signal(SIGIO, SIG_IGN);
 		execvp(argv[2], argv + 2);
 		perror("rec-prog: execvp");
 		return 127;
+	}
+	if (!strcmp(mode, "ignored")) {
+		struct sigaction sa;
+		printf("ignored:");
+		for (int sig = 1; sig < 32; sig++)
+			if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+				printf(" %d", sig);
+		putchar('\n');
+		return 0;
 	}
 	if (!strcmp(mode, "spawnmasked"))
 		return spawn_masked(argv[0]);
