@@ -57,20 +57,6 @@ static int find(pid_t tid)
 	return -1;
 }
 
-/* Weight of gap ns at the current rate, rounded at random: a grid of
- * random phase over (0, gap] (cpugrid.h). */
-static void credit(pid_t tid, int64_t gap)
-{
-	if (gap <= 0 || !timers_hz())
-		return;
-	int64_t per = cpugrid_period(timers_hz());
-	struct cpugrid g = {0, per, 0};
-	cpugrid_restart(&g, 0, per, cpugrid_phase(per));
-	uint64_t w = cpugrid_passed(&g, gap);
-	if (w)
-		sample_credit_startup(tid, (uintptr_t)RING_PC_IO_WORKER, (unsigned long)w);
-}
-
 int ioworkers_known(pid_t tid)
 {
 	int i = find(tid);
@@ -108,7 +94,8 @@ void ioworkers_settle(int listed)
 			workers[i] = workers[--nworkers];
 			continue;
 		}
-		credit(workers[i].tid, now - workers[i].counted_ns);
+		timers_credit_ns(workers[i].tid, (uintptr_t)RING_PC_IO_WORKER,
+		                 now - workers[i].counted_ns);
 		workers[i].counted_ns = now;
 	}
 }

@@ -69,6 +69,11 @@ HIDDEN void ioworkers_unsee(void);
 HIDDEN void ioworkers_settle(int listed);
 HIDDEN void ioworkers_forget(void);
 
+/* timers_scan.c: ns of thread tid's CPU time credited at marker (ring.h;
+ * ring tables only) as the count of a grid of random phase over it
+ * (cpugrid.h: expected ns / P at the current rate). */
+HIDDEN void timers_credit_ns(pid_t tid, uintptr_t marker, int64_t ns);
+
 /* timers_scan.c: covers every listed thread not covered yet; at_start:
  * the listing of timers_start(), whose threads ran before it. */
 HIDDEN int timers_cover_all(int at_start);

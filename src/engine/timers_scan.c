@@ -165,16 +165,22 @@ static int born_after_start(const struct scan *sc, pid_t tid)
 	return !sc->at_start && !timers_lapsed && engine_thread_start(tid) >= timers_start_tick;
 }
 
-static void credit_unseen(const struct scan *sc, pid_t tid, int64_t cpu_ns)
+void timers_credit_ns(pid_t tid, uintptr_t marker, int64_t ns)
 {
-	if (cpu_ns <= 0 || !born_after_start(sc, tid))
+	if (ns <= 0 || !timers_hz())
 		return;
 	int64_t per = cpugrid_period(timers_hz());
 	struct cpugrid g = {0, per, 0};
 	cpugrid_restart(&g, 0, per, cpugrid_phase(per));
-	uint64_t w = cpugrid_passed(&g, cpu_ns);
+	uint64_t w = cpugrid_passed(&g, ns);
 	if (w)
-		sample_credit_startup(tid, (uintptr_t)RING_PC_UNSAMPLED, (unsigned long)w);
+		sample_credit_startup(tid, marker, (unsigned long)w);
+}
+
+static void credit_unseen(const struct scan *sc, pid_t tid, int64_t cpu_ns)
+{
+	if (cpu_ns > 0 && born_after_start(sc, tid))
+		timers_credit_ns(tid, (uintptr_t)RING_PC_UNSAMPLED, cpu_ns);
 }
 
 static int by_tid(const void *a, const void *b)
