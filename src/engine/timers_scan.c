@@ -217,8 +217,10 @@ static int cover(pid_t tid, void *arg)
 	int64_t cpu_ns = -1; /* read first: what the timer sees is not owed */
 	if (cpugrid_clock_of(tid, &cpu_ns) != 0)
 		return 0; /* gone */
-	if (ioworker_is(tid))
-		return ioworkers_note(tid, born_after_start(sc, tid) ? 0 : cpu_ns) == 0 ? 0 : -1;
+	if (ioworker_is(tid)) { /* no timer; no memory to list it: not credited */
+		(void)ioworkers_note(tid, born_after_start(sc, tid) ? 0 : cpu_ns);
+		return 0;
+	}
 	if (timers_add(tid, 0) == 0) {
 		credit_unseen(sc, tid, cpu_ns);
 		return 0;
