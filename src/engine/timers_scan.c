@@ -156,13 +156,18 @@ static unsigned long long boot_tick(void)
  * /proc start is before the start's tick (one the start's listing
  * refused or missed: its CPU before was the program's before profiling),
  * nor after a live thread's entry was dropped (timers_lapsed: a thread
- * found may then have been sampled before).  A thread born in the start's
- * own tick before the start and missed by its listing would be credited
- * its few milliseconds: accepted.
+ * found may then have been sampled before), nor ever for the main
+ * thread: covered at the start, it is found again only after its own
+ * exit (a main thread that ended by the exit system call, as a program
+ * under strict seccomp must, is listed while the process lives), and was
+ * credited its whole CPU time a second time (cli_record_122, one run in
+ * two).  A thread born in the start's own tick before the start and
+ * missed by its listing would be credited its few milliseconds: accepted.
  */
 static int born_after_start(const struct scan *sc, pid_t tid)
 {
-	return !sc->at_start && !timers_lapsed && engine_thread_start(tid) >= timers_start_tick;
+	return !sc->at_start && !timers_lapsed && tid != getpid() &&
+	       engine_thread_start(tid) >= timers_start_tick;
 }
 
 void timers_credit_ns(pid_t tid, uintptr_t marker, int64_t ns)
