@@ -69,6 +69,9 @@ HIDDEN void ioworkers_unsee(void);
 HIDDEN void ioworkers_settle(int listed);
 HIDDEN void ioworkers_forget(void);
 
+/* timers_scan.c: thread tid, ending, dropped its own entry at CPU time
+ * cpu_ns: listings leave it alone, or cover it again if it lasts. */
+HIDDEN void timers_note_ending(pid_t tid, int64_t cpu_ns);
 /* timers_scan.c: ns of thread tid's CPU time credited at marker (ring.h;
  * ring tables only) as the count of a grid of random phase over it
  * (cpugrid.h: expected ns / P at the current rate). */

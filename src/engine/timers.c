@@ -348,6 +348,7 @@ int timers_reconcile_self(unsigned long credited, unsigned long *owed)
 	if (cpugrid_clock_of(tid, &now) == 0) {
 		uint64_t total = cpugrid_total(&grid, now);
 		*owed = total > credited ? (unsigned long)(total - credited) : 0;
+		timers_note_ending(tid, now); /* still listed until it has ended */
 	}
 	return 0;
 }

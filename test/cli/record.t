@@ -1128,3 +1128,14 @@ stderr /^profil record: [0-9]+ samples?, .* -> ig\.pprof$/
 # child now sets them ignored in its own table (src/engine/handover.c)
 $ timeout -k 5 60 $REC/rec-prog ignexec profil record -o iv.pprof sh -c "$REC/rec-prog ignored; true"
 stdout /^ignored: 1 5( 17)? 29$/
+
+# A thread's pthread_key destructors run after its start routine returns,
+# where our trampoline has settled the thread, its timer deleted and the
+# sampling signal blocked: their 0.3 s were counted at the process's exit,
+# on the main thread.  The thread is still listed: each listing now
+# credits on it what it ran since (src/engine/timers_scan.c), and never
+# takes it for a thread found late, which would count its whole CPU time
+# twice (the totals check)
+$ profil record -v -o kd.pprof $REC/rec-prog keydtor 60 && profil report --by thread kd.pprof
+stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
+row /\[[0-9]+\] +rec-prog \[[0-9]+\]$/ 2 >= 85

@@ -54,6 +54,9 @@
  *   ignexec CMD...  execs CMD with SIGHUP, SIGTRAP, SIGCHLD and SIGIO
  *             ignored, as a parent that ignores them (nohup, a daemon,
  *             a launcher that ignores what it can) passes them on
+ *   keydtor   a second thread runs lib_hot, and its pthread_key destructor
+ *             (which glibc runs after the start routine returns) dtor_hot,
+ *             equal work; main waits in pthread_join
  *   ignored   prints "ignored:" and the signals below 32 that sigaction()
  *             says are ignored
  *   ownprof   profiles itself as glibc's gmon (-pg) does: a SIGPROF
@@ -273,6 +276,28 @@ static int fork_thread(void)
 		return 1;
 	pthread_join(t, NULL);
 	return res;
+}
+
+__attribute__((noinline)) static void dtor_hot(void *value)
+{
+	REC_BURN((unsigned long)value, 11);
+}
+
+static void *keyed(void *key)
+{
+	pthread_setspecific(*(pthread_key_t *)key, (void *)units);
+	lib_hot(units);
+	return NULL;
+}
+
+static int key_destructor(void)
+{
+	static pthread_key_t key;
+	pthread_t t;
+	if (pthread_key_create(&key, dtor_hot) != 0 || pthread_create(&t, NULL, keyed, &key) != 0)
+		return 1;
+	pthread_join(t, NULL);
+	return 0;
 }
 
 /* Whether this thread's mask reads back as every signal that can be
@@ -508,6 +533,8 @@ int main(int argc, char **argv)
 		perror("rec-prog: execvp");
 		return 127;
 	}
+	if (!strcmp(mode, "keydtor"))
+		return key_destructor();
 	if (!strcmp(mode, "ignored")) {
 		struct sigaction sa;
 		printf("ignored:");
