@@ -69,9 +69,19 @@ HIDDEN void ioworkers_unsee(void);
 HIDDEN void ioworkers_settle(int listed);
 HIDDEN void ioworkers_forget(void);
 
-/* timers_scan.c: thread tid, ending, dropped its own entry at CPU time
- * cpu_ns: listings leave it alone, or cover it again if it lasts. */
+/* ending.c: threads that dropped their own entry as they end.
+ * timers_note_ending(): tid did, at CPU time cpu_ns.  ending_listed():
+ * whether a listing's tid is one (what it ran since is credited on it,
+ * from its second listing on).  ending_after_listing(): those a listing
+ * did not name are gone.  ending_any(): whether there are any (listings
+ * every sweep then); ending_overflowed(): one could not be kept (no
+ * thread found is credited meanwhile); ending_forget(): at a start. */
 HIDDEN void timers_note_ending(pid_t tid, int64_t cpu_ns);
+HIDDEN int ending_listed(pid_t tid);
+HIDDEN void ending_after_listing(void);
+HIDDEN int ending_any(void);
+HIDDEN int ending_overflowed(void);
+HIDDEN void ending_forget(void);
 /* timers_scan.c: ns of thread tid's CPU time credited at marker (ring.h;
  * ring tables only) as the count of a grid of random phase over it
  * (cpugrid.h: expected ns / P at the current rate). */

@@ -386,6 +386,7 @@ void timers_forget_all(void)
 	timers_nreg = 0;
 	timers_refused = 0;
 	ioworkers_forget();
+	ending_forget();
 	atomic_fetch_add(&sample_epoch, 1); /* the tallies are the parent's */
 	owner_pid = getpid();
 }

@@ -164,81 +164,9 @@ static unsigned long long boot_tick(void)
  * two).  A thread born in the start's own tick before the start and
  * missed by its listing would be credited its few milliseconds: accepted.
  */
-/*
- * Threads that dropped their own entry as they end (timers_reconcile_self():
- * a thread our pthread_create hook made, settled as its start routine
- * returned) are still listed in /proc/self/task until they have ended.
- * A listing must not take one for a thread found late: it would be
- * credited its whole CPU time a second time.  Most end within
- * microseconds; one still listed a listing later runs its pthread_key
- * destructors (glibc runs them after the start routine: a program's that
- * took 0.3 s was all at [process exit]), with the sampling signal blocked
- * (threads.c: a signal of its deleted timer still queued would count
- * twice): each listing credits on it, at [unsampled], what it ran since
- * the last, and listings come every sweep while there are such threads.
- * Entries go when a listing no longer names them.  With no room left, no
- * thread found is credited until there is (ending_full).
- */
-#define ENDING_MAX 256
-static struct ending {
-	pid_t tid;
-	unsigned char listings; /* listings that named it since */
-	unsigned char listed;   /* named by the listing under way */
-	int64_t settled_ns;     /* its CPU time when it settled */
-} ending[ENDING_MAX];
-static size_t nending;
-static int ending_full;
-
-void timers_note_ending(pid_t tid, int64_t cpu_ns)
-{
-	if (nending == ENDING_MAX)
-		ending_full = 1;
-	else
-		ending[nending++] = (struct ending){tid, 0, 0, cpu_ns};
-}
-
-static struct ending *ending_of(pid_t tid)
-{
-	for (size_t i = 0; i < nending; i++)
-		if (ending[i].tid == tid)
-			return &ending[i];
-	return NULL;
-}
-
-static void ending_drop(struct ending *e)
-{
-	*e = ending[--nending];
-	if (nending < ENDING_MAX)
-		ending_full = 0;
-}
-
-/* After a listing: those it did not name have ended. */
-static void age_ending(void)
-{
-	for (size_t i = nending; i-- > 0;) {
-		if (!ending[i].listed)
-			ending_drop(&ending[i]);
-		else
-			ending[i].listed = 0, ending[i].listings++;
-	}
-}
-
-/* An ending thread a listing names: what it ran since the last credit
- * is credited, once a listing has passed since it settled. */
-static int cover_ending(struct ending *e, pid_t tid)
-{
-	int64_t cpu_ns;
-	e->listed = 1;
-	if (e->listings > 0 && cpugrid_clock_of(tid, &cpu_ns) == 0 && cpu_ns > e->settled_ns) {
-		timers_credit_ns(tid, (uintptr_t)RING_PC_UNSAMPLED, cpu_ns - e->settled_ns);
-		e->settled_ns = cpu_ns;
-	}
-	return 0;
-}
-
 static int born_after_start(const struct scan *sc, pid_t tid)
 {
-	return !sc->at_start && !timers_lapsed && !ending_full && tid != getpid() &&
+	return !sc->at_start && !timers_lapsed && !ending_overflowed() && tid != getpid() &&
 	       engine_thread_start(tid) >= timers_start_tick;
 }
 
@@ -291,9 +219,8 @@ static int cover(pid_t tid, void *arg)
 	}
 	if (ioworkers_known(tid))
 		return 0;
-	struct ending *e = ending_of(tid);
-	if (e)
-		return cover_ending(e, tid);
+	if (ending_listed(tid))
+		return 0;
 	int64_t cpu_ns = -1; /* read first: what the timer sees is not owed */
 	if (cpugrid_clock_of(tid, &cpu_ns) != 0)
 		return 0; /* gone */
@@ -352,7 +279,7 @@ int timers_cover_all(int at_start)
 	if (at_start) {
 		timers_start_tick = boot_tick();
 		timers_lapsed = 0;
-		nending = 0, ending_full = 0;
+		ending_forget();
 	}
 	listed_events = sweeper_thread_events(); /* before: later ones relist */
 	listed_ns = mono_ns();
@@ -372,7 +299,7 @@ int timers_cover_all(int at_start)
 	timers_refused = sc.refused;
 	listed_count = rc == 0 ? sc.listed : 0;
 	if (rc == 0)
-		age_ending();
+		ending_after_listing();
 	if (rc == 0)
 		for (size_t i = timers_nreg; i-- > 0;)
 			if (!timers_reg[i].seen && entry_gone(&timers_reg[i]))
@@ -383,7 +310,7 @@ int timers_cover_all(int at_start)
 
 static int relist_due(unsigned int nthreads)
 {
-	return nthreads == 0 || nthreads != listed_count || nending > 0 ||
+	return nthreads == 0 || nthreads != listed_count || ending_any() ||
 	       sweeper_thread_events() != listed_events || mono_ns() - listed_ns >= relist_after_ns;
 }
 
