@@ -1072,7 +1072,7 @@ row /c11_hot +rec-lazy$/ 2 >= 85
 
 # A thread made by the C library's clone() has no hook of ours: the
 # helper thread's sweeps find it, but the helper is made lazily, and with
-# main only waiting (in a futex) it never was: the thread's 400 ms were
+# main only waiting (in a futex) it never was: the thread's CPU time was
 # all counted at the process's exit (99.5%).  clone() is interposed to
 # make the helper (src/process/clonewrap.c), and what the thread ran
 # before a sweep found it is credited on it at [unsampled]
@@ -1080,7 +1080,7 @@ row /c11_hot +rec-lazy$/ 2 >= 85
 # its whole CPU time (it held 75% without the credit).  The top thread is
 # asked for, not the thread's name, which the recorder reads from /proc
 # while the thread lives
-$ profil record -o cl.pprof $REC/rec-lazy clone 80 && profil report cl.pprof && profil report --by thread cl.pprof
+$ profil record -o cl.pprof $REC/rec-lazy clone 160 && profil report cl.pprof && profil report --by thread cl.pprof
 row /clone_hot +rec-lazy$/ 2 >= 50
 row /\[[0-9]+\] +rec-lazy \[[0-9]+\]$/ 2 >= 90
 
@@ -1135,7 +1135,10 @@ stdout /^ignored: 1 5( 17)? 29$/
 # on the main thread.  The thread is still listed: each listing now
 # credits on it what it ran since (src/engine/timers_scan.c), and never
 # takes it for a thread found late, which would count its whole CPU time
-# twice (the totals check)
-$ profil record -v -o kd.pprof $REC/rec-prog keydtor 60 && profil report --by thread kd.pprof
+# twice (the totals check).  What the destructor runs after the last
+# listing, up to a sweep's 100 ms or more under load, is still at the
+# exit: of 1.2 CPU s, the thread holds 0.6 s for sure (50% before), and
+# about 90% (83% of a run half as long in CI)
+$ profil record -v -o kd.pprof $REC/rec-prog keydtor 120 && profil report --by thread kd.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
-row /\[[0-9]+\] +rec-prog \[[0-9]+\]$/ 2 >= 85
+row /\[[0-9]+\] +rec-prog \[[0-9]+\]$/ 2 >= 70
