@@ -37,7 +37,10 @@
 #define MODLOG_SIZE (1u << 20)
 extern char **environ;
 
-char agent_dir[4096]; /* PROFIL_RECORD_DIR, set once at load */
+/* PROFIL_RECORD_DIR, set once at load; "/proc/self/fd/N" when the
+ * process cannot see that path (ringask_reach()); a forked child keeps
+ * it, and the descriptor with it */
+char agent_dir[4096];
 
 /* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
  * (no unwind tables are built).  Set once at load. */
@@ -336,6 +339,12 @@ static void process_start(void)
 	signal_avoid_prof = 1; /* SIGPROF is the program's (engine.h) */
 	nspid_init();
 	ringask_init();
+	/* a sandbox's own mount namespace or root may hide the directory */
+	if (ringask_reach(agent_dir, sizeof agent_dir) < 0) {
+		agent_say("cannot reach the recording's directory from this process's "
+		          "mount namespace (no /proc to name it by); not profiled");
+		return;
+	}
 	pid_t tracer = agent_tracer();
 	if (tracer > 0) { /* a debugger's or strace's: not sampled (traced.c) */
 		if (agent_recorder_alive())

@@ -218,6 +218,14 @@ HIDDEN void nspid_tell(const char *dir, const char *ring_name);
  * its descriptor, its name in name[NAME_MAX + 1]; -1 with errno. */
 HIDDEN void ringask_init(void);
 HIDDEN int ringask(const char *dir, size_t size, char *name);
+/* ringask_reach(): dir (a buffer of size bytes) as this process can reach
+ * it: when no such path is seen here (a mount namespace or root of the
+ * process's own), the recorder is asked for the directory and dir becomes
+ * "/proc/self/fd/N", N a descriptor kept for good.  1 when it did, 0
+ * when dir is left as it is (seen here, or no recorder answers: the
+ * recording is over), -1 with errno when a recorder answered but the
+ * directory cannot be named here (no /proc). */
+HIDDEN int ringask_reach(char *dir, size_t size);
 
 /* seccomp.c: whether the program filters its system calls.
  * filter_note_start(): at a start, a filter already in force.

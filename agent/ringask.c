@@ -13,6 +13,16 @@
  * (env -i) no longer has it.  A recorder that does not answer within
  * ASK_WAIT_MS (an older one, or one gone) leaves us unprofiled, as
  * before; the wait is paid once, and only by such a process.
+ *
+ * A process in a mount namespace or root of its own (bwrap, Flatpak,
+ * `unshare -m`, chroot) may not see the directory at all.  Then the
+ * recorder is asked "PROFIL-DIR <token>" on its abstract socket, whose
+ * name is the directory's path (abstract names belong to the network
+ * namespace, which such sandboxes mostly share), and answers with a
+ * descriptor of the directory; the directory is then named by that
+ * descriptor through /proc/self/fd (ringask_reach()).  With no recorder
+ * bound there (the recording is over) the request fails at once, so a
+ * descendant that outlives the recording does not wait.
  */
 #include "agent.h"
 #include "../src/base/base.h"
@@ -21,10 +31,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -54,6 +66,14 @@ static int own_socket(void)
 	return fd;
 }
 
+/* Sends text to the recorder at a (alen bytes of it). */
+static int send_to(int fd, const struct sockaddr_un *a, socklen_t alen, const char *text)
+{
+	size_t len = strlen(text);
+	return sendto(fd, text, len, MSG_NOSIGNAL, (const struct sockaddr *)a, alen) ==
+	                       (ssize_t)len ? 0 : -1;
+}
+
 static int send_request(int fd, const char *dir, size_t size)
 {
 	struct sockaddr_un a;
@@ -66,8 +86,7 @@ static int send_request(int fd, const char *dir, size_t size)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return sendto(fd, text, (size_t)len, MSG_NOSIGNAL, (const struct sockaddr *)&a, sizeof a) ==
-	                       len ? 0 : -1;
+	return send_to(fd, &a, sizeof a, text);
 }
 
 /* The answer: the ring's descriptor, its name in name[NAME_MAX + 1]. */
@@ -129,4 +148,71 @@ int ringask(const char *dir, size_t size, char *name)
 	}
 	errno = e;
 	return ring;
+}
+
+/* The recorder's abstract socket ("\0" and dir's path, as
+ * cli/record/ringserve.c binds it) asked for the directory: its
+ * descriptor (O_PATH), or -1 with errno (ECONNREFUSED: no recorder). */
+static int ask_dir(const char *dir)
+{
+	struct sockaddr_un a;
+	char text[128], name[NAME_MAX + 1];
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	size_t n = strlen(dir);
+	if (n + 1 > sizeof a.sun_path || !*token) {
+		errno = n + 1 > sizeof a.sun_path ? ENAMETOOLONG : EACCES;
+		return -1;
+	}
+	memcpy(a.sun_path + 1, dir, n);
+	snprintf(text, sizeof text, "PROFIL-DIR %s", token);
+	int fd = own_socket();
+	if (fd < 0)
+		return -1;
+	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	int got = send_to(fd, &a, alen, text) == 0 ? take_answer(fd, name) : -1;
+	int e = errno;
+	close(fd);
+	struct stat st;
+	if (got >= 0 && (fstat(got, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		close(got);
+		got = -1;
+		e = EPROTO;
+	}
+	errno = e;
+	return got;
+}
+
+/* Out of the program's way: at the top of the descriptors it may open,
+ * where no dup2() onto a low number or shell redirection lands on it. */
+static int keep_high(int fd)
+{
+	struct rlimit rl;
+	long top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	                           rl.rlim_cur < INT_MAX ? (long)rl.rlim_cur : 1024;
+	int high = top > 64 ? fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 64)) : -1;
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+int ringask_reach(char *dir, size_t size)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0 || errno != ENOENT)
+		return 0; /* seen here, or not for want of a name */
+	int fd = ask_dir(dir);
+	if (fd < 0)
+		return errno == ECONNREFUSED || errno == ENOENT ? 0 : -1;
+	fd = keep_high(fd);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	if (strlen(path) >= size || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		close(fd); /* no /proc here (a bare chroot) */
+		errno = ENOENT;
+		return -1;
+	}
+	strcpy(dir, path);
+	return 1;
 }

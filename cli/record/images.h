@@ -107,8 +107,10 @@ struct images {
 	struct nspid *pids;
 	size_t npids;
 	/* ringserve.c: the socket agents that cannot make their ring file
-	 * ask on (descriptor + 1, 0: none), and the token they must say. */
-	int rings_fd;
+	 * ask on (descriptor + 1, 0: none), the abstract one agents that
+	 * cannot see the directory ask on (the same), and the token they
+	 * must say. */
+	int rings_fd, rings_abs_fd;
 	char token[33];
 };
 
@@ -158,7 +160,8 @@ void nspid_note(struct images *set, const char *name, uint32_t pid);
  * cannot create their ring file (their process runs as another user)
  * ask us to, opens the directory to them (0711), and puts the token
  * they must give in the command's environment: its descriptor, -1 if
- * there is none.  ringserve_drain() answers what was asked; it signals
+ * there is none; and the abstract socket (set->rings_abs_fd) on which
+ * agents that cannot see dir (another mount namespace) ask for it.  ringserve_drain() answers what was asked; it signals
  * SIGIO when a request arrives (a no-op handler is installed).
  * ringserve_close(). */
 int ringserve_open(struct images *set);

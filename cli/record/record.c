@@ -242,8 +242,9 @@ static void uncovered_warning(const struct record_opts *o, const struct images *
 	fprintf(stderr, "profil record: warning: the samples cover %.2f of the %.2f CPU s the "
 	        "command's processes used; the rest ran unsampled, in programs the agent cannot "
 	        "enter (statically linked, set-uid or with file capabilities, or started without "
-	        "LD_PRELOAD), where it said it could not record, or in a profil record run "
-	        "inside this one\n", sampled, cpu);
+	        "LD_PRELOAD), where it said it could not record, in a sandbox that shares "
+	        "neither the recording's directory nor its network namespace, or in a profil "
+	        "record run inside this one\n", sampled, cpu);
 }
 
 static double own_cpu(void)

@@ -20,6 +20,17 @@
  * who can reach the socket, is dropped.  The socket signals SIGIO when a
  * request arrives, which ends the recorder's nap (record.c), so an agent
  * waits milliseconds, not a nap.
+ *
+ * A process in a mount namespace or root of its own (bwrap's and
+ * Flatpak's private /dev, `unshare -m` with its own /dev/shm, a chroot)
+ * does not see the directory at all: its agent made nothing, and a
+ * sandboxed program was not profiled.  So a second socket, bound to an
+ * abstract name (the directory's path after a NUL: abstract names belong
+ * to the network namespace, not to any file system), takes a request
+ *     PROFIL-DIR <token>
+ * and answers with a descriptor of the directory (O_PATH): the agent
+ * reaches the directory through it (agent/ringask.c), and the rest goes
+ * as for any process.  Both sockets take both requests.
  */
 #include "record_int.h"
 #include "../model/profile.h"
@@ -29,6 +40,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,38 +69,64 @@ static int make_token(char *out, size_t size)
 	return 0;
 }
 
+/* A socket of ours at a (length alen), signalling SIGIO on a request;
+ * -1 if it cannot be made. */
+static int serve_at(const struct sockaddr_un *a, socklen_t alen)
+{
+	int on = 1;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0 && (bind(fd, (const struct sockaddr *)a, alen) != 0 ||
+	                setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0 ||
+	                fcntl(fd, F_SETOWN, getpid()) != 0 ||
+	                fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) != 0)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The abstract socket: "\0" and the directory's path (no NUL at the end;
+ * agent/ringask.c makes the same name).  -1 if there is none. */
+static int serve_abstract(const char *dir)
+{
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	size_t n = strlen(dir);
+	if (n + 1 > sizeof a.sun_path)
+		return -1;
+	memcpy(a.sun_path + 1, dir, n);
+	return serve_at(&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+}
+
 int ringserve_open(struct images *set)
 {
 	struct sockaddr_un a;
 	memset(&a, 0, sizeof a);
 	a.sun_family = AF_UNIX;
 	int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.rings", set->dir);
-	int on = 1, fd;
 	if (n < 0 || (size_t)n >= sizeof a.sun_path || make_token(set->token, sizeof set->token))
-		return -1;
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
 		return -1;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = woken;
 	sa.sa_flags = SA_RESTART;
-	if (bind(fd, (const struct sockaddr *)&a, sizeof a) != 0 || chmod(a.sun_path, 0666) != 0 ||
-	    chmod(set->dir, 0711) != 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0 ||
-	    sigaction(SIGIO, &sa, NULL) != 0 || fcntl(fd, F_SETOWN, getpid()) != 0 ||
-	    fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) != 0) {
-		close(fd);
+	int fd = -1;
+	if (sigaction(SIGIO, &sa, NULL) != 0 || (fd = serve_at(&a, sizeof a)) < 0 ||
+	    chmod(a.sun_path, 0666) != 0 || chmod(set->dir, 0711) != 0) {
+		if (fd >= 0)
+			close(fd);
 		set->token[0] = '\0';
 		return -1;
 	}
+	set->rings_abs_fd = serve_abstract(set->dir) + 1; /* without it, as before */
 	setenv("PROFIL_RECORD_TOKEN", set->token, 1);
 	return fd;
 }
 
 struct request {
 	struct credmsg m; /* the sender's pid and address */
-	uint64_t size;
+	uint64_t size;    /* of the ring asked for; 0: the directory is */
 };
 
 /* One datagram: 1 for a request with our token, -1 for one to drop, 0
@@ -96,15 +134,19 @@ struct request {
 static int take(int fd, const char *token, struct request *r)
 {
 	char text[128], got[64];
-	unsigned long long size;
+	unsigned long long size = 0;
 	int end = 0;
 	int got_one = credrecv(fd, text, sizeof text, &r->m);
 	if (got_one <= 0)
 		return got_one;
 	r->size = 0;
 	if (!r->m.pid || (r->m.flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    r->m.fromlen <= sizeof(sa_family_t) ||
-	    sscanf(text, "PROFIL-RING %63s %llu%n", got, &size, &end) != 2 || text[end] ||
+	    r->m.fromlen <= sizeof(sa_family_t))
+		return -1;
+	if (sscanf(text, "PROFIL-DIR %63s%n", got, &end) == 1 && !text[end])
+		return strcmp(got, token) == 0 ? 1 : -1;
+	end = 0;
+	if (sscanf(text, "PROFIL-RING %63s %llu%n", got, &size, &end) != 2 || text[end] ||
 	    strcmp(got, token) != 0 || size < RING_HEADER_SIZE + 4096 || size > RING_ASK_MAX)
 		return -1;
 	r->size = size;
@@ -157,36 +199,66 @@ static int answer(int sock, const struct request *r, int ring, const char *name)
 	return sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -1 : 0;
 }
 
-void ringserve_drain(struct images *set)
+/* A ring file made for r and sent: 0, or -1 (nothing is left of it). */
+static int serve_ring(struct images *set, int sock, const struct request *r)
+{
+	char name[NAME_MAX + 1];
+	int ring = make_ring(set->dir, r, name);
+	if (ring < 0)
+		return -1;
+	int sent = answer(sock, r, ring, name);
+	close(ring);
+	if (sent != 0) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", set->dir, name);
+		unlink(path); /* nobody will write its header */
+		return -1;
+	}
+	/* the file is named by the pid we see; its header will say the one
+	 * its process sees, which differs in a PID namespace */
+	nspid_note(set, name, r->m.pid);
+	return 0;
+}
+
+/* The directory itself, for an agent that cannot see it (a mount
+ * namespace or root of its own): a descriptor that only reaches it, with
+ * the access its mode gives the agent's user and no more. */
+static void serve_dir(const struct images *set, int sock, const struct request *r)
+{
+	int dir = open(set->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir >= 0) {
+		(void)answer(sock, r, dir, ".");
+		close(dir);
+	}
+}
+
+static void serve(struct images *set, int sock)
 {
 	struct request r;
-	char name[NAME_MAX + 1];
 	int got;
-	if (set->rings_fd <= 0)
-		return;
-	while ((got = take(set->rings_fd - 1, set->token, &r)) != 0) {
+	while ((got = take(sock, set->token, &r)) != 0) {
 		if (got < 0)
 			continue;
-		int ring = make_ring(set->dir, &r, name);
-		if (ring < 0)
-			continue;
-		int sent = answer(set->rings_fd - 1, &r, ring, name);
-		close(ring);
-		if (sent != 0) {
-			char path[PATH_MAX];
-			snprintf(path, sizeof path, "%s/%s", set->dir, name);
-			unlink(path); /* nobody will write its header */
-			continue;
-		}
-		/* the file is named by the pid we see; its header will say the
-		 * one its process sees, which differs in a PID namespace */
-		nspid_note(set, name, r.m.pid);
+		if (r.size)
+			(void)serve_ring(set, sock, &r);
+		else
+			serve_dir(set, sock, &r);
 	}
+}
+
+void ringserve_drain(struct images *set)
+{
+	if (set->rings_fd > 0)
+		serve(set, set->rings_fd - 1);
+	if (set->rings_abs_fd > 0)
+		serve(set, set->rings_abs_fd - 1);
 }
 
 void ringserve_close(struct images *set)
 {
 	if (set->rings_fd > 0)
 		close(set->rings_fd - 1);
-	set->rings_fd = 0;
+	if (set->rings_abs_fd > 0)
+		close(set->rings_abs_fd - 1);
+	set->rings_fd = set->rings_abs_fd = 0;
 }

@@ -1142,3 +1142,24 @@ stdout /^ignored: 1 5( 17)? 29$/
 $ profil record -v -o kd.pprof $REC/rec-prog keydtor 120 && profil report --by thread kd.pprof
 stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
 row /\[[0-9]+\] +rec-prog \[[0-9]+\]$/ 2 >= 70
+
+# A sandbox's own mount namespace (bwrap's and Flatpak's private /dev,
+# `unshare -m` with its own /dev/shm, a chroot) hides the recording's
+# directory: the agent found no directory, took the recording for over,
+# and the program ran unprofiled (0 samples of each function).  It now
+# asks the recorder for the directory on its abstract socket (network
+# namespace, not file system: cli/record/ringserve.c) and reaches it by
+# the descriptor it gets (agent/ringask.c); its forked child through the
+# same descriptor.  The tmpfs here is mounted over the directory's parent
+$ profil record -o mnt.pprof unshare -rm sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && test ! -d "$PROFIL_RECORD_DIR" && exec "$0" fork 60' $REC/rec-prog && profil report mnt.pprof
+needs unshare
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30
+stderr /3 processes, 3 threads, 0 lost/
+
+# ... and where the sandbox has no /proc to name that descriptor by, the
+# agent says so in one line, and the recorder's warning names sandboxes
+$ profil record -o mnt2.pprof unshare -rm sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && mount -t tmpfs none /proc && exec "$0" threads 30' $REC/rec-prog
+needs unshare
+stderr /^profil agent \(pid [0-9]+\): cannot reach the recording's directory from this process's mount namespace \(no \/proc/
+stderr /^profil record: warning: .* in a sandbox that shares neither/
