@@ -17,7 +17,8 @@
  * many short processes add up to the right total: the credit of one
  * process can land on the next.  Not for a process whose parent
  * did not tell (reaped by waitid(), by the kernel, by a parent not
- * recorded or in another PID namespace, whose pids are not ours), for a
+ * recorded or in another PID namespace, whose pids are not ours: such a
+ * parent's reaps still count among its children's totals), for a
  * pid that two processes of the recording had, nor for a process whose
  * sampling ended before it did (a tracer, its program taking our
  * signals: another line says so; an exec into a program no agent
@@ -77,10 +78,16 @@ static struct told *collect(const struct images *set, uint32_t root, uint64_t ro
 	t[k++] = (struct told){root, 0, root_ns, 0};
 	for (size_t i = 0; i < set->n; i++) {
 		const struct image *im = &set->v[i];
-		if (im->ns_pid || !image_valid(im))
-			continue; /* its children's pids are another namespace's */
+		if (!image_valid(im))
+			continue;
+		/* In a PID namespace not ours its children's pids are that
+		 * namespace's: each is told as pid 0, no process of ours, so
+		 * that its time still counts among the parent's children (the
+		 * parent's own total includes it: a shell of its own namespace
+		 * had its child's whole time at its exit, counted twice) */
 		for (size_t j = 0; j < im->nreaped; j++)
-			t[k++] = (struct told){im->reaped[j].pid, im->pid, im->reaped[j].cpu_ns, 0};
+			t[k++] = (struct told){im->ns_pid ? 0 : im->reaped[j].pid, im->pid,
+			                       im->reaped[j].cpu_ns, 0};
 	}
 	qsort(t, k, sizeof *t, by_pid);
 	for (size_t i = 0; i < k; i++) {

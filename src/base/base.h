@@ -208,6 +208,16 @@ HIDDEN void sort_inplace(void *base, size_t n, size_t size,
  * returns that value; 0 after the last thread; -1 (errno) if the
  * directory cannot be read.  One descriptor, open only during the call. */
 HIDDEN int tasklist_each(int (*fn)(pid_t tid, void *arg), void *arg);
+/* tasklist.c: the number /proc gives this process (getpid(), unless /proc
+ * was mounted for another PID namespace), 0 without /proc; the number it
+ * gives thread tid (a gettid() of ours), 0 where /proc is another
+ * namespace's and tid is not the main thread (no number for it there is
+ * known); and the path of file in that thread's /proc directory into
+ * buf: 0, or -1 with errno ENOTSUP where it has no number.
+ * Async-signal-safe. */
+HIDDEN pid_t proc_self_pid(void);
+HIDDEN pid_t proc_task_number(pid_t tid);
+HIDDEN int proc_task_path(char *buf, size_t size, pid_t tid, const char *file);
 
 /* inflight.c: handlers between their increment and decrement, atomic
  * (sample.c counts itself in; publishers wait for zero). */

@@ -69,8 +69,9 @@ static int user_sigq(long *queued, long *limit)
 }
 
 /* Thread tid's blocked mask (SigBlk of its status file; bit 0 is signal
- * 1); 0 if it has gone or the file cannot be read (a thread that exited
- * meanwhile blocks nothing).  signals.c reads it too. */
+ * 1), tid as /proc names it (a listing's); 0 if it has gone or the file
+ * cannot be read (a thread that exited meanwhile blocks nothing).
+ * signals.c reads it too. */
 unsigned long long engine_blocked_mask(pid_t tid)
 {
 	char path[64], buf[16384];
@@ -79,6 +80,14 @@ unsigned long long engine_blocked_mask(pid_t tid)
 	if (read_status(path, buf, sizeof buf) < 0 || !(at = status_field(buf, "\nSigBlk:")))
 		return 0;
 	return strtoull(at, NULL, 16);
+}
+
+/* The same for a thread of the registry, known by its gettid(): 0 where
+ * /proc has no number for it (another PID namespace's: tasklist.c). */
+static unsigned long long registry_blocked(pid_t tid)
+{
+	pid_t named = proc_task_number(tid);
+	return named > 0 ? engine_blocked_mask(named) : 0;
 }
 
 static int backlog_suspected(size_t on_events)
@@ -101,6 +110,6 @@ void timers_check_backlog(void)
 	if (on_events == 0 || !backlog_suspected(on_events))
 		return;
 	for (size_t i = 0; i < timers_nreg; i++)
-		if (timers_reg[i].fd >= 0 && (engine_blocked_mask(timers_reg[i].tid) >> (sig - 1) & 1))
+		if (timers_reg[i].fd >= 0 && (registry_blocked(timers_reg[i].tid) >> (sig - 1) & 1))
 			timers_to_timer(i);
 }

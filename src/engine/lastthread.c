@@ -39,7 +39,8 @@ const char *engine_stat_field(const char *buf, int n)
 int engine_thread_stat(pid_t tid, char *buf, size_t size)
 {
 	char path[64];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	if (proc_task_path(path, sizeof path, tid, "stat") != 0)
+		return -1; /* ENOTSUP: not ENOENT, which says the thread is gone */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

@@ -194,8 +194,9 @@ static void *sweep(void *unused)
 	 * 1,000 threads).  Kept open in a table of its own (no number of the
 	 * program's is taken), opened anew each sweep otherwise: the path
 	 * lookup cost a fifth of the idle sweeps with 1,000 threads. */
-	char leader_stat[64];
-	snprintf(leader_stat, sizeof leader_stat, "/proc/self/task/%d/stat", (int)getpid());
+	char leader_stat[64]; /* by the number /proc gives it (tasklist.c) */
+	if (proc_task_path(leader_stat, sizeof leader_stat, getpid(), "stat") != 0)
+		leader_stat[0] = '\0';
 	int leader_fd = -1, set_up = 0, own_table = 0;
 	long ms = SWEEP_MS;
 	int seen = atomic_load(&wake);
@@ -217,9 +218,10 @@ static void *sweep(void *unused)
 			}
 		}
 		ms = SWEEP_MS;
-		unsigned int nthreads;
+		unsigned int nthreads = 0;
 		char main_state = leader_fd >= 0 ? engine_stat_state_at(leader_fd, &nthreads)
-		                                  : engine_stat_state_of(leader_stat, &nthreads);
+		                  : leader_stat[0] ? engine_stat_state_of(leader_stat, &nthreads)
+		                                   : 0;
 		if (engine_trylock() == 0) {
 			/* A run on perf events started since (a reap ended ours
 			 * and kept us): its descriptors are in the program's
