@@ -38,8 +38,7 @@
 extern char **environ;
 
 /* PROFIL_RECORD_DIR, set once at load; "/proc/self/fd/N" when the
- * process cannot see that path (ringask_reach()); a forked child keeps
- * it, and the descriptor with it */
+ * process cannot see that path (ringreach.c: renamed by its checks) */
 char agent_dir[4096];
 
 /* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
@@ -73,6 +72,7 @@ struct ring_file *agent_new_ring(const char *args, size_t nargs)
 		data = d < RING_MIN ? RING_MIN : d < data ? d : data;
 		log = l < RING_MIN ? RING_MIN : l < log ? l : log;
 	}
+	ringreach_check(agent_dir, sizeof agent_dir);
 	return ringfile_create(agent_dir, data, log, args, nargs);
 }
 
@@ -161,6 +161,7 @@ static void report_foreign(struct ring_file *rf)
  */
 int agent_recorder_alive(void)
 {
+	ringreach_check(agent_dir, sizeof agent_dir);
 	char lock[sizeof agent_dir + 8];
 	snprintf(lock, sizeof lock, "%s/.lock", agent_dir);
 	/* In the helper, one descriptor for every sweep (helper_files.c):
@@ -340,7 +341,7 @@ static void process_start(void)
 	nspid_init();
 	ringask_init();
 	/* a sandbox's own mount namespace or root may hide the directory */
-	if (ringask_reach(agent_dir, sizeof agent_dir) < 0) {
+	if (ringreach_start(agent_dir, sizeof agent_dir) < 0) {
 		agent_say("cannot reach the recording's directory from this process's "
 		          "mount namespace (no /proc to name it by); not profiled");
 		return;

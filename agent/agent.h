@@ -218,14 +218,23 @@ HIDDEN void nspid_tell(const char *dir, const char *ring_name);
  * its descriptor, its name in name[NAME_MAX + 1]; -1 with errno. */
 HIDDEN void ringask_init(void);
 HIDDEN int ringask(const char *dir, size_t size, char *name);
-/* ringask_reach(): dir (a buffer of size bytes) as this process can reach
- * it: when no such path is seen here (a mount namespace or root of the
- * process's own), the recorder is asked for the directory and dir becomes
- * "/proc/self/fd/N", N a descriptor kept for good.  1 when it did, 0
- * when dir is left as it is (seen here, or no recorder answers: the
- * recording is over), -1 with errno when a recorder answered but the
- * directory cannot be named here (no /proc). */
-HIDDEN int ringask_reach(char *dir, size_t size);
+/* ringask_dir(): the recorder's directory dir, asked for on its abstract
+ * socket by a process that cannot see it: an O_PATH descriptor, or -1
+ * with errno (ECONNREFUSED: no recorder is bound there). */
+HIDDEN int ringask_dir(const char *dir);
+
+/* ringreach.c: ringreach_start() names dir (a buffer of size bytes) so
+ * that this process reaches it: when no such path is seen here (a mount
+ * namespace or root of the process's own), the recorder is asked for the
+ * directory and dir becomes a /proc name of the descriptor it sent.  1
+ * when it did, 0 when dir is left as it is (seen here, or no recorder
+ * answers: the recording is over), -1 with errno when a recorder answered
+ * but the directory cannot be named here (no /proc).  ringreach_check()
+ * renames it, asking again if need be, when that name no longer reaches
+ * the directory (the program closed the descriptor, or this is a forked
+ * child); nothing for a directory seen by its path. */
+HIDDEN int ringreach_start(char *dir, size_t size);
+HIDDEN void ringreach_check(char *dir, size_t size);
 
 /* seccomp.c: whether the program filters its system calls.
  * filter_note_start(): at a start, a filter already in force.

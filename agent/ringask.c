@@ -19,10 +19,10 @@
  * recorder is asked "PROFIL-DIR <token>" on its abstract socket, whose
  * name is the directory's path (abstract names belong to the network
  * namespace, which such sandboxes mostly share), and answers with a
- * descriptor of the directory; the directory is then named by that
- * descriptor through /proc/self/fd (ringask_reach()).  With no recorder
- * bound there (the recording is over) the request fails at once, so a
- * descendant that outlives the recording does not wait.
+ * descriptor of the directory (ringask_dir(); ringreach.c names the
+ * directory by it).  With no recorder bound there (the recording is
+ * over) the request fails at once, so a descendant that outlives the
+ * recording does not wait.
  */
 #include "agent.h"
 #include "../src/base/base.h"
@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -150,10 +149,7 @@ int ringask(const char *dir, size_t size, char *name)
 	return ring;
 }
 
-/* The recorder's abstract socket ("\0" and dir's path, as
- * cli/record/ringserve.c binds it) asked for the directory: its
- * descriptor (O_PATH), or -1 with errno (ECONNREFUSED: no recorder). */
-static int ask_dir(const char *dir)
+int ringask_dir(const char *dir)
 {
 	struct sockaddr_un a;
 	char text[128], name[NAME_MAX + 1];
@@ -181,38 +177,4 @@ static int ask_dir(const char *dir)
 	}
 	errno = e;
 	return got;
-}
-
-/* Out of the program's way: at the top of the descriptors it may open,
- * where no dup2() onto a low number or shell redirection lands on it. */
-static int keep_high(int fd)
-{
-	struct rlimit rl;
-	long top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	                           rl.rlim_cur < INT_MAX ? (long)rl.rlim_cur : 1024;
-	int high = top > 64 ? fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 64)) : -1;
-	if (high < 0)
-		return fd;
-	close(fd);
-	return high;
-}
-
-int ringask_reach(char *dir, size_t size)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0 || errno != ENOENT)
-		return 0; /* seen here, or not for want of a name */
-	int fd = ask_dir(dir);
-	if (fd < 0)
-		return errno == ECONNREFUSED || errno == ENOENT ? 0 : -1;
-	fd = keep_high(fd);
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	if (strlen(path) >= size || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		close(fd); /* no /proc here (a bare chroot) */
-		errno = ENOENT;
-		return -1;
-	}
-	strcpy(dir, path);
-	return 1;
 }

@@ -29,7 +29,7 @@
  * to the network namespace, not to any file system), takes a request
  *     PROFIL-DIR <token>
  * and answers with a descriptor of the directory (O_PATH): the agent
- * reaches the directory through it (agent/ringask.c), and the rest goes
+ * reaches the directory through it (agent/ringreach.c), and the rest goes
  * as for any process.  Both sockets take both requests.
  */
 #include "record_int.h"

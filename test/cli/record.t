@@ -1152,7 +1152,7 @@ row /\[[0-9]+\] +rec-prog \[[0-9]+\]$/ 2 >= 70
 # and the program ran unprofiled (0 samples of each function).  It now
 # asks the recorder for the directory on its abstract socket (network
 # namespace, not file system: cli/record/ringserve.c) and reaches it by
-# the descriptor it gets (agent/ringask.c); its forked child through the
+# the descriptor it gets (agent/ringreach.c); its forked child through the
 # same descriptor.  The tmpfs here is mounted over the directory's parent
 $ profil record -o mnt.pprof unshare -rm sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && test ! -d "$PROFIL_RECORD_DIR" && exec "$0" fork 60' $REC/rec-prog && profil report mnt.pprof
 needs unshare
@@ -1199,3 +1199,15 @@ needs root
 !stderr /cannot start profiling/
 row /main_hot/ 2 >= 30
 row /lib_hot/ 2 >= 30
+
+# ... and the descriptor is the program's to close: a daemon that closes
+# every descriptor at its start (close_range) took it, the helper's next
+# look at the recorder's lock found nothing, and sampling stopped
+# (main_hot 93 of 300, the rest at [process exit]; the child unsampled).
+# The name is checked before each use and the recorder asked again
+# (agent/ringreach.c)
+$ profil record -o mnc.pprof unshare -rm sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && exec "$0" closefork 60' $REC/rec-prog && profil report mnc.pprof
+needs unshare
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30
+stderr /3 processes, 3 threads, 0 lost/

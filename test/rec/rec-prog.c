@@ -15,6 +15,8 @@
  *             library still loaded: with few UNITS, before the agent's
  *             first sweep, which would have logged the load
  *   fork      a forked child runs child_hot while the parent runs main_hot
+ *   closefork as fork, after closing every descriptor above 2 (as a
+ *             daemon does at its start: close_range)
  *   forkthread  as fork, but a second thread forks, and the child's one
  *             thread returns from its start routine, which ends the
  *             process (issue 9); exits 1 if the child is still running
@@ -490,6 +492,10 @@ int main(int argc, char **argv)
 		return plugin(argv[0], 1);
 	if (!strcmp(mode, "fork"))
 		return forked();
+	if (!strcmp(mode, "closefork")) {
+		close_range(3, ~0u, 0);
+		return forked();
+	}
 	if (!strcmp(mode, "forkthread"))
 		return fork_thread();
 	if (!strcmp(mode, "forkiter"))
