@@ -78,12 +78,15 @@ struct image {
 	uint32_t ns_pid;        /* its pid in a PID namespace not ours, pid
 	                         * the one we see (nspid.c); 0 if ours.  Its
 	                         * threads' ids are that namespace's. */
+	uint64_t pidns;         /* with ns_pid: that namespace's inode, 0 if
+	                         * unknown (reaped.c matches its reaps by it) */
 };
 
 /* nspid.c: a ring file's name and the pid its process has here. */
 struct nspid {
 	char *name;
 	uint32_t pid;
+	uint64_t pidns; /* the inode of its PID namespace; 0 if unknown */
 };
 
 struct images {
@@ -153,8 +156,11 @@ int nspid_open(const char *dir);
 void nspid_drain(struct images *set);
 void nspid_apply(const struct images *set, struct image *im, const char *name);
 void nspid_free(struct images *set);
-/* nspid.c: ring file `name` is pid's here, whatever its header says. */
-void nspid_note(struct images *set, const char *name, uint32_t pid);
+/* nspid.c: ring file `name` is pid's here, whatever its header says;
+ * pidns: the inode of the process's PID namespace, 0 if unknown.
+ * nspid_of(): that inode for a process we see as pid, 0 if gone. */
+void nspid_note(struct images *set, const char *name, uint32_t pid, uint64_t pidns);
+uint64_t nspid_of(uint32_t pid);
 
 /* ringserve.c: ringserve_open() makes dir's socket on which agents that
  * cannot create their ring file (their process runs as another user)
@@ -165,6 +171,10 @@ void nspid_note(struct images *set, const char *name, uint32_t pid);
  * SIGIO when a request arrives (a no-op handler is installed).
  * ringserve_close(). */
 int ringserve_open(struct images *set);
+/* ringserve.c: fd (one of our sockets) signals SIGIO when a datagram
+ * arrives, which ends the recorder's nap (a no-op handler is installed):
+ * 0, or -1. */
+int record_wake_by(int fd);
 void ringserve_drain(struct images *set);
 void ringserve_close(struct images *set);
 /* Whether im's header was read and valid: its process was profiled, and

@@ -17,8 +17,9 @@
  * many short processes add up to the right total: the credit of one
  * process can land on the next.  Not for a process whose parent
  * did not tell (reaped by waitid(), by the kernel, by a parent not
- * recorded or in another PID namespace, whose pids are not ours: such a
- * parent's reaps still count among its children's totals), for a
+ * recorded, or in another PID namespace when its children's numbers
+ * there match no process's images: pid_here(); such a parent's reaps
+ * still count among its children's totals), for a
  * pid that two processes of the recording had, nor for a process whose
  * sampling ended before it did (a tracer, its program taking our
  * signals: another line says so; an exec into a program no agent
@@ -65,6 +66,61 @@ static struct told *find(struct told *t, size_t n, uint32_t pid)
 	return f;
 }
 
+/* The processes of other PID namespaces, by namespace and number there,
+ * for the reaps told by those numbers (pid_here()). */
+struct nsproc {
+	uint64_t pidns;
+	uint32_t ns_pid, pid;
+};
+
+static int by_ns_then_number(const void *a, const void *b)
+{
+	const struct nsproc *x = a, *y = b;
+	if (x->pidns != y->pidns)
+		return x->pidns < y->pidns ? -1 : 1;
+	if (x->ns_pid != y->ns_pid)
+		return x->ns_pid < y->ns_pid ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static struct nsproc *ns_index(const struct images *set, size_t *n)
+{
+	struct nsproc *v = prof_xcalloc(set->n ? set->n : 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct image *c = &set->v[i];
+		if (c->ns_pid && c->pidns && image_valid(c))
+			v[k++] = (struct nsproc){c->pidns, c->ns_pid, c->pid};
+	}
+	qsort(v, k, sizeof *v, by_ns_then_number);
+	*n = k;
+	return v;
+}
+
+/* The pid we see of the child that a reaper of another PID namespace told
+ * of by that namespace's number: the one process whose images had that
+ * number in the reaper's namespace; 0 when none did (a child that had no
+ * image, a namespace not told) or two did (the number was reused). */
+static uint32_t pid_here(const struct nsproc *v, size_t n, const struct image *reaper,
+                         uint32_t ns_pid)
+{
+	struct nsproc key = {reaper->pidns, ns_pid, 0};
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* the first entry not below key */
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_ns_then_number(&v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!reaper->pidns || lo == n || v[lo].pidns != key.pidns || v[lo].ns_pid != ns_pid)
+		return 0;
+	for (size_t i = lo + 1; i < n && v[i].pidns == key.pidns && v[i].ns_pid == ns_pid; i++)
+		if (v[i].pid != v[lo].pid)
+			return 0; /* two processes had that number there */
+	return v[lo].pid;
+}
+
 /* Every reap the images told of, and the command's own, sorted by pid,
  * each with its reaped children's totals summed. */
 static struct told *collect(const struct images *set, uint32_t root, uint64_t root_ns,
@@ -74,21 +130,27 @@ static struct told *collect(const struct images *set, uint32_t root, uint64_t ro
 	for (size_t i = 0; i < set->n; i++)
 		cap += set->v[i].nreaped;
 	struct told *t = prof_xcalloc(cap, sizeof *t);
-	size_t k = 0;
+	size_t k = 0, nns;
+	struct nsproc *ns = ns_index(set, &nns);
 	t[k++] = (struct told){root, 0, root_ns, 0};
 	for (size_t i = 0; i < set->n; i++) {
 		const struct image *im = &set->v[i];
 		if (!image_valid(im))
 			continue;
 		/* In a PID namespace not ours its children's pids are that
-		 * namespace's: each is told as pid 0, no process of ours, so
-		 * that its time still counts among the parent's children (the
-		 * parent's own total includes it: a shell of its own namespace
-		 * had its child's whole time at its exit, counted twice) */
-		for (size_t j = 0; j < im->nreaped; j++)
-			t[k++] = (struct told){im->ns_pid ? 0 : im->reaped[j].pid, im->pid,
-			                       im->reaped[j].cpu_ns, 0};
+		 * namespace's: each is told by the pid we see, or as pid 0,
+		 * no process of ours, when that is unknown, so that its time
+		 * still counts among the parent's children (the parent's own
+		 * total includes it: a shell of its own namespace had its
+		 * child's whole time at its exit, counted twice) */
+		for (size_t j = 0; j < im->nreaped; j++) {
+			uint32_t pid = im->reaped[j].pid;
+			if (im->ns_pid)
+				pid = pid_here(ns, nns, im, pid);
+			t[k++] = (struct told){pid, im->pid, im->reaped[j].cpu_ns, 0};
+		}
 	}
+	free(ns);
 	qsort(t, k, sizeof *t, by_pid);
 	for (size_t i = 0; i < k; i++) {
 		struct told *parent = t[i].parent ? find(t, k, t[i].parent) : NULL;

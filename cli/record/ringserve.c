@@ -69,6 +69,18 @@ static int make_token(char *out, size_t size)
 	return 0;
 }
 
+int record_wake_by(int fd)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = woken;
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGIO, &sa, NULL) != 0 || fcntl(fd, F_SETOWN, getpid()) != 0 ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) != 0)
+		return -1;
+	return 0;
+}
+
 /* A socket of ours at a (length alen), signalling SIGIO on a request;
  * -1 if it cannot be made. */
 static int serve_at(const struct sockaddr_un *a, socklen_t alen)
@@ -77,8 +89,7 @@ static int serve_at(const struct sockaddr_un *a, socklen_t alen)
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd >= 0 && (bind(fd, (const struct sockaddr *)a, alen) != 0 ||
 	                setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0 ||
-	                fcntl(fd, F_SETOWN, getpid()) != 0 ||
-	                fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) != 0)) {
+	                record_wake_by(fd) != 0)) {
 		close(fd);
 		return -1;
 	}
@@ -107,13 +118,9 @@ int ringserve_open(struct images *set)
 	int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.rings", set->dir);
 	if (n < 0 || (size_t)n >= sizeof a.sun_path || make_token(set->token, sizeof set->token))
 		return -1;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = woken;
-	sa.sa_flags = SA_RESTART;
 	int fd = -1;
-	if (sigaction(SIGIO, &sa, NULL) != 0 || (fd = serve_at(&a, sizeof a)) < 0 ||
-	    chmod(a.sun_path, 0666) != 0 || chmod(set->dir, 0711) != 0) {
+	if ((fd = serve_at(&a, sizeof a)) < 0 || chmod(a.sun_path, 0666) != 0 ||
+	    chmod(set->dir, 0711) != 0) {
 		if (fd >= 0)
 			close(fd);
 		set->token[0] = '\0';
@@ -216,7 +223,7 @@ static int serve_ring(struct images *set, int sock, const struct request *r)
 	}
 	/* the file is named by the pid we see; its header will say the one
 	 * its process sees, which differs in a PID namespace */
-	nspid_note(set, name, r->m.pid);
+	nspid_note(set, name, r->m.pid, nspid_of(r->m.pid)); /* it waits: alive */
 	return 0;
 }
 
