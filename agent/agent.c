@@ -27,14 +27,8 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
-/* Record area and module log sizes: 8 MiB holds about 350,000 samples
- * without stacks, over a second of 64 busy threads at 1000 Hz between
- * two reads by the record process (every 20 ms). */
-#define DATA_SIZE (8u << 20)
-#define MODLOG_SIZE (1u << 20)
 extern char **environ;
 
 /* PROFIL_RECORD_DIR, set once at load; "/proc/self/fd/N" when the
@@ -45,36 +39,6 @@ char agent_dir[4096];
  * (no unwind tables are built).  Set once at load. */
 uint32_t agent_stack_depth = 128;
 int agent_only_root;  /* PROFIL_RECORD_NOCHILD */
-
-/* Under a limit of address space (RLIMIT_AS, ulimit -v), the ring is a
- * 64th of it, at least 64 KiB (a few hundred samples with stacks: the
- * recorder reads every 20 ms), the log a 256th: a program that ran in 20
- * MiB failed to make its threads once 9 MiB of it were the ring's. */
-#define AS_SHARE_DATA 64u
-#define AS_SHARE_LOG 256u
-#define RING_MIN (64u << 10)
-
-static size_t pow2_floor(size_t v)
-{
-	size_t p = 1;
-	while (p <= v / 2)
-		p *= 2;
-	return p;
-}
-
-struct ring_file *agent_new_ring(const char *args, size_t nargs)
-{
-	size_t data = DATA_SIZE, log = MODLOG_SIZE;
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		size_t d = pow2_floor((size_t)(rl.rlim_cur / AS_SHARE_DATA));
-		size_t l = (size_t)(rl.rlim_cur / AS_SHARE_LOG) & ~(size_t)4095;
-		data = d < RING_MIN ? RING_MIN : d < data ? d : data;
-		log = l < RING_MIN ? RING_MIN : l < log ? l : log;
-	}
-	ringreach_check(agent_dir, sizeof agent_dir);
-	return ringfile_create(agent_dir, data, log, args, nargs);
-}
 
 void agent_say(const char *what)
 {

@@ -110,8 +110,8 @@ HIDDEN void reaps_settle(void);
 HIDDEN int agent_running(void);
 /* agent.c, for child.c: the recording's directory, frames per sample
  * and --no-children (set once at load); the ring being written (NULL in
- * a child not sampled or not yet given one); a new ring file (NULL with
- * errno); a line on stderr naming the problem with errno's text; rf
+ * a child not sampled or not yet given one); a new ring file, sized for
+ * the process's limits (ringfile.c; NULL with errno); a line on stderr naming the problem with errno's text; rf
  * published (its table, or NULL); rf told the engine and signal now
  * (unlocked: async-signal-safe, without the engine's lock); whether the
  * recorder still reads the recording. */

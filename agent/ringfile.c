@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 size_t agent_read_small(const char *path, char *buf, size_t size)
 {
@@ -116,4 +117,40 @@ struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modl
 		nspid_tell(dir, name); /* before the header is complete: nspid.c */
 	fill_header(rf, data_size, modlog_size, args, nargs);
 	return rf;
+}
+
+/* Record area and module log sizes: 8 MiB holds about 350,000 samples
+ * without stacks, over a second of 64 busy threads at 1000 Hz between
+ * two reads by the record process (every 20 ms). */
+#define DATA_SIZE (8u << 20)
+#define MODLOG_SIZE (1u << 20)
+
+/* Under a limit of address space (RLIMIT_AS, ulimit -v), the ring is a
+ * 64th of it, at least 64 KiB (a few hundred samples with stacks: the
+ * recorder reads every 20 ms), the log a 256th: a program that ran in 20
+ * MiB failed to make its threads once 9 MiB of it were the ring's. */
+#define AS_SHARE_DATA 64u
+#define AS_SHARE_LOG 256u
+#define RING_MIN (64u << 10)
+
+static size_t pow2_floor(size_t v)
+{
+	size_t p = 1;
+	while (p <= v / 2)
+		p *= 2;
+	return p;
+}
+
+struct ring_file *agent_new_ring(const char *args, size_t nargs)
+{
+	size_t data = DATA_SIZE, log = MODLOG_SIZE;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		size_t d = pow2_floor((size_t)(rl.rlim_cur / AS_SHARE_DATA));
+		size_t l = (size_t)(rl.rlim_cur / AS_SHARE_LOG) & ~(size_t)4095;
+		data = d < RING_MIN ? RING_MIN : d < data ? d : data;
+		log = l < RING_MIN ? RING_MIN : l < log ? l : log;
+	}
+	ringreach_check(agent_dir, sizeof agent_dir);
+	return ringfile_create(agent_dir, data, log, args, nargs);
 }
