@@ -137,7 +137,13 @@ int agent_recorder_alive(void)
 	int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		struct stat st;
-		return errno != ENOENT || stat(agent_dir, &st) == 0 || errno != ENOENT;
+		if (errno != ENOENT || stat(agent_dir, &st) == 0 || errno != ENOENT)
+			return 1;
+		/* No directory: the recording is over, or the process has
+		 * moved since its start to a mount namespace of its own with
+		 * a tmpfs over the directory (unshare -m, then a mount): the
+		 * recorder, if it answers, says which (ringreach.c) */
+		return ringreach_start(agent_dir, sizeof agent_dir) == 1 && agent_recorder_alive();
 	}
 	int alive = flock(fd, LOCK_SH | LOCK_NB) != 0;
 	close(fd); /* and with it the shared lock, if it was had */

@@ -228,8 +228,10 @@ HIDDEN int ringask_dir(const char *dir);
  * namespace or root of the process's own), the recorder is asked for the
  * directory and dir becomes a /proc name of the descriptor it sent.  1
  * when it did, 0 when dir is left as it is (seen here, or no recorder
- * answers: the recording is over), -1 with errno when a recorder answered
- * but the directory cannot be named here (no /proc).  ringreach_check()
+ * answers: the recording is over; or reached before), -1 with errno when
+ * a recorder answered but the directory cannot be named here (no /proc).
+ * Called at the start, and when the directory is found gone later (the
+ * process moved to a mount namespace of its own).  ringreach_check()
  * renames it, asking again if need be, when that name no longer reaches
  * the directory (the program closed the descriptor, or this is a forked
  * child); nothing for a directory seen by its path. */

@@ -110,6 +110,8 @@ static int ask(char *dir, size_t size)
 int ringreach_start(char *dir, size_t size)
 {
 	struct stat st;
+	if (reached_as[0]) /* reached before: ringreach_check() asks again */
+		return 0;
 	if (stat(dir, &st) == 0 || errno != ENOENT || strlen(dir) >= sizeof reached_as)
 		return 0; /* seen here, or not for want of a name */
 	strcpy(reached_as, dir);

@@ -1226,3 +1226,14 @@ needs unshare
 stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
 stderr /303 processes/
 row /\[process exit\]/ 2 >= 1
+
+# ... and a process that moves to such a namespace after its start
+# (unshare, then a tmpfs over the directory, as a sandbox's supervisor
+# might): the helper's first look at the recorder's lock found no
+# directory, took the recording for over and stopped sampling (main_hot
+# 7%, [process exit] 86%).  The recorder is asked first (agent.c,
+# agent_recorder_alive())
+$ profil record -o hd.pprof unshare -rm $REC/rec-prog hidedir 60 && profil report hd.pprof
+needs unshare
+row /main_hot/ 2 >= 30
+row /lib_hot/ 2 >= 30

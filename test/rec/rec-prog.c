@@ -17,6 +17,11 @@
  *   fork      a forked child runs child_hot while the parent runs main_hot
  *   closefork as fork, after closing every descriptor above 2 (as a
  *             daemon does at its start: close_range)
+ *   hidedir   enters a mount namespace of its own (unshare) and mounts a
+ *             tmpfs over the recording's directory's parent, as a
+ *             sandbox's supervisor might, then as threads (whose
+ *             pthread_create makes the agent's helper); exits 3 if the
+ *             directory is still seen, 2 if it cannot do that
  *   forkthread  as fork, but a second thread forks, and the child's one
  *             thread returns from its start routine, which ends the
  *             process (issue 9); exits 1 if the child is still running
@@ -82,6 +87,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 
@@ -192,6 +198,25 @@ static int forked(void)
 	int st;
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+static int hide_dir(unsigned long n)
+{
+	const char *dir = getenv("PROFIL_RECORD_DIR");
+	char parent[4096];
+	if (!dir || snprintf(parent, sizeof parent, "%s", dir) >= (int)sizeof parent)
+		return 2;
+	char *slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return 2;
+	*slash = '\0';
+	if (unshare(CLONE_NEWNS) != 0 || mount("none", parent, "tmpfs", 0, NULL) != 0) {
+		perror("rec-prog hidedir");
+		return 2;
+	}
+	if (access(dir, F_OK) == 0)
+		return 3;
+	return threads(n);
 }
 
 static volatile int iterating;
@@ -496,6 +521,8 @@ int main(int argc, char **argv)
 		close_range(3, ~0u, 0);
 		return forked();
 	}
+	if (!strcmp(mode, "hidedir"))
+		return hide_dir(units);
 	if (!strcmp(mode, "forkthread"))
 		return fork_thread();
 	if (!strcmp(mode, "forkiter"))
