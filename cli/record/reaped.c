@@ -31,7 +31,9 @@
  * RING_FORKED): when its parent is a process of the recording and told
  * its total, all of its own time is credited, at "[unsampled]" (what the
  * settling of its exit would have written: account.c), on its pid under
- * its parent's name (a fork copies it).  Not with --no-children,
+ * its parent's name (a fork copies it); in a PID namespace not ours, on
+ * its number there (the words and reaps of such a namespace are keyed
+ * by it: forked.c).  Not with --no-children,
  * whose children are not sampled by request; not for a child whose last
  * word was its exec (the program it became had no agent: its time is
  * that program's), nor for a pid no word was said of (a vfork or
@@ -45,25 +47,39 @@
 #include <string.h>
 
 struct told {
-	uint32_t pid, parent;
+	uint32_t pid, parent; /* parent: ours */
 	uint64_t cpu_ns;
 	uint64_t children_ns; /* the totals of the children it reaped */
+	uint64_t pidns;       /* pid's namespace, 0: ours (see collect()) */
 };
 
 static int by_pid(const void *a, const void *b)
 {
 	const struct told *x = a, *y = b;
+	if (x->pidns != y->pidns)
+		return x->pidns < y->pidns ? -1 : 1;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* The entry for pid, NULL if none or if pid was told of twice. */
-static struct told *find(struct told *t, size_t n, uint32_t pid)
+static int same_child(const struct told *a, const struct told *b)
 {
-	struct told key = {pid, 0, 0, 0};
+	return a->pid == b->pid && a->pidns == b->pidns;
+}
+
+/* The entry for pid of namespace pidns (0: ours), NULL if none or if pid
+ * was told of twice. */
+static struct told *find_in(struct told *t, size_t n, uint64_t pidns, uint32_t pid)
+{
+	struct told key = {pid, 0, 0, 0, pidns};
 	struct told *f = bsearch(&key, t, n, sizeof *t, by_pid);
-	if (!f || (f > t && f[-1].pid == pid) || (f + 1 < t + n && f[1].pid == pid))
+	if (!f || (f > t && same_child(&f[-1], f)) || (f + 1 < t + n && same_child(&f[1], f)))
 		return NULL;
 	return f;
+}
+
+static struct told *find(struct told *t, size_t n, uint32_t pid)
+{
+	return find_in(t, n, 0, pid);
 }
 
 /* The processes of other PID namespaces, by namespace and number there,
@@ -100,7 +116,10 @@ static struct nsproc *ns_index(const struct images *set, size_t *n)
 /* The pid we see of the child that a reaper of another PID namespace told
  * of by that namespace's number: the one process whose images had that
  * number in the reaper's namespace; 0 when none did (a child that had no
- * image, a namespace not told) or two did (the number was reused). */
+ * image, a namespace not told), SEVERAL when two did (the number was
+ * reused). */
+#define SEVERAL UINT32_MAX
+
 static uint32_t pid_here(const struct nsproc *v, size_t n, const struct image *reaper,
                          uint32_t ns_pid)
 {
@@ -117,7 +136,7 @@ static uint32_t pid_here(const struct nsproc *v, size_t n, const struct image *r
 		return 0;
 	for (size_t i = lo + 1; i < n && v[i].pidns == key.pidns && v[i].ns_pid == ns_pid; i++)
 		if (v[i].pid != v[lo].pid)
-			return 0; /* two processes had that number there */
+			return SEVERAL;
 	return v[lo].pid;
 }
 
@@ -132,22 +151,26 @@ static struct told *collect(const struct images *set, uint32_t root, uint64_t ro
 	struct told *t = prof_xcalloc(cap, sizeof *t);
 	size_t k = 0, nns;
 	struct nsproc *ns = ns_index(set, &nns);
-	t[k++] = (struct told){root, 0, root_ns, 0};
+	t[k++] = (struct told){root, 0, root_ns, 0, 0};
 	for (size_t i = 0; i < set->n; i++) {
 		const struct image *im = &set->v[i];
 		if (!image_valid(im))
 			continue;
 		/* In a PID namespace not ours its children's pids are that
-		 * namespace's: each is told by the pid we see, or as pid 0,
-		 * no process of ours, when that is unknown, so that its time
-		 * still counts among the parent's children (the parent's own
-		 * total includes it: a shell of its own namespace had its
+		 * namespace's: each is told by the pid we see; a child with no
+		 * image (it ended before its first sample) by its number
+		 * there, in that namespace (pidns), for credit_unimaged();
+		 * one whose number two processes had as pid 0, no process.
+		 * Each still counts among its parent's children (the parent's
+		 * own total includes it: a shell of its own namespace had its
 		 * child's whole time at its exit, counted twice) */
 		for (size_t j = 0; j < im->nreaped; j++) {
-			uint32_t pid = im->reaped[j].pid;
+			uint32_t pid = im->reaped[j].pid, here = pid;
 			if (im->ns_pid)
-				pid = pid_here(ns, nns, im, pid);
-			t[k++] = (struct told){pid, im->pid, im->reaped[j].cpu_ns, 0};
+				here = pid_here(ns, nns, im, pid);
+			uint64_t pidns = im->ns_pid && !here && im->pidns ? im->pidns : 0;
+			t[k++] = (struct told){pidns ? pid : here == SEVERAL ? 0 : here, im->pid,
+			                       im->reaped[j].cpu_ns, 0, pidns};
 		}
 	}
 	free(ns);
@@ -250,70 +273,19 @@ static int64_t periods_owed(const struct told *me, uint64_t accounted, int64_t p
 	return w;
 }
 
-/* What a forked child last said of itself (ring.h RING_FORKED): all of a
- * child's words are in one image (its nearest ancestor's), in order. */
-struct word {
-	uint32_t pid, order;
-	int execing;
-};
-
-static int by_pid_then_order(const void *a, const void *b)
-{
-	const struct word *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* Every forked child's last word, sorted by pid. */
-static struct word *last_words(const struct images *set, size_t *n)
-{
-	size_t cap = 1, k = 0;
-	for (size_t i = 0; i < set->n; i++)
-		cap += set->v[i].nforked;
-	struct word *w = prof_xcalloc(cap, sizeof *w);
-	for (size_t i = 0; i < set->n; i++)
-		for (size_t j = 0; j < set->v[i].nforked; j++, k++)
-			w[k] = (struct word){set->v[i].forked[j] & 0x7fffffffu, (uint32_t)k,
-			                     (int)(set->v[i].forked[j] >> 31)};
-	qsort(w, k, sizeof *w, by_pid_then_order);
-	size_t m = 0;
-	for (size_t i = 0; i < k; i++) {
-		if (m && w[m - 1].pid == w[i].pid)
-			m--; /* a later word of the same child */
-		w[m++] = w[i];
-	}
-	*n = m;
-	return w;
-}
-
-static int pid_vs_word(const void *key, const void *elem)
-{
-	uint32_t pid = *(const uint32_t *)key, other = ((const struct word *)elem)->pid;
-	return pid < other ? -1 : pid > other;
-}
-
-/* Whether pid's last word says it was sampled into memory of its own
- * and did not exec: then it ended before its first sample. */
-static int ended_unsampled(const struct word *w, size_t n, uint32_t pid)
-{
-	const struct word *f = n ? bsearch(&pid, w, n, sizeof *w, pid_vs_word) : NULL;
-	return f && !f->execing;
-}
-
 /* The forked children that never had an image (see above), at
  * [unsampled]: a process that ended before any sample reached it. */
 static void credit_unimaged(struct profile *p, const struct images *set, const struct told *t,
                             size_t nt, const struct proc *v, size_t np, int64_t period_ns,
                             int64_t *carry, uint64_t *loc)
 {
-	size_t nw;
-	struct word *words = last_words(set, &nw);
+	struct forked_words *words = forked_words(set);
 	for (size_t i = 0; i < nt; i++) {
 		const struct proc *parent = t[i].parent ? proc_of(v, np, t[i].parent) : NULL;
-		if (!t[i].pid || !parent || parent->cut || proc_of(v, np, t[i].pid) ||
-		    find((struct told *)t, nt, t[i].pid) != &t[i] ||
-		    !ended_unsampled(words, nw, t[i].pid))
+		if (!t[i].pid || !parent || parent->cut ||
+		    (!t[i].pidns && proc_of(v, np, t[i].pid)) ||
+		    find_in((struct told *)t, nt, t[i].pidns, t[i].pid) != &t[i] ||
+		    !forked_ended_unsampled(words, t[i].pidns, t[i].pid))
 			continue; /* not one of ours, or it became a program no
 			           * agent entered (then its time is no exit) */
 		int64_t w = periods_owed(&t[i], 0, period_ns, carry);
@@ -321,10 +293,12 @@ static void credit_unimaged(struct profile *p, const struct images *set, const s
 			continue;
 		if (!*loc)
 			*loc = record_marker_location(p, RING_PC_UNSAMPLED);
+		/* on its pid: in a namespace not ours, its number there (the
+		 * pid we would see is not known), as its threads' are shown */
 		const struct image *im = &set->v[parent->last];
 		prof_add_sample(p, loc, 1, w, t[i].pid, t[i].pid, im->comm, im->comm);
 	}
-	free(words);
+	forked_words_free(words);
 }
 
 void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,

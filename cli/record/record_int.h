@@ -111,6 +111,14 @@ void record_credit_exits(struct profile *p, const struct images *set, int64_t pe
                          uint32_t root, uint64_t root_ns, uint64_t root_children_ns,
                          int children);
 void record_unnamed_code_hint(const struct profile *p);
+/* forked.c: every forked child's last word (ring.h RING_FORKED), by its
+ * PID namespace (0: ours; the inode of another) and its pid there;
+ * forked_ended_unsampled(): whether that child's last word says it ended
+ * before its first sample (it did not exec). */
+struct forked_words;
+struct forked_words *forked_words(const struct images *set);
+int forked_ended_unsampled(const struct forked_words *w, uint64_t pidns, uint32_t pid);
+void forked_words_free(struct forked_words *w);
 
 /* enginehint.c: a line on stderr when the engine the command ran on
  * fitted it poorly (preempted on timers, switching often on perf

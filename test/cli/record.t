@@ -1237,3 +1237,13 @@ $ profil record -o hd.pprof unshare -rm $REC/rec-prog hidedir 60 && profil repor
 needs unshare
 row /main_hot/ 2 >= 30
 row /lib_hot/ 2 >= 30
+
+# Short forked children (fork, then _exit before a sample) in a PID
+# namespace: each has no image, only its word in its parent's ring and its
+# parent's reap, both by the namespace's number, which matched nothing of
+# ours: their time was nowhere (samples / (CPU s x rate) 0.60).  Words
+# and reaps of another namespace are now keyed by it (cli/record/forked.c)
+# and such a child is credited at [unsampled] under its number there
+$ profil record -v -o ns.pprof unshare -r --fork --pid --mount-proc $REC/rec-prog shortexit 30
+needs unshare
+stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
