@@ -31,8 +31,9 @@
 
 extern char **environ;
 
-/* PROFIL_RECORD_DIR, set once at load; "/proc/self/fd/N" when the
- * process cannot see that path (ringreach.c: renamed by its checks) */
+/* PROFIL_RECORD_DIR, set once at load; a /proc name of a descriptor of
+ * the directory when the process cannot see that path (ringreach.c,
+ * which renames it when that descriptor goes) */
 char agent_dir[4096];
 
 /* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
@@ -313,7 +314,8 @@ static void process_start(void)
 	/* a sandbox's own mount namespace or root may hide the directory */
 	if (ringreach_start(agent_dir, sizeof agent_dir) < 0) {
 		agent_say("cannot reach the recording's directory from this process's "
-		          "mount namespace (no /proc to name it by); not profiled");
+		          "mount namespace (no /proc to name it by, or profil record did "
+		          "not answer); not profiled");
 		return;
 	}
 	pid_t tracer = agent_tracer();

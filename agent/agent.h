@@ -228,8 +228,9 @@ HIDDEN int ringask_dir(const char *dir);
  * namespace or root of the process's own), the recorder is asked for the
  * directory and dir becomes a /proc name of the descriptor it sent.  1
  * when it did, 0 when dir is left as it is (seen here, or no recorder
- * answers: the recording is over; or reached before), -1 with errno when
- * a recorder answered but the directory cannot be named here (no /proc).
+ * answers: the recording is over; no token to ask with; or reached
+ * before), -1 with errno when the directory cannot be named here (no
+ * /proc: ENOENT) or the recorder did not answer (ETIMEDOUT).
  * Called at the start, and when the directory is found gone later (the
  * process moved to a mount namespace of its own).  ringreach_check()
  * renames it, asking again if need be, when that name no longer reaches
