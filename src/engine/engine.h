@@ -114,7 +114,7 @@ HIDDEN void sample_record_into(struct ptable *t, const void *rec);
  * the unblocking system call, and a loop of fork()+_exit() showed libc's
  * syscall() as its hottest function (47%).  The thread's own: plain
  * stores by fork.c, read by sample.c on the same thread. */
-extern __thread volatile int sample_in_fork_start HIDDEN;
+extern __thread volatile int sample_in_fork_start __attribute__((tls_model("initial-exec"))) HIDDEN;
 
 /*
  * engine lock: serialises every configuration change.  Never taken in

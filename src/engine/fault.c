@@ -6,15 +6,16 @@
  * mapping) inside sample.c's handler.  While profiling is on we own both
  * signals: the handler below recognises a fault raised while this thread
  * has sample_writing set, and __builtin_longjmp's back to the recovery
- * point sample.c armed around the write; sample.c then withdraws the
+ * point sample_write.c armed around the write, which then withdraws the
  * table, and the sweeper stops the timers (engine_reap()).  Any other
  * fault belongs to the program and is passed on exactly as the kernel
  * would have delivered it (chain()).
  *
  * Why jumping out of a signal handler is safe here:
  *   - Only our own code is left: the fault happened between setjmp and
- *     the end of record() in sample.c, which holds no lock and has no
- *     state a jump could tear (the counters are single atomic words).
+ *     the end of sample_record() (sample_write.c), which holds no lock
+ *     and has no state a jump could tear (the counters are single atomic
+ *     words).
  *   - The signal mask: entering our handler blocks SIGSEGV and SIGBUS
  *     (its sa_mask), so signals kill(2) sends in a stream cannot nest it
  *     without bound (with SA_NODEFER they did, until the stack overflowed).
@@ -28,7 +29,7 @@
  *     or, with SA_ONSTACK and a sigaltstack, on the stack we were called
  *     from; the kernel decides whether the alternate stack is in use from
  *     the stack pointer, so abandoning our frame there frees it.
- *   - Cost: nothing on the sampling path but sample.c's inline setjmp.
+ *   - Cost: nothing on the sampling path but sample_write.c's inline setjmp.
  *
  * The program's own handlers: its disposition of SIGSEGV/SIGBUS at the
  * moment profiling started is saved in prev[], and sigwrap.c routes the

@@ -27,8 +27,8 @@
 
 /* Descriptor + 1 per file (0: not open yet), and whether this thread is
  * a helper with a table of its own. */
-static __thread int kept[HELPER_FILES];
-static __thread int own_table;
+static __thread int kept[HELPER_FILES] __attribute__((tls_model("initial-exec")));
+static __thread int own_table __attribute__((tls_model("initial-exec")));
 
 void helper_files_own_table(void)
 {

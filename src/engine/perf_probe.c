@@ -69,10 +69,11 @@ unsigned int perf_engine_tick_hz(void)
  * is held the same way.  Thread-local: only the starting thread's own
  * questions are answered from it.
  */
-static __thread int status_held, status_kept, rate_kept;
-static __thread unsigned int kept_rate;
-static __thread int kept_seccomp;
-static __thread long kept_tracer;
+#define IE __attribute__((tls_model("initial-exec"))) /* no __tls_get_addr */
+static __thread int status_held IE, status_kept IE, rate_kept IE;
+static __thread unsigned int kept_rate IE;
+static __thread int kept_seccomp IE;
+static __thread long kept_tracer IE;
 
 void perf_probe_status_hold(int on)
 {

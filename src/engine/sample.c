@@ -1,9 +1,11 @@
 /*
  * sample.c - the sampling signal handler.  Everything that runs in signal
- * context lives in this file.
+ * context lives in this file and in sample_write.c, its writers into the
+ * published table (counters, pcsample slots, ring records), which are
+ * held to the same contract and checked the same way.
  *
  * CONTRACT (checked mechanically: `make check-handler` fails if this
- * object references any undefined symbol outside tools/handler-allow.txt)
+ * object, or sample_write.o, references any undefined symbol outside tools/handler-allow.txt)
  *
  *   May call:  nothing.  Only compiler atomics (inline lock-prefixed
  *              instructions), arithmetic, and __builtin_setjmp (inline).
@@ -42,7 +44,7 @@
  * Fault safety: a caller's buffer may be unmapped or protected while it is
  * published.  Around each write the handler arms a per-thread recovery
  * point with __builtin_setjmp, which saves three registers inline (a few
- * nanoseconds, no call).  fault.c's SIGSEGV/SIGBUS handler, finding the
+ * nanoseconds, no call; sample_record() in sample_write.c).  fault.c's SIGSEGV/SIGBUS handler, finding the
  * fault raised while sample_writing is set on this thread, jumps back
  * here; the table is then withdrawn so no later sample touches it.  The
  * stack walk re-arms the recovery point for itself (walk_recovered()): a bad
@@ -51,8 +53,6 @@
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
 #include "engine/perf_trap.h"
-#include "base/bin.h"
-#include "base/ring.h"
 #include "unwind/unwind.h"
 #include "engine/engine_int.h"
 
@@ -85,245 +85,6 @@ static uintptr_t pc_of(const void *ucontext)
 
 #define ADD(field, n) atomic_fetch_add_explicit(&profil_pstats.field, (n), memory_order_relaxed)
 
-/* Saturating add of w to a 16- or 32-bit counter; returns what was added. */
-static unsigned long bump16(unsigned short *p, unsigned long w)
-{
-	unsigned short old = __atomic_load_n(p, __ATOMIC_RELAXED), neu;
-	do {
-		if (old == 0xffffu)
-			return 0;
-		neu = (unsigned long)old + w > 0xffffu ? 0xffffu : (unsigned short)(old + w);
-	} while (!__atomic_compare_exchange_n(p, &old, neu, 1, __ATOMIC_RELAXED,
-	                                      __ATOMIC_RELAXED));
-	return (unsigned long)(neu - old);
-}
-
-static unsigned long bump32(unsigned int *p, unsigned long w)
-{
-	unsigned int old = __atomic_load_n(p, __ATOMIC_RELAXED), neu;
-	do {
-		if (old == 0xffffffffu)
-			return 0;
-		neu = (unsigned long)old + w > 0xffffffffu ? 0xffffffffu : (unsigned int)(old + w);
-	} while (!__atomic_compare_exchange_n(p, &old, neu, 1, __ATOMIC_RELAXED,
-	                                      __ATOMIC_RELAXED));
-	return (unsigned long)(neu - old);
-}
-
-static unsigned long bump(void *counter, unsigned width, unsigned long w)
-{
-	return width == 4 ? bump32(counter, w) : bump16(counter, w);
-}
-
-/* The range holding pc, by binary search over ranges sorted by lowpc. */
-static const struct prange *find_range(const struct ptable *t, uintptr_t pc)
-{
-	size_t lo = 0, hi = t->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pc < t->ranges[mid].lowpc)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	if (lo == 0)
-		return 0;
-	const struct prange *r = &t->ranges[lo - 1];
-	return pc < r->highpc ? r : 0;
-}
-
-static void count_hist(const struct ptable *t, uintptr_t pc, unsigned long w)
-{
-	const struct prange *r = find_range(t, pc);
-	size_t i = 0;
-	if (r && r->kind == PRANGE_HIST &&
-	    !bin_index(pc, r->offset, r->shift, r->scale, r->nbins, &i))
-		r = 0;
-	if (!r) {
-		ADD(out_of_range, w);
-		if (t->overflow)
-			ADD(saturated, w - bump(t->overflow, t->overflow_width, w));
-		return;
-	}
-	unsigned long added = bump((char *)r->buf + i * r->width, r->width, w);
-	ADD(in_range, added);
-	ADD(saturated, w - added);
-}
-
-static void count_pc(struct ptable *t, uintptr_t pc, unsigned long w)
-{
-	size_t slot = atomic_fetch_add_explicit(&t->pcnext, w, memory_order_relaxed);
-	size_t end = slot + w < t->pccap ? slot + w : t->pccap;
-	for (size_t k = slot; k < end; k++)
-		__atomic_store_n(&t->pcbuf[k], pc, __ATOMIC_RELAXED);
-	ADD(in_range, end > slot ? end - slot : 0);
-	if (slot + w >= t->pccap)
-		atomic_store_explicit(&profil_pstats.stopped, PROFIL_STOP_PCSAMPLE_FULL,
-		                      memory_order_relaxed);
-}
-
-/*
- * Reserves len bytes of the ring (plus a SKIP filler when they would cross
- * the end), or returns 0 when the reader is too far behind.  Writers race
- * only on head; the reader moves tail, which only frees space, so a
- * reservation checked against an older tail is still safe.  *at: the
- * record's position (a byte count, like head).
- */
-static unsigned char *ring_reserve(const struct ptable *t, uint32_t len, uint64_t *at)
-{
-	struct ring_file *rf = t->ring;
-	uint64_t size = rf->data_size, h, pad;
-	h = atomic_load_explicit(&rf->head, memory_order_relaxed);
-	do {
-		uint64_t tail = atomic_load_explicit(&rf->tail, memory_order_acquire);
-		uint64_t off = h & (size - 1);
-		pad = size - off < len ? size - off : 0;
-		if (h + pad + len - tail > size)
-			return 0;
-	} while (!atomic_compare_exchange_weak_explicit(&rf->head, &h, h + pad + len,
-	                                                memory_order_relaxed,
-	                                                memory_order_relaxed));
-	if (pad)
-		__atomic_store_n((uint32_t *)(t->ring_data + (h & (size - 1))),
-		                 RING_HDR(RING_SKIP, pad / 8), __ATOMIC_RELEASE);
-	*at = h + pad;
-	return t->ring_data + ((h + pad) & (size - 1));
-}
-
-/*
- * The interrupted thread's stack into pcs[] (unwind.c): at most max
- * frames, then a marker when it did not end at the outermost frame
- * (ring.h).  A fault in the walk comes back to the recovery point armed
- * here, and the outer one (record()'s) is put back after.  Returns the
- * number of words written, at most max + 1.
- */
-static __attribute__((noinline)) enum uw_end walk_recovered(const struct uw_table *ut,
-                                                            const void *ucontext, uint64_t *pcs,
-                                                            uint32_t max, volatile uint32_t *n)
-{
-	const ucontext_t *uc = ucontext;
-	void *outer[5];
-	enum uw_end end;
-	for (int i = 0; i < 5; i++)
-		outer[i] = sample_recover[i];
-	if (__builtin_setjmp(sample_recover))
-		end = UW_END_FAILED;
-	else
-		end = unwind_walk(ut, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, n);
-	for (int i = 0; i < 5; i++)
-		sample_recover[i] = outer[i];
-	return end;
-}
-
-static uint32_t walk_stack(const struct uw_table *ut, const void *ucontext, uint64_t *pcs,
-                           uint32_t max)
-{
-	const ucontext_t *uc = ucontext;
-	volatile uint32_t n = 0;
-	enum uw_end end = walk_recovered(ut, ucontext, pcs, max, &n);
-	uint32_t k = n;
-	if (k == 0)
-		pcs[k++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	if (end != UW_END_COMPLETE)
-		pcs[k++] = end == UW_END_TRUNCATED ? RING_PC_TRUNCATED : RING_PC_UNKNOWN;
-	return k;
-}
-
-/* Most frames this sample may carry: 1 (the pc) without registers, without
- * unwind tables, or when the table wants no stacks. */
-static uint32_t stack_room(const struct ptable *t, const void *uc, const struct uw_table **ut)
-{
-#if defined(__x86_64__)
-	if (uc && t->stack_depth > 1 && (*ut = atomic_load(&unwind_published)) != 0)
-		return t->stack_depth < RING_MAX_DEPTH ? t->stack_depth : RING_MAX_DEPTH;
-#else
-	(void)t, (void)uc;
-#endif
-	*ut = 0;
-	return 1;
-}
-
-static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const void *uc,
-                       unsigned long w)
-{
-	if (sample_in_fork_start && !RING_PC_IS_MARKER(pc)) { /* the start's cost */
-		pc = (uintptr_t)RING_PC_AGENT;
-		uc = NULL;
-	}
-	const uint32_t head = sizeof(struct ring_record) / 8;
-	const struct uw_table *ut;
-	uint32_t max = stack_room(t, uc, &ut);
-	uint32_t want = t->stack_depth > 1; /* room for a marker */
-	uint32_t room = head + max + want;
-	uint64_t at, end;
-	struct ring_record *r = (struct ring_record *)ring_reserve(t, room * 8, &at);
-	if (!r) {
-		atomic_fetch_add_explicit(&t->ring->lost, w, memory_order_relaxed);
-		ADD(out_of_range, w);
-		return;
-	}
-	r->tid = (uint32_t)tid;
-	r->weight = (uint32_t)w;
-	r->modgen = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
-	r->pcs[0] = pc;
-	uint32_t words = head + 1;
-	if (ut)
-		words = head + walk_stack(ut, uc, r->pcs, max);
-	else if (want && !RING_PC_IS_MARKER(pc)) /* no registers (weight credited at a thread's exit) */
-		r->pcs[words++ - head] = RING_PC_UNKNOWN;
-	/* The rest of the reservation: given back when no writer reserved
-	 * after us (the usual case), else a SKIP record, committed before
-	 * ours so that the reader never stops in front of it. */
-	end = at + room * 8;
-	if (words < room &&
-	    !atomic_compare_exchange_strong_explicit(&t->ring->head, &end, at + words * 8,
-	                                             memory_order_relaxed, memory_order_relaxed))
-		__atomic_store_n((uint32_t *)&r->pcs[words - head],
-		                 RING_HDR(RING_SKIP, room - words), __ATOMIC_RELEASE);
-	__atomic_store_n(&r->hdr, RING_HDR(RING_SAMPLE, words), __ATOMIC_RELEASE);
-	ADD(in_range, w);
-}
-
-/* A write faulted: withdraw the table so no later sample touches it.  The
- * engine still owns t and frees it at the next publish. */
-static void withdraw(struct ptable *t)
-{
-	struct ptable *expect = t;
-	ADD(faults, 1);
-	atomic_store_explicit(&profil_pstats.stopped, PROFIL_STOP_FAULT, memory_order_relaxed);
-	atomic_compare_exchange_strong(&profil_published, &expect, (struct ptable *)0);
-}
-
-/* Kept out of line so __builtin_setjmp's frame is this function's.  uc:
- * the interrupted registers, for a stack; 0 for the pc alone. */
-static __attribute__((noinline)) void record(struct ptable *t, pid_t tid, uintptr_t pc,
-                                             const void *uc, unsigned long w)
-{
-	if (__builtin_setjmp(sample_recover)) {
-		sample_writing = 0;
-		if (sample_abandon) /* interrupted, nothing faulted (fault.c) */
-			sample_self.deferred += w;
-		else
-			withdraw(t);
-		return;
-	}
-	sample_writing = 1;
-	if (sample_abandon) { /* writing set first: fault.c then jumps */
-		sample_writing = 0;
-		sample_self.deferred += w;
-		return;
-	}
-	if (t->mode == PTABLE_PCSAMPLE)
-		count_pc(t, pc, w);
-	else if (t->mode == PTABLE_RING)
-		count_ring(t, tid, pc, uc, w);
-	else
-		count_hist(t, pc, w);
-	sample_writing = 0;
-}
-
 /* Whether the interrupted code blocks SIGSEGV or SIGBUS: they stay
  * blocked while we run, so fault recovery (fault.c) could not run.  The
  * mask's bits read directly: sigismember() is a call. */
@@ -351,103 +112,6 @@ static void tally(unsigned long w, uintptr_t pc)
 	}
 	sample_self.credited += w;
 	sample_self.pc = pc;
-}
-
-/* Weight found owed at a thread's exit (threads.c), recorded as a sample
- * would be, under the same in-flight handshake with engine_publish(). */
-void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held)
-{
-	atomic_fetch_add(&profil_inflight, 1);
-	struct ptable *t = atomic_load(&profil_published);
-	if (t) {
-		ADD(ticks, owed);
-		ADD(reconciled, owed);
-		record(t, tid, pc, 0, owed + held);
-	}
-	atomic_fetch_sub(&profil_inflight, 1);
-}
-
-/* CPU time spent before sampling began (agent.c), as weight w at a
- * marker (RING_PC_STARTUP, RING_PC_AGENT): ring tables only (no histogram has a bin for
- * it).  Same in-flight handshake as sample_credit(). */
-void sample_credit_startup(pid_t tid, uintptr_t marker, unsigned long w)
-{
-	atomic_fetch_add(&profil_inflight, 1);
-	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING) {
-		ADD(ticks, w);
-		record(t, tid, marker, 0, w);
-	}
-	atomic_fetch_sub(&profil_inflight, 1);
-}
-
-/* Writes rec, a record of size bytes (a multiple of 8) whose first word
- * is its hdr, into the ring table t as a record of that type, under the
- * same fault recovery as record(): the ring is memory the program could
- * unmap.  Outside sampling (a thread's name, a reaped child). */
-static __attribute__((noinline)) void record_plain(struct ptable *t, const void *rec,
-                                                   uint32_t size, uint32_t type)
-{
-	if (__builtin_setjmp(sample_recover)) {
-		sample_writing = 0;
-		if (!sample_abandon)
-			withdraw(t);
-		return;
-	}
-	sample_writing = 1;
-	uint64_t at;
-	unsigned char *r;
-	if (!sample_abandon && (r = ring_reserve(t, size, &at)) != 0) {
-		const unsigned char *from = rec;
-		for (uint32_t i = sizeof(uint32_t); i < size; i++) /* no memcpy: see CONTRACT */
-			r[i] = from[i];
-		__atomic_store_n((uint32_t *)r, RING_HDR(type, size / 8), __ATOMIC_RELEASE);
-	}
-	sample_writing = 0;
-}
-
-/* A child's CPU time as its parent reaped it (agent/reap.c: maybe in a
- * SIGCHLD handler), for the reader: ring tables only.  Same in-flight
- * handshake as sample_credit(). */
-void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
-{
-	atomic_fetch_add(&profil_inflight, 1);
-	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING) {
-		struct ring_reaped r = {0, pid, cpu_ns};
-		record_plain(t, &r, sizeof r, RING_REAPED);
-	}
-	atomic_fetch_sub(&profil_inflight, 1);
-}
-
-/* rec, a whole record (its hdr says its type and size), written into the
- * ring table t, which need not be the published one: the agent copies a
- * forked child's scratch ring into its ring file (agent/defer.c).  Same
- * in-flight handshake as sample_credit(); async-signal-safe. */
-void sample_record_into(struct ptable *t, const void *rec)
-{
-	uint32_t hdr = *(const uint32_t *)rec;
-	uint32_t words = RING_HDR_WORDS(hdr);
-	if (!t || t->mode != PTABLE_RING || words < 1)
-		return;
-	atomic_fetch_add(&profil_inflight, 1);
-	record_plain(t, rec, words * 8, RING_HDR_TYPE(hdr));
-	atomic_fetch_sub(&profil_inflight, 1);
-}
-
-/* A thread's name at its exit (threads.c), for the reader: ring tables
- * only.  Same in-flight handshake as sample_credit(). */
-void sample_thread_name(pid_t tid, const char name[16])
-{
-	atomic_fetch_add(&profil_inflight, 1);
-	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING) {
-		struct ring_thread r = {0, (uint32_t)tid, {0}};
-		for (unsigned i = 0; i + 1 < sizeof r.name; i++)
-			r.name[i] = name[i];
-		record_plain(t, &r, sizeof r, RING_THREAD);
-	}
-	atomic_fetch_sub(&profil_inflight, 1);
 }
 
 /*
@@ -495,8 +159,8 @@ uint32_t sample_walk_whole(const void *uc, uint64_t *pcs, uint32_t max)
 	const struct uw_table *ut = atomic_load(&unwind_published);
 	if (ut && uc && !faults_blocked(uc)) {
 		volatile uint32_t got = 0;
-		sample_writing = 1; /* fault.c recovers a bad read (walk_recovered()) */
-		enum uw_end end = walk_recovered(ut, uc, pcs, max, &got);
+		sample_writing = 1; /* fault.c recovers a bad read (sample_walk_recovered()) */
+		enum uw_end end = sample_walk_recovered(ut, uc, pcs, max, &got);
 		sample_writing = 0;
 		n = end == UW_END_COMPLETE && !sample_abandon ? got : 0;
 		for (uint32_t k = 0; k < n; k++)
@@ -551,7 +215,7 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		} else {
 			w += sample_self.deferred;
 			sample_self.deferred = 0;
-			record(t, tid, pc_of(uc), uc, w);
+			sample_record(t, tid, pc_of(uc), uc, w);
 		}
 	}
 	atomic_fetch_sub(&profil_inflight, 1);

@@ -1,5 +1,6 @@
 /*
- * sampling.h - declarations shared by the signal-context code (sample.c)
+ * sampling.h - declarations shared by the signal-context code (sample.c,
+ * sample_write.c)
  * and the code that installs it (signals.c, fault.c).  Separate from
  * engine.h because <signal.h> with _GNU_SOURCE pulls in <unistd.h>, whose
  * nonnull declaration of profil() profil.c must not see (docs/contract.md,
@@ -12,19 +13,37 @@
 #include <stdint.h>
 
 #include "engine/engine_int.h"
+#include "unwind/unwind.h"
 
 /* sample.c: the handler installed for the sampling signal. */
 HIDDEN void sample_handler(int sig, siginfo_t *info, void *uc);
 /* The interrupted stack walked whole for lazy_helper.c (sample.c). */
 HIDDEN uint32_t sample_walk_whole(const void *uc, uint64_t *pcs, uint32_t max);
-/* Per-thread recovery point armed by sample.c around its writes into
+/* sample_write.c: one sample of weight w at pc (its stack from uc, the
+ * interrupted registers, or 0 for the pc alone) into the table t, under
+ * fault recovery; the caller holds profil_inflight raised. */
+HIDDEN __attribute__((noinline)) void sample_record(struct ptable *t, pid_t tid, uintptr_t pc,
+                                                    const void *uc, unsigned long w);
+/* The interrupted stack (uc) into pcs[], at most max frames, *n the count
+ * so far: its own recovery point armed around the walk, the caller's put
+ * back after (a bad stack costs the sample its callers, not the table). */
+HIDDEN __attribute__((noinline)) enum uw_end
+sample_walk_recovered(const struct uw_table *ut, const void *uc, uint64_t *pcs, uint32_t max,
+                      volatile uint32_t *n);
+/* Thread-local data of signal context is initial-exec everywhere it is
+ * named, not only where it is defined: another file's access would
+ * otherwise go through __tls_get_addr(), which may allocate (a thread's
+ * first access to a dlopen()ed library's block) and so is no call for a
+ * signal handler. */
+#define IE_TLS __attribute__((tls_model("initial-exec")))
+/* Per-thread recovery point armed by sample_write.c around its writes into
  * callers' buffers (a __builtin_setjmp buffer); fault.c jumps to it when
  * sample_writing is set on the faulting thread. */
-extern __thread void *sample_recover[5] HIDDEN;
-extern __thread volatile int sample_writing HIDDEN;
+extern __thread void *sample_recover[5] IE_TLS HIDDEN;
+extern __thread volatile int sample_writing IE_TLS HIDDEN;
 /* This thread is inside the sampling handler; a signal sent meanwhile
  * made it give up the sample (fault.c sets it, sample.c reads it). */
-extern __thread volatile int sample_active HIDDEN;
-extern __thread volatile int sample_abandon HIDDEN;
+extern __thread volatile int sample_active IE_TLS HIDDEN;
+extern __thread volatile int sample_abandon IE_TLS HIDDEN;
 
 #endif /* PROFIL_SAMPLING_H */

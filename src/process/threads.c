@@ -98,7 +98,7 @@ void threads_end_covered(void *start_fn)
 
 /* This thread was made through our pthread_create: counted by the
  * sweeper (sweeper_thread_born()) until thread_gone(). */
-static __thread int wrapped;
+static __thread int wrapped __attribute__((tls_model("initial-exec")));
 
 static void thread_gone(void *unused)
 {
