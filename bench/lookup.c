@@ -3,8 +3,9 @@
  * 1,000 ranges (issues 4 and 14): nanoseconds from "the handler has a pc" to "the
  * counter is bumped".
  *
- * Method: this file compiles src/engine/sample.c itself (#include below), not a
- * copy of its lookup, and times its record() - the per-sample path the
+ * Method: this file compiles src/engine/sample.c and sample_write.c
+ * themselves (#include below), not a copy of their lookup, and times
+ * sample_record() - the per-sample path the
  * handler runs after reading the published table: the fault-recovery
  * setjmp, the binary search over ranges sorted by lowpc, the bin formula,
  * the saturating atomic counter update and the statistics.  Left out, and
@@ -22,7 +23,8 @@
  * binary search over n ranges is ceil(log2(n + 1)) steps, 10 for 1,000.
  */
 #include "../src/engine/sample.c"
-/* The stack walker sample.c calls for ring tables (never for the
+#include "../src/engine/sample_write.c"
+/* The stack walker sample_write.c calls for ring tables (never for the
  * histograms timed here) and its tables. */
 #include "../src/unwind/unwind.c"
 #include "../src/unwind/unwind_build.c"
@@ -104,7 +106,7 @@ static double ns_per_sample(size_t n)
 		double t0 = now();
 		for (int k = 0; k < ROUNDS; k++)
 			for (size_t i = 0; i < NPCS; i++)
-				record(t, 0, pcs[i], NULL, 1); /* tid, uc: unused by a histogram */
+				sample_record(t, 0, pcs[i], NULL, 1); /* tid, uc: unused by a histogram */
 		double ns = (now() - t0) * 1e9 / ((double)ROUNDS * NPCS);
 		best = ns < best ? ns : best;
 	}
@@ -120,7 +122,7 @@ static double ns_per_sample(size_t n)
 int main(void)
 {
 	static const size_t sizes[] = {1, 10, 64, 1000};
-	printf("lookup: ns per sample in the handler's record() (search + bin + count)\n");
+	printf("lookup: ns per sample in the handler's sample_record() (search + bin + count)\n");
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		printf("   %5zu ranges: %6.1f ns\n", sizes[i], ns_per_sample(sizes[i]));
 	return 0;
