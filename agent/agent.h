@@ -238,6 +238,14 @@ HIDDEN int ringask_dir(const char *dir);
  * child); nothing for a directory seen by its path. */
 HIDDEN int ringreach_start(char *dir, size_t size);
 HIDDEN void ringreach_check(char *dir, size_t size);
+/* ringreach_exec_pass(): at an exec, the descriptor that reaches the
+ * directory, where its path does not, goes to the new image: its
+ * close-on-exec flag cleared and value set to "n:dev:ino" for
+ * RINGREACH_ENV; 0, or -1 when nothing is passed.  ringreach_exec_failed()
+ * sets the flag again when the exec returned. */
+#define RINGREACH_ENV "PROFIL_RECORD_DIRFD"
+HIDDEN int ringreach_exec_pass(char *value, size_t size);
+HIDDEN void ringreach_exec_failed(void);
 
 /* seccomp.c: whether the program filters its system calls.
  * filter_note_start(): at a start, a filter already in force.

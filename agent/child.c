@@ -232,6 +232,7 @@ void agent_exec_begins(void)
 void agent_exec_returned(void)
 {
 	agent_mark_exec(0);
+	ringreach_exec_failed(); /* the directory's descriptor: ours again */
 	if (atomic_exchange(&exec_unsampled, 0) && defer_active())
 		tell_forked(RING_FORKED_DEFERRED);
 }

@@ -116,10 +116,11 @@ static int other_recording(char *const envp[])
 	return 0;
 }
 
-/* Whether envp[i] is replaced by what we add. */
+/* Whether envp[i] is replaced by what we add (PROFIL_RECORD_DIRFD: only
+ * ever by this exec's own, ringreach.c). */
 static int replaced(const char *e, int new_preload, int new_asan)
 {
-	if (same_name(e, EXEC_CPU))
+	if (same_name(e, EXEC_CPU) || same_name(e, RINGREACH_ENV "="))
 		return 1;
 	if (new_preload && same_name(e, "LD_PRELOAD="))
 		return 1;
@@ -157,13 +158,17 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + strlen(agent_path) + old_len + 1 : 0;
 	if (new_asan)
 		bytes += strlen(ASAN_OPTIONS) + asanopt_size(asan);
-	char cpu[72];
-	size_t cpu_bytes = 0;
+	char cpu[72], dirfd[72];
+	size_t cpu_bytes = 0, dirfd_bytes = 0;
 	if (with_cpu && account_exec_value(cpu, sizeof cpu) == 0)
 		cpu_bytes = strlen(EXEC_CPU) + strlen(cpu) + 1;
 	bytes = (bytes + cpu_bytes + 7) & ~(size_t)7;
-	if ((n + nsaved + 4) * sizeof(char *) + bytes > cap * sizeof(char *))
+	if ((n + nsaved + 5) * sizeof(char *) + bytes + sizeof dirfd + 24 > cap * sizeof(char *))
 		return NULL; /* too large for the buffer: as it is */
+	/* last: it clears the descriptor's close-on-exec flag */
+	if (with_cpu && ringreach_exec_pass(dirfd, sizeof dirfd) == 0)
+		dirfd_bytes = strlen(RINGREACH_ENV "=") + strlen(dirfd) + 1;
+	bytes = (bytes + dirfd_bytes + 7) & ~(size_t)7;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!replaced(envp[i], new_preload, new_asan))
@@ -190,6 +195,12 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	if (cpu_bytes) {
 		strcpy(s, EXEC_CPU);
 		strcat(s, cpu);
+		out[k++] = s;
+		s += strlen(s) + 1;
+	}
+	if (dirfd_bytes) {
+		strcpy(s, RINGREACH_ENV "=");
+		strcat(s, dirfd);
 		out[k++] = s;
 	}
 	out[k] = NULL;
@@ -288,7 +299,7 @@ void envfix_init(char **env, int root_only)
 	for (size_t i = 0; env && env[i] && nsaved < SAVED_MAX; i++) {
 		size_t len = strlen(env[i]) + 1;
 		if (strncmp(env[i], "PROFIL_", 7) != 0 || same_name(env[i], EXEC_CPU) ||
-		    used + len > sizeof saved_text)
+		    same_name(env[i], RINGREACH_ENV "=") || used + len > sizeof saved_text)
 			continue;
 		memcpy(saved_text + used, env[i], len);
 		saved[nsaved++] = saved_text + used;

@@ -21,6 +21,18 @@
  * task.  So before each use the name is checked against the directory
  * (device and inode); failing that, the same number through the caller's
  * own tables is tried, then the recorder is asked again.
+ *
+ * A sandbox with a network namespace of its own too (bwrap --unshare-all,
+ * firejail --net=none) cannot reach the abstract socket, which belongs to
+ * the network namespace.  So every agent that sees the directory at its
+ * start holds it by a descriptor too (O_PATH, close-on-exec, kept high),
+ * and an exec from a process that no longer sees it by its path (the
+ * sandbox's supervisor, between its mounts and the sandboxed program)
+ * passes that descriptor on: close-on-exec cleared, and its number with
+ * the directory's device and inode in PROFIL_RECORD_DIRFD (envfix.c),
+ * which the new image's agent checks before it takes it.  One descriptor
+ * more in every profiled process, which the program sees (and may close:
+ * then the recorder is asked, as above).
  */
 #include "agent.h"
 #include "../src/base/base.h"
@@ -28,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
@@ -42,6 +55,14 @@ static char reached_as[4096]; /* PROFIL_RECORD_DIR; "" while not reached */
 static dev_t reached_dev;
 static ino_t reached_ino;
 static int reached_fd = -1;
+
+/* The directory as seen at the start, by its path: held for an exec to
+ * pass on.  Set once, at the start; read by exec hooks, vfork children's
+ * too (which change only their own descriptor table). */
+static char held_as[4096];
+static dev_t held_dev;
+static ino_t held_ino;
+static int held_fd = -1;
 
 /* Out of the program's way: high among the descriptors it may open, where
  * no dup2() onto a low number or shell redirection lands on it; below
@@ -63,11 +84,14 @@ static int keep_high(int fd)
 	return high;
 }
 
-/* Descriptor fd of the calling thread's table, named so that any thread
- * of the process can open through it: 0, or -1 if the name is too long. */
-static int name_of(int fd, char *buf, size_t size)
+/* Descriptor fd named so that any thread of the process can open through
+ * it: in the main thread's table (the process's, which outlives the
+ * helper thread's own: sweeper.c empties that one at its first sweep),
+ * or with own, in the calling thread's (a descriptor the helper got after
+ * that).  0, or -1 if the name is too long. */
+static int name_of(int fd, int own, char *buf, size_t size)
 {
-	pid_t task = proc_task_number((pid_t)syscall(SYS_gettid));
+	pid_t task = proc_task_number(own ? (pid_t)syscall(SYS_gettid) : getpid());
 	int n = task > 0 ? snprintf(buf, size, "/proc/self/task/%d/fd/%d", (int)task, fd)
 	                 : snprintf(buf, size, "/proc/self/fd/%d", fd);
 	return n > 0 && (size_t)n < size ? 0 : -1;
@@ -81,41 +105,108 @@ static int is_reached(const char *path)
 	       st.st_ino == reached_ino;
 }
 
+/* Names reached_fd in dir, the main thread's table first, if a name
+ * reaches the directory: 1; 0 if none does (no /proc here, a bare chroot;
+ * or the descriptor is gone). */
+static int name_reached(char *dir, size_t size)
+{
+	char path[64];
+	for (int own = 0; own < 2; own++)
+		if (name_of(reached_fd, own, path, sizeof path) == 0 && strlen(path) < size &&
+		    is_reached(path)) {
+			strcpy(dir, path);
+			return 1;
+		}
+	return 0;
+}
+
+/* The directory reached by descriptor fd (a directory: checked by the
+ * caller), named in dir: 1, or -1 with errno ENOENT; fd is closed on
+ * failure unless keep. */
+static int reach_by(int fd, int keep, char *dir, size_t size)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		reached_dev = st.st_dev, reached_ino = st.st_ino, reached_fd = fd;
+		if (name_reached(dir, size))
+			return 1;
+	}
+	if (!keep)
+		close(fd);
+	reached_fd = -1;
+	errno = ENOENT;
+	return -1;
+}
+
 /* The directory asked for and named in dir: 1, or -1 with errno. */
 static int ask(char *dir, size_t size)
 {
 	int fd = ringask_dir(reached_as);
-	if (fd < 0)
+	return fd < 0 ? -1 : reach_by(keep_high(fd), 0, dir, size);
+}
+
+/* "n:dev:ino": descriptor n is the directory, if it still is. */
+static int parse_passed(const char *v, struct stat *st)
+{
+	char *end;
+	long n = v ? strtol(v, &end, 10) : -1;
+	if (!v || n < 0 || n > 65535 || *end != ':')
 		return -1;
-	fd = keep_high(fd);
+	unsigned long long dev = strtoull(end + 1, &end, 10);
+	if (*end != ':')
+		return -1;
+	unsigned long long ino = strtoull(end + 1, &end, 10);
+	if (*end || fstat((int)n, st) != 0 || !S_ISDIR(st->st_mode) ||
+	    (unsigned long long)st->st_dev != dev || (unsigned long long)st->st_ino != ino)
+		return -1;
+	return (int)n;
+}
+
+/* The descriptor the image before us passed (ringreach_exec_pass()), or
+ * the one held since the start: the directory named in dir, 1; else -1. */
+static int reach_held(char *dir, size_t size)
+{
 	struct stat st;
-	char path[64];
-	if (fstat(fd, &st) != 0 || name_of(fd, path, sizeof path) != 0 ||
-	    strlen(path) >= size) {
+	int fd = parse_passed(profil_getenv(RINGREACH_ENV), &st);
+	if (fd >= 0) {
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* ours again, as held */
+		if (reach_by(keep_high(fd), 0, dir, size) == 1)
+			return 1;
+	}
+	if (held_fd >= 0 && fstat(held_fd, &st) == 0 && st.st_dev == held_dev &&
+	    st.st_ino == held_ino)
+		return reach_by(held_fd, 1, dir, size);
+	return -1;
+}
+
+/* The directory seen by its path at the start: held (above). */
+static void hold(const char *dir, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || strlen(dir) >= sizeof held_as) {
 		close(fd);
-		errno = ENAMETOOLONG;
-		return -1;
+		return;
 	}
-	reached_dev = st.st_dev, reached_ino = st.st_ino, reached_fd = fd;
-	if (!is_reached(path)) {
-		close(fd); /* no /proc here (a bare chroot) */
-		reached_fd = -1;
-		errno = ENOENT;
-		return -1;
-	}
-	strcpy(dir, path);
-	return 1;
+	strcpy(held_as, dir);
+	held_dev = st.st_dev, held_ino = st.st_ino;
+	held_fd = keep_high(fd);
 }
 
 int ringreach_start(char *dir, size_t size)
 {
-	struct stat st;
 	if (reached_as[0]) /* reached before: ringreach_check() asks again */
 		return 0;
-	if (stat(dir, &st) == 0 || errno != ENOENT || strlen(dir) >= sizeof reached_as)
-		return 0; /* seen here, or not for want of a name */
+	int fd = held_fd < 0 ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		hold(dir, fd); /* seen here */
+		return 0;
+	}
+	if ((held_fd < 0 && errno != ENOENT) || strlen(dir) >= sizeof reached_as)
+		return 0; /* not for want of a name */
+	if (held_fd >= 0 && !access(dir, F_OK))
+		return 0; /* seen here still */
 	strcpy(reached_as, dir);
-	if (ask(dir, size) == 1)
+	if (reach_held(dir, size) == 1 || ask(dir, size) == 1)
 		return 1;
 	int e = errno;
 	reached_as[0] = '\0'; /* checks have nothing to do */
@@ -129,11 +220,66 @@ void ringreach_check(char *dir, size_t size)
 {
 	if (!reached_as[0] || is_reached(dir))
 		return;
-	char path[64];
-	if (reached_fd >= 0 && name_of(reached_fd, path, sizeof path) == 0 &&
-	    strlen(path) < size && is_reached(path)) {
-		strcpy(dir, path); /* a forked child's own copy, or another thread's */
-		return;
-	}
+	if (reached_fd >= 0 && name_reached(dir, size))
+		return; /* a forked child's own copy, or another thread's */
 	(void)ask(dir, size); /* the program closed it: the recorder again */
+}
+
+/*
+ * The descriptor was closed here: a child that closes every descriptor
+ * before its exec (Python's subprocess does, by default, in a vfork
+ * child; daemons do).  Its parent, stopped in vfork() or still running,
+ * has it yet: opened again through the parent's /proc directory, at the
+ * lowest free number (the new image's agent moves it high).  The new
+ * descriptor, or -1.
+ */
+static int from_parent(int fd, dev_t dev, ino_t ino)
+{
+	char path[64];
+	struct stat st;
+	if (snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)getppid(), fd) >= (int)sizeof path)
+		return -1;
+	int got = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (got >= 0 && (fstat(got, &st) != 0 || st.st_dev != dev || st.st_ino != ino)) {
+		close(got);
+		got = -1;
+	}
+	return got;
+}
+
+/*
+ * An exec's hook (envfix.c), maybe in a vfork child: where the directory
+ * is no longer seen by its path, the descriptor that reaches it goes to
+ * the new image (close-on-exec cleared) and value says which, for
+ * RINGREACH_ENV: 0.  -1 when there is nothing to pass (seen by its path,
+ * or no descriptor reaches it any more).
+ */
+int ringreach_exec_pass(char *value, size_t size)
+{
+	int fd = reached_as[0] ? reached_fd : held_fd;
+	dev_t dev = reached_as[0] ? reached_dev : held_dev;
+	ino_t ino = reached_as[0] ? reached_ino : held_ino;
+	const char *path = reached_as[0] ? reached_as : held_as;
+	struct stat st;
+	if (fd < 0 || (stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino))
+		return -1;
+	if ((fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino) &&
+	    (fd = from_parent(fd, dev, ino)) < 0)
+		return -1;
+	int n = snprintf(value, size, "%d:%llu:%llu", fd, (unsigned long long)dev,
+	                 (unsigned long long)ino);
+	return n > 0 && (size_t)n < size && fcntl(fd, F_SETFD, 0) == 0 ? 0 : -1;
+}
+
+/* Nothing is written above (a vfork child shares our memory): whichever
+ * descriptor may have been passed is made close-on-exec again, which it
+ * was before if it was not. */
+void ringreach_exec_failed(void)
+{
+	int fd = reached_as[0] ? reached_fd : held_fd;
+	dev_t dev = reached_as[0] ? reached_dev : held_dev;
+	ino_t ino = reached_as[0] ? reached_ino : held_ino;
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+		(void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* ours: not a number the program reused */
 }

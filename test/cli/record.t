@@ -1247,3 +1247,30 @@ row /lib_hot/ 2 >= 30
 $ profil record -v -o ns.pprof unshare -r --fork --pid --mount-proc $REC/rec-prog shortexit 30
 needs unshare
 stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
+
+# A sandbox with a network namespace of its own too (bwrap --unshare-all,
+# firejail --net=none) cannot reach the recorder's abstract socket, which
+# belongs to the network namespace: the program under it ran unprofiled
+# (not one sample of main_hot or child_hot; the closing warning named
+# sandboxes).  Every agent now holds the directory by a descriptor from
+# its start, and an exec from a process that no longer sees it by its
+# path (here the shell, after the tmpfs) passes that descriptor on
+# (agent/ringreach.c, PROFIL_RECORD_DIRFD); its forked child reaches it
+# through its own copy
+$ profil record -o net.pprof unshare -rmn sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && test ! -d "$PROFIL_RECORD_DIR" && exec "$0" fork 60' $REC/rec-prog && profil report net.pprof
+needs unshare
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30
+stderr /3 processes, 3 threads, 0 lost/
+!stderr /sandbox/
+
+# ... and where the process that execs has closed every descriptor first,
+# as Python's subprocess does by default in its vfork child: the agent
+# opens the directory again through its parent's /proc directory, where
+# the parent (stopped in vfork) still holds it (agent/ringreach.c)
+$ py=$(python3 -c 'import sys; print(sys.executable)') && profil record -o netpy.pprof unshare -rmn sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && exec "$1" -c "import subprocess, sys; sys.exit(subprocess.run([sys.argv[1], \"fork\", \"60\"]).returncode)" "$0"' $REC/rec-prog "$py" && profil report netpy.pprof
+needs unshare
+needs python3
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30
+stderr /4 processes, 4 threads, 0 lost/
