@@ -241,10 +241,12 @@ HIDDEN void ringreach_check(char *dir, size_t size);
 /* ringreach_exec_pass(): at an exec, the descriptor that reaches the
  * directory, where its path does not, goes to the new image: its
  * close-on-exec flag cleared and value set to "n:dev:ino" for
- * RINGREACH_ENV; 0, or -1 when nothing is passed.  ringreach_exec_failed()
- * sets the flag again when the exec returned. */
+ * RINGREACH_ENV; 0, or -1 when nothing is passed.  With spawn, for a
+ * posix_spawn()ed child, only value is set (the child opens our
+ * descriptor through /proc).  ringreach_exec_failed() sets the flag
+ * again when the exec returned. */
 #define RINGREACH_ENV "PROFIL_RECORD_DIRFD"
-HIDDEN int ringreach_exec_pass(char *value, size_t size);
+HIDDEN int ringreach_exec_pass(char *value, size_t size, int spawn);
 HIDDEN void ringreach_exec_failed(void);
 
 /* seccomp.c: whether the program filters its system calls.

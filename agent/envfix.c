@@ -152,21 +152,24 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 		missing += !has_entry(envp, saved[j]);
 	int new_preload = !preload || !preloads_agent(preload);
 	int new_asan = asanopt_wanted(asan);
-	if (!missing && !new_preload && !new_asan && !with_cpu)
+	char dirfd[72];
+	/* a spawned child's value changes nothing here: asked first */
+	int spawn_dirfd = !with_cpu && ringreach_exec_pass(dirfd, sizeof dirfd, 1) == 0;
+	if (!missing && !new_preload && !new_asan && !with_cpu && !spawn_dirfd)
 		return NULL;
 	size_t old_len = preload && *preload ? strlen(preload) + 1 : 0;
 	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + strlen(agent_path) + old_len + 1 : 0;
 	if (new_asan)
 		bytes += strlen(ASAN_OPTIONS) + asanopt_size(asan);
-	char cpu[72], dirfd[72];
+	char cpu[72];
 	size_t cpu_bytes = 0, dirfd_bytes = 0;
 	if (with_cpu && account_exec_value(cpu, sizeof cpu) == 0)
 		cpu_bytes = strlen(EXEC_CPU) + strlen(cpu) + 1;
 	bytes = (bytes + cpu_bytes + 7) & ~(size_t)7;
 	if ((n + nsaved + 5) * sizeof(char *) + bytes + sizeof dirfd + 24 > cap * sizeof(char *))
 		return NULL; /* too large for the buffer: as it is */
-	/* last: it clears the descriptor's close-on-exec flag */
-	if (with_cpu && ringreach_exec_pass(dirfd, sizeof dirfd) == 0)
+	/* last: for an exec it clears the descriptor's close-on-exec flag */
+	if (spawn_dirfd || (with_cpu && ringreach_exec_pass(dirfd, sizeof dirfd, 0) == 0))
 		dirfd_bytes = strlen(RINGREACH_ENV "=") + strlen(dirfd) + 1;
 	bytes = (bytes + dirfd_bytes + 7) & ~(size_t)7;
 	size_t k = 0;

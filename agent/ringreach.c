@@ -145,36 +145,46 @@ static int ask(char *dir, size_t size)
 	return fd < 0 ? -1 : reach_by(keep_high(fd), 0, dir, size);
 }
 
-/* "n:dev:ino": descriptor n is the directory, if it still is. */
-static int parse_passed(const char *v, struct stat *st)
+/* Whether descriptor fd is the directory dev:ino. */
+static int is_dir(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dev &&
+	       st.st_ino == ino;
+}
+
+static int from_parent(int fd, dev_t dev, ino_t ino);
+
+/* "n:dev:ino" (RINGREACH_ENV): descriptor n, passed by an exec, or the
+ * parent's descriptor n where it was not (a posix_spawn()ed child, or one
+ * that closed it), opened again through the parent's /proc directory. */
+static int take_passed(const char *v)
 {
 	char *end;
 	long n = v ? strtol(v, &end, 10) : -1;
 	if (!v || n < 0 || n > 65535 || *end != ':')
 		return -1;
-	unsigned long long dev = strtoull(end + 1, &end, 10);
+	dev_t dev = (dev_t)strtoull(end + 1, &end, 10);
 	if (*end != ':')
 		return -1;
-	unsigned long long ino = strtoull(end + 1, &end, 10);
-	if (*end || fstat((int)n, st) != 0 || !S_ISDIR(st->st_mode) ||
-	    (unsigned long long)st->st_dev != dev || (unsigned long long)st->st_ino != ino)
+	ino_t ino = (ino_t)strtoull(end + 1, &end, 10);
+	if (*end)
 		return -1;
-	return (int)n;
+	if (is_dir((int)n, dev, ino)) {
+		(void)fcntl((int)n, F_SETFD, FD_CLOEXEC); /* ours again, as held */
+		return (int)n;
+	}
+	return from_parent((int)n, dev, ino);
 }
 
 /* The descriptor the image before us passed (ringreach_exec_pass()), or
  * the one held since the start: the directory named in dir, 1; else -1. */
 static int reach_held(char *dir, size_t size)
 {
-	struct stat st;
-	int fd = parse_passed(profil_getenv(RINGREACH_ENV), &st);
-	if (fd >= 0) {
-		(void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* ours again, as held */
-		if (reach_by(keep_high(fd), 0, dir, size) == 1)
-			return 1;
-	}
-	if (held_fd >= 0 && fstat(held_fd, &st) == 0 && st.st_dev == held_dev &&
-	    st.st_ino == held_ino)
+	int fd = take_passed(profil_getenv(RINGREACH_ENV));
+	if (fd >= 0 && reach_by(keep_high(fd), 0, dir, size) == 1)
+		return 1;
+	if (is_dir(held_fd, held_dev, held_ino))
 		return reach_by(held_fd, 1, dir, size);
 	return -1;
 }
@@ -187,9 +197,14 @@ static void hold(const char *dir, int fd)
 		close(fd);
 		return;
 	}
+	int high = keep_high(fd);
+	if (high == fd) { /* not moved (a low RLIMIT_NOFILE): the program's */
+		close(fd); /* low numbers are not ours to take */
+		return;
+	}
 	strcpy(held_as, dir);
 	held_dev = st.st_dev, held_ino = st.st_ino;
-	held_fd = keep_high(fd);
+	held_fd = high;
 }
 
 int ringreach_start(char *dir, size_t size)
@@ -236,11 +251,10 @@ void ringreach_check(char *dir, size_t size)
 static int from_parent(int fd, dev_t dev, ino_t ino)
 {
 	char path[64];
-	struct stat st;
 	if (snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)getppid(), fd) >= (int)sizeof path)
 		return -1;
 	int got = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (got >= 0 && (fstat(got, &st) != 0 || st.st_dev != dev || st.st_ino != ino)) {
+	if (got >= 0 && !is_dir(got, dev, ino)) {
 		close(got);
 		got = -1;
 	}
@@ -252,9 +266,11 @@ static int from_parent(int fd, dev_t dev, ino_t ino)
  * is no longer seen by its path, the descriptor that reaches it goes to
  * the new image (close-on-exec cleared) and value says which, for
  * RINGREACH_ENV: 0.  -1 when there is nothing to pass (seen by its path,
- * or no descriptor reaches it any more).
+ * or no descriptor reaches it any more).  spawn: for posix_spawn()'s
+ * child, which inherits nothing of ours (the flag stays), and opens the
+ * descriptor through our /proc directory, this process being its parent.
  */
-int ringreach_exec_pass(char *value, size_t size)
+int ringreach_exec_pass(char *value, size_t size, int spawn)
 {
 	int fd = reached_as[0] ? reached_fd : held_fd;
 	dev_t dev = reached_as[0] ? reached_dev : held_dev;
@@ -263,12 +279,13 @@ int ringreach_exec_pass(char *value, size_t size)
 	struct stat st;
 	if (fd < 0 || (stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino))
 		return -1;
-	if ((fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino) &&
-	    (fd = from_parent(fd, dev, ino)) < 0)
+	if (!is_dir(fd, dev, ino) && (spawn || (fd = from_parent(fd, dev, ino)) < 0))
 		return -1;
 	int n = snprintf(value, size, "%d:%llu:%llu", fd, (unsigned long long)dev,
 	                 (unsigned long long)ino);
-	return n > 0 && (size_t)n < size && fcntl(fd, F_SETFD, 0) == 0 ? 0 : -1;
+	if (n <= 0 || (size_t)n >= size)
+		return -1;
+	return spawn || fcntl(fd, F_SETFD, 0) == 0 ? 0 : -1;
 }
 
 /* Nothing is written above (a vfork child shares our memory): whichever
@@ -277,9 +294,6 @@ int ringreach_exec_pass(char *value, size_t size)
 void ringreach_exec_failed(void)
 {
 	int fd = reached_as[0] ? reached_fd : held_fd;
-	dev_t dev = reached_as[0] ? reached_dev : held_dev;
-	ino_t ino = reached_as[0] ? reached_ino : held_ino;
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+	if (is_dir(fd, reached_as[0] ? reached_dev : held_dev, reached_as[0] ? reached_ino : held_ino))
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* ours: not a number the program reused */
 }

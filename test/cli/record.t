@@ -1274,3 +1274,14 @@ needs python3
 row /main_hot/ 2 >= 30
 row /child_hot/ 2 >= 30
 stderr /4 processes, 4 threads, 0 lost/
+
+# ... and a program posix_spawn()ed there (Python's subprocess with
+# close_fds=False, Rust's Command, GNU make), which inherits none of the
+# agent's descriptors: the environment names the parent's, which the
+# child's agent opens through its parent's /proc directory
+$ py=$(python3 -c 'import sys; print(sys.executable)') && profil record -o netsp.pprof unshare -rmn sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && exec "$1" -c "import subprocess, sys; sys.exit(subprocess.run([sys.argv[1], \"fork\", \"60\"], close_fds=False).returncode)" "$0"' $REC/rec-prog "$py" && profil report netsp.pprof
+needs unshare
+needs python3
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30
+stderr /4 processes, 4 threads, 0 lost/
