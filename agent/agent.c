@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,16 @@ void agent_mark_exec(int on)
 }
 
 
+/* process/credwrap.c's hook: before a namespace change that may hide
+ * the directory or the recorder's abstract socket, the directory is held
+ * by a descriptor, which every exec after passes on (ringreach.c). */
+static void agent_ns_changing(int flags)
+{
+	if ((flags & (CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUSER | CLONE_NEWPID)) &&
+	    agent_running())
+		ringreach_hold(agent_dir);
+}
+
 static void process_start(void)
 {
 	const char *d = profil_getenv("PROFIL_RECORD_DIR");
@@ -347,6 +358,7 @@ static void process_start(void)
 	atomic_store(&sweeper_start_hook, agent_defer_end);
 	atomic_store(&exec_begin_hook, agent_exec_begins);
 	atomic_store(&fork_child_hook, agent_in_child);
+	atomic_store(&ns_change_hook, agent_ns_changing);
 }
 
 /*

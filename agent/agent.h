@@ -51,8 +51,14 @@ HIDDEN struct ring_file *ringfile_create(const char *dir, size_t data_size,
  * (called after dlopen/dlclose).  Both take the module lock themselves. */
 HIDDEN void modules_init(struct ring_file *rf);
 HIDDEN void modules_rescan(void);
-/* Rescans when dl_iterate_phdr's counters moved (called every sweep). */
+/* modpoll.c: rescans when dl_iterate_phdr's counters moved (called
+ * every sweep); and at dlclose and exit(). */
 HIDDEN void modules_poll(void);
+/* modules.c: dl_iterate_phdr() under the lock a fork waits for; the last
+ * rescan, at exit() (modpoll.c). */
+struct dl_phdr_info;
+HIDDEN int modules_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
+HIDDEN void modules_rescan_exiting(void);
 /* After fork in the child: the parent's log as it is now is noted (its
  * generation returned) and nothing is logged until modules_adopt(rf),
  * which starts rf's log from that copy (no dl_iterate_phdr in a forked
@@ -246,6 +252,9 @@ HIDDEN void ringreach_check(char *dir, size_t size);
  * descriptor through /proc).  ringreach_exec_failed() sets the flag
  * again when the exec returned. */
 #define RINGREACH_ENV "PROFIL_RECORD_DIRFD"
+/* ringreach_hold(): the directory dir (seen by that path) held by a
+ * descriptor from now on, before the process changes namespaces. */
+HIDDEN void ringreach_hold(const char *dir);
 HIDDEN int ringreach_exec_pass(char *value, size_t size, int spawn);
 HIDDEN void ringreach_exec_failed(void);
 

@@ -17,7 +17,6 @@
 #include "../src/base/ring.h"
 #include "../src/unwind/unwind.h"
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <limits.h>
 #include <link.h>
@@ -201,9 +200,7 @@ static int find_exe_path(struct dl_phdr_info *info, size_t size, void *arg)
 
 void modules_init(struct ring_file *rf)
 {
-	pthread_mutex_lock(&iter_mu);
-	dl_iterate_phdr(find_exe_path, NULL);
-	pthread_mutex_unlock(&iter_mu);
+	modules_iterate(find_exe_path, NULL);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	pthread_mutex_lock(&mu);
 	log_rf = rf;
@@ -280,78 +277,19 @@ void modules_detach(void)
 	log_rf = NULL;
 }
 
-/*
- * dlopen is not interposed: glibc resolves a bare name against the
- * RUNPATH of dlopen's caller, which a wrapper would change.  Loads are
- * found by modules_poll() every sweep (100 ms) and at every dlclose;
- * a sample taken in a library before its load was logged carries an
- * older generation, and the reader then takes the next load that covers
- * its pc (cli/record/).  dlclose is interposed: the library's unload must
- * be logged, and its load too if it was never seen.
- */
-__attribute__((visibility("default"))) int dlclose(void *handle)
+/* dl_iterate_phdr(cb, arg) under iter_mu (Forks above). */
+int modules_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
 {
-	static int (*_Atomic real)(void *);
-	int (*fn)(void *) = atomic_load(&real);
-	if (!fn) {
-		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-		atomic_store(&real, fn);
-	}
-	agent_defer_end(); /* a forked child's ring file: its unload is logged */
-	lazy_helper_now(); /* a deferred helper: this is a safe point */
-	modules_rescan();
-	int rc = fn ? fn(handle) : -1;
-	modules_rescan();
+	pthread_mutex_lock(&iter_mu);
+	int rc = dl_iterate_phdr(cb, arg);
+	pthread_mutex_unlock(&iter_mu);
 	return rc;
 }
 
-/* dl_iterate_phdr's load and unload counters, as of the last poll. */
-static _Atomic unsigned long long seen_adds, seen_subs;
-
-static int counters(struct dl_phdr_info *info, size_t size, void *out)
+/* exit(): the last rescan (modpoll.c), which leaves the unwind tables
+ * as they are. */
+void modules_rescan_exiting(void)
 {
-	unsigned long long *c = out;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-		c[0] = info->dlpi_adds;
-		c[1] = info->dlpi_subs;
-	}
-	return 1; /* the counters are the same in every entry */
-}
-
-/* Whether loads or unloads happened since the last poll; 1 if unknown. */
-static int loads_changed(unsigned long long c[2])
-{
-	pthread_mutex_lock(&iter_mu);
-	dl_iterate_phdr(counters, c);
-	pthread_mutex_unlock(&iter_mu);
-	return c[0] != atomic_load(&seen_adds) || c[1] != atomic_load(&seen_subs) || c[0] == 0;
-}
-
-void modules_poll(void)
-{
-	unsigned long long c[2] = {0, 0};
-	if (!loads_changed(c))
-		return;
-	atomic_store(&seen_adds, c[0]);
-	atomic_store(&seen_subs, c[1]);
-	modules_rescan();
-}
-
-/*
- * exit(): the loads since the helper's last poll are logged, or a
- * process that ends before its first sweep (100 ms) leaves the samples
- * of the libraries it dlopen'ed at [unknown]: a Python script that
- * imported hashlib had half of its samples there (libcrypto).  glibc's
- * _dl_fini calls destructors with the loader's lock released.  Not at
- * _exit(): in a child forked while a thread of the program's was inside
- * the loader, that lock is held for ever (Forks above), and glibc's own
- * exit would hang there too, but _exit must not.
- */
-__attribute__((destructor)) static void modules_at_exit(void)
-{
-	unsigned long long c[2] = {0, 0};
-	if (!agent_running() || !loads_changed(c))
-		return;
 	pthread_mutex_lock(&mu);
 	exiting = 1;
 	rescan_locked();
@@ -402,9 +340,7 @@ void modules_log_alias(const struct maps_code *a)
 	pthread_mutex_lock(&mu);
 	if (log_rf && naliases < ALIASES_MAX && !overlaps_known(a->start, a->end)) {
 		struct alias_match m = {a, 0};
-		pthread_mutex_lock(&iter_mu);
-		dl_iterate_phdr(log_alias, &m);
-		pthread_mutex_unlock(&iter_mu);
+		modules_iterate(log_alias, &m);
 		if (m.logged)
 			alias_starts[naliases++] = a->start;
 	}

@@ -22,17 +22,23 @@
  * (device and inode); failing that, the same number through the caller's
  * own tables is tried, then the recorder is asked again.
  *
- * A sandbox with a network namespace of its own too (bwrap --unshare-all,
- * firejail --net=none) cannot reach the abstract socket, which belongs to
- * the network namespace.  So every agent that sees the directory at its
- * start holds it by a descriptor too (O_PATH, close-on-exec, kept high),
- * and an exec from a process that no longer sees it by its path (the
- * sandbox's supervisor, between its mounts and the sandboxed program)
- * passes that descriptor on: close-on-exec cleared, and its number with
- * the directory's device and inode in PROFIL_RECORD_DIRFD (envfix.c),
- * which the new image's agent checks before it takes it.  One descriptor
- * more in every profiled process, which the program sees (and may close:
- * then the recorder is asked, as above).
+ * A sandbox with a network namespace of its own too (`unshare -mn`,
+ * bwrap --unshare-all, firejail --net=none) cannot reach the abstract
+ * socket, which belongs to the network namespace.  So a process about to
+ * change namespaces through the C library (unshare(), setns(), clone()
+ * with a namespace flag: the hook in process/credwrap.c, clonewrap.c)
+ * first holds the directory by a descriptor (O_PATH, close-on-exec, kept
+ * high), and a process that holds one passes it on at each exec (the
+ * flag cleared; its number, device and inode in PROFIL_RECORD_DIRFD:
+ * envfix.c), which the new image's agent checks and holds in turn: every
+ * descendant of a namespace change has it, and reaches the directory
+ * through it where the path no longer does.  A child made by
+ * posix_spawn(), which inherits none, or one that closed it before its
+ * exec (Python's subprocess does), opens it again through its parent's
+ * /proc directory.  Only there: a descriptor of ours is one more the
+ * program sees, and test suites that list their own descriptors fail
+ * (CPython's test_pass_fds_redirected did, when every process held one).
+ * A sandbox made by a raw clone system call (bwrap) is not seen in time.
  */
 #include "agent.h"
 #include "../src/base/base.h"
@@ -56,10 +62,10 @@ static dev_t reached_dev;
 static ino_t reached_ino;
 static int reached_fd = -1;
 
-/* The directory as seen at the start, by its path: held for an exec to
- * pass on.  Set once, at the start; read by exec hooks, vfork children's
- * too (which change only their own descriptor table). */
-static char held_as[4096];
+/* The directory held by its path (before a namespace change), or as the
+ * image before us passed it: for execs to pass on.  Set by the program's
+ * thread that changes namespaces, or at the start; read by exec hooks,
+ * vfork children's too (which change only their own descriptor table). */
 static dev_t held_dev;
 static ino_t held_ino;
 static int held_fd = -1;
@@ -177,51 +183,43 @@ static int take_passed(const char *v)
 	return from_parent((int)n, dev, ino);
 }
 
-/* The descriptor the image before us passed (ringreach_exec_pass()), or
- * the one held since the start: the directory named in dir, 1; else -1. */
-static int reach_held(char *dir, size_t size)
-{
-	int fd = take_passed(profil_getenv(RINGREACH_ENV));
-	if (fd >= 0 && reach_by(keep_high(fd), 0, dir, size) == 1)
-		return 1;
-	if (is_dir(held_fd, held_dev, held_ino))
-		return reach_by(held_fd, 1, dir, size);
-	return -1;
-}
-
-/* The directory seen by its path at the start: held (above). */
-static void hold(const char *dir, int fd)
+/* The directory by descriptor fd: held (above); fd is closed when it
+ * cannot be kept high (a low RLIMIT_NOFILE: the program's low numbers
+ * are not ours to take). */
+static void hold(int fd)
 {
 	struct stat st;
-	if (fstat(fd, &st) != 0 || strlen(dir) >= sizeof held_as) {
-		close(fd);
+	int high = fd;
+	if (fstat(fd, &st) != 0 || ((high = keep_high(fd)) == fd && fd < KEEP_BELOW - 64)) {
+		close(high);
 		return;
 	}
-	int high = keep_high(fd);
-	if (high == fd) { /* not moved (a low RLIMIT_NOFILE): the program's */
-		close(fd); /* low numbers are not ours to take */
-		return;
-	}
-	strcpy(held_as, dir);
 	held_dev = st.st_dev, held_ino = st.st_ino;
 	held_fd = high;
+}
+
+void ringreach_hold(const char *dir)
+{
+	if (held_fd >= 0 || reached_as[0])
+		return;
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		hold(fd);
 }
 
 int ringreach_start(char *dir, size_t size)
 {
 	if (reached_as[0]) /* reached before: ringreach_check() asks again */
 		return 0;
-	int fd = held_fd < 0 ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (fd >= 0) {
-		hold(dir, fd); /* seen here */
-		return 0;
-	}
-	if ((held_fd < 0 && errno != ENOENT) || strlen(dir) >= sizeof reached_as)
-		return 0; /* not for want of a name */
-	if (held_fd >= 0 && !access(dir, F_OK))
-		return 0; /* seen here still */
+	int passed = held_fd < 0 ? take_passed(profil_getenv(RINGREACH_ENV)) : -1;
+	if (passed >= 0) /* a descendant of a namespace change */
+		hold(passed);
+	struct stat st;
+	if (stat(dir, &st) == 0 || errno != ENOENT || strlen(dir) >= sizeof reached_as)
+		return 0; /* seen here, or not for want of a name */
 	strcpy(reached_as, dir);
-	if (reach_held(dir, size) == 1 || ask(dir, size) == 1)
+	if ((is_dir(held_fd, held_dev, held_ino) && reach_by(held_fd, 1, dir, size) == 1) ||
+	    ask(dir, size) == 1)
 		return 1;
 	int e = errno;
 	reached_as[0] = '\0'; /* checks have nothing to do */
@@ -262,11 +260,10 @@ static int from_parent(int fd, dev_t dev, ino_t ino)
 }
 
 /*
- * An exec's hook (envfix.c), maybe in a vfork child: where the directory
- * is no longer seen by its path, the descriptor that reaches it goes to
- * the new image (close-on-exec cleared) and value says which, for
- * RINGREACH_ENV: 0.  -1 when there is nothing to pass (seen by its path,
- * or no descriptor reaches it any more).  spawn: for posix_spawn()'s
+ * An exec's hook (envfix.c), maybe in a vfork child: the descriptor held
+ * goes to the new image (close-on-exec cleared) and value says which, for
+ * RINGREACH_ENV: 0.  -1 when there is nothing to pass (none held, or it
+ * no longer reaches the directory).  spawn: for posix_spawn()'s
  * child, which inherits nothing of ours (the flag stays), and opens the
  * descriptor through our /proc directory, this process being its parent.
  */
@@ -275,9 +272,7 @@ int ringreach_exec_pass(char *value, size_t size, int spawn)
 	int fd = reached_as[0] ? reached_fd : held_fd;
 	dev_t dev = reached_as[0] ? reached_dev : held_dev;
 	ino_t ino = reached_as[0] ? reached_ino : held_ino;
-	const char *path = reached_as[0] ? reached_as : held_as;
-	struct stat st;
-	if (fd < 0 || (stat(path, &st) == 0 && st.st_dev == dev && st.st_ino == ino))
+	if (fd < 0)
 		return -1;
 	if (!is_dir(fd, dev, ino) && (spawn || (fd = from_parent(fd, dev, ino)) < 0))
 		return -1;

@@ -94,31 +94,6 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-/* The agent beside our executable (build tree), or in ../lib/profil. */
-static int find_agent(char *buf, size_t size)
-{
-	const char *env = getenv("PROFIL_AGENT");
-	if (env && *env) {
-		snprintf(buf, size, "%s", env);
-		return access(buf, R_OK);
-	}
-	char self[PATH_MAX - 64];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return -1;
-	self[n] = '\0';
-	char *slash = strrchr(self, '/');
-	*slash = '\0';
-	static const char *const where[] = {"%s/libprofil-agent.so",
-	                                    "%s/../lib/profil/libprofil-agent.so"};
-	for (size_t i = 0; i < 2; i++) {
-		int w = snprintf(buf, size, where[i], self);
-		if (w > 0 && (size_t)w < size && access(buf, R_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
 static int64_t now_ns(clockid_t clk)
 {
 	struct timespec ts;
@@ -327,7 +302,7 @@ int cmd_record(int argc, char **argv)
 	spawn_note_ignored();
 	if (spawn_check(o.argv[0], &status) != 0)
 		return status;
-	if (find_agent(agent, sizeof agent) != 0) {
+	if (spawn_find_agent(agent, sizeof agent) != 0) {
 		fprintf(stderr, "profil record: cannot find libprofil-agent.so beside the profil "
 		        "executable or in ../lib/profil (set PROFIL_AGENT to its path)\n");
 		return 2;

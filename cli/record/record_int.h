@@ -53,6 +53,8 @@ void spawn_env_free(struct spawn_env *e);
 /* The started command's pid into PROFIL_RECORD_ROOT: by the child of
  * vfork(), which knows it; stores only, no call. */
 void spawn_env_set_root(struct spawn_env *e, pid_t pid);
+/* The agent's path into buf: 0, or -1 when there is none to read. */
+int spawn_find_agent(char *buf, size_t size);
 /* Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to us to pid. */
 void spawn_forward_signals(pid_t pid);
 /* Notes the signals we were started with ignored, before we change any:

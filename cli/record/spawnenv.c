@@ -17,6 +17,7 @@
 #include "record_int.h"
 #include "../../src/base/asanopt.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,4 +123,30 @@ void spawn_env_set_root(struct spawn_env *e, pid_t pid)
 	for (size_t i = 0; i < n; i++)
 		e->root[i] = digits[n - 1 - i];
 	e->root[n] = '\0';
+}
+
+/* The agent named by PROFIL_AGENT, else beside our executable (the
+ * build tree), or in ../lib/profil (installed). */
+int spawn_find_agent(char *buf, size_t size)
+{
+	const char *env = getenv("PROFIL_AGENT");
+	if (env && *env) {
+		snprintf(buf, size, "%s", env);
+		return access(buf, R_OK);
+	}
+	char self[PATH_MAX - 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	*slash = '\0';
+	static const char *const where[] = {"%s/libprofil-agent.so",
+	                                    "%s/../lib/profil/libprofil-agent.so"};
+	for (size_t i = 0; i < 2; i++) {
+		int w = snprintf(buf, size, where[i], self);
+		if (w > 0 && (size_t)w < size && access(buf, R_OK) == 0)
+			return 0;
+	}
+	return -1;
 }

@@ -51,8 +51,7 @@ static struct ending *ending_of(pid_t tid)
 static void ending_drop(struct ending *e)
 {
 	*e = ending[--nending];
-	if (nending < ENDING_MAX)
-		ending_full = 0;
+	ending_full = 0; /* room again */
 }
 
 /* After a listing: those it did not name have ended. */

@@ -26,7 +26,6 @@
 #include "engine/registry.h"
 #include "base/ring.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 #define PF_IO_WORKER_FLAG 0x10u /* include/linux/sched.h, since 5.12 */

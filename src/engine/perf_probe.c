@@ -207,3 +207,22 @@ int perf_probe_event(pid_t tid, int64_t per, int excl_kernel, int trap, long sig
 	}
 	return fd;
 }
+
+/*
+ * The owner of the descriptor (F_SETOWN_EX, F_OWNER_TID) is a reference
+ * to the thread's struct pid, which a new thread with the same number
+ * does not share, and F_GETOWN_EX reads pid 0 once that thread is gone
+ * (fs/fcntl.c f_getown_ex(), "fcntl: make F_GETOWN(EX) return 0 on dead
+ * owner task", 5.14, and 5.10.151 in its stable series; checked on 6.18).
+ * Not poll(): POLLHUP does mean "the task exited" (perf_poll(),
+ * is_event_hup()), but an event without a ring buffer, as ours are,
+ * polls POLLHUP all its life (perf_poll() starts from EPOLLHUP and only a
+ * buffer replaces it): checked on 6.18 with a live thread's event.
+ */
+int perf_engine_task_gone(int fd)
+{
+	if (perf_engine_trap())
+		return perf_mapped_task_gone(fd);
+	struct f_owner_ex own;
+	return fcntl(fd, F_GETOWN_EX, &own) == 0 && own.type == F_OWNER_TID && own.pid == 0;
+}

@@ -75,6 +75,8 @@ int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	}
 	if (flags & CLONE_THREAD)
 		lazy_helper_now(); /* a deferred helper: this is a safe point */
+	if (flags & (CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUSER | CLONE_NEWPID))
+		process_ns_changing(flags); /* the child inherits what the hook does */
 	return real(fn, stack, flags, arg, parent_tid, tls, child_tid);
 }
 

@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #define API __attribute__((visibility("default")))
@@ -115,5 +116,36 @@ WRAP(setregid, (gid_t r, gid_t e), (r, e))
 WRAP(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
 WRAP(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
 WRAP(setgroups, (size_t n, const gid_t *list), (n, list))
-WRAP(unshare, (int flags), (flags))
-WRAP(setns, (int fd, int nstype), (fd, nstype))
+/*
+ * A namespace change may hide what the agent reaches by a path (the
+ * recording's directory, under a mount namespace's own /dev/shm) or by
+ * an abstract name (its socket, under a network namespace of its own):
+ * the agent is told first, while both are still seen (agent/ringreach.c).
+ */
+void (*_Atomic ns_change_hook)(int flags);
+
+void process_ns_changing(int flags)
+{
+	void (*hook)(int) = atomic_load(&ns_change_hook);
+	if (hook) {
+		int e = errno;
+		hook(flags);
+		errno = e;
+	}
+}
+
+/* WRAP's, with the hook first. */
+#define WRAP_NS(fn, params, args, flags) \
+	API int fn params \
+	{ \
+		if (MISSING(fn)) { \
+			errno = ENOSYS; \
+			return -1; \
+		} \
+		process_ns_changing(flags); \
+		int paused, locked = before(&paused); \
+		return after(locked, paused, real.fn args); \
+	}
+
+WRAP_NS(unshare, (int flags), (flags), flags)
+WRAP_NS(setns, (int fd, int nstype), (fd, nstype), nstype ? nstype : CLONE_NEWNS | CLONE_NEWNET)

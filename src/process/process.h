@@ -62,6 +62,12 @@ extern void (*_Atomic exec_failed_hook)(void) HIDDEN;
  * (its thread's last periods) is written; vfork children included; the
  * same rules.  Set once (agent/). */
 extern void (*_Atomic exec_begin_hook)(void) HIDDEN;
+/* credwrap.c: called by the program's thread just before unshare(),
+ * setns() (flags: its nstype) and clone() with a namespace flag
+ * (clonewrap.c) go to the C library, errno preserved; process_ns_changing()
+ * calls it.  Set once (agent/). */
+extern void (*_Atomic ns_change_hook)(int flags) HIDDEN;
+HIDDEN void process_ns_changing(int flags);
 
 /*
  * One symbol in each object of this part, which gmon_keep.c (every form

@@ -1285,3 +1285,9 @@ needs python3
 row /main_hot/ 2 >= 30
 row /child_hot/ 2 >= 30
 stderr /4 processes, 4 threads, 0 lost/
+
+# ... and nowhere else: a program sees no descriptor of ours among its
+# own (CPython's test_pass_fds_redirected lists them, and failed when
+# every profiled process held the directory)
+$ profil record -o fds.pprof sh -c 'cd /proc/self/fd && echo *' >in.txt && sh -c 'cd /proc/self/fd && echo *' >out.txt && cmp in.txt out.txt && echo same
+stdout /^same$/
