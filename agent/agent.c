@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,16 +291,6 @@ void agent_mark_exec(int on)
 		atomic_store(&rf->done, on ? RING_EXECING : 0u);
 }
 
-
-/* process/credwrap.c's hook: before a namespace change that may hide
- * the directory or the recorder's abstract socket, the directory is held
- * by a descriptor, which every exec after passes on (ringreach.c). */
-static void agent_ns_changing(int flags)
-{
-	if ((flags & (CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUSER | CLONE_NEWPID)) &&
-	    agent_running())
-		ringreach_hold(agent_dir);
-}
 
 static void process_start(void)
 {

@@ -255,6 +255,14 @@ HIDDEN void ringreach_check(char *dir, size_t size);
 /* ringreach_hold(): the directory dir (seen by that path) held by a
  * descriptor from now on, before the process changes namespaces. */
 HIDDEN void ringreach_hold(const char *dir);
+/* nshold.c: process/credwrap.c's ns_change_hook (and mount(), chroot(),
+ * interposed there): the directory held before what the process sees
+ * changes. */
+HIDDEN void agent_ns_changing(int flags);
+/* nshold.c: the C library's definition of name, which an interposer of
+ * ours passes calls to, looked up once into *slot (a race looks it up
+ * twice, harmlessly); NULL if there is none. */
+HIDDEN void *agent_next(void *_Atomic *slot, const char *name);
 HIDDEN int ringreach_exec_pass(char *value, size_t size, int spawn);
 HIDDEN void ringreach_exec_failed(void);
 

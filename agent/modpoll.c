@@ -18,19 +18,14 @@
 #include "agent.h"
 #include "../src/engine/engine.h"
 
-#include <dlfcn.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
 __attribute__((visibility("default"))) int dlclose(void *handle)
 {
-	static int (*_Atomic real)(void *);
-	int (*fn)(void *) = atomic_load(&real);
-	if (!fn) {
-		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-		atomic_store(&real, fn);
-	}
+	static void *_Atomic real;
+	int (*fn)(void *) = (int (*)(void *))agent_next(&real, "dlclose");
 	agent_defer_end(); /* a forked child's ring file: its unload is logged */
 	lazy_helper_now(); /* a deferred helper: this is a safe point */
 	modules_rescan();

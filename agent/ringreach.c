@@ -26,9 +26,10 @@
  * bwrap --unshare-all, firejail --net=none) cannot reach the abstract
  * socket, which belongs to the network namespace.  So a process about to
  * change namespaces through the C library (unshare(), setns(), clone()
- * with a namespace flag: the hook in process/credwrap.c, clonewrap.c)
- * first holds the directory by a descriptor (O_PATH, close-on-exec, kept
- * high), and a process that holds one passes it on at each exec (the
+ * with a namespace flag: the hook in process/credwrap.c, clonewrap.c),
+ * or to mount() or chroot() (bubblewrap's child, made by a raw clone
+ * system call, mounts before its pivot_root: nshold.c), first holds the
+ * directory by a descriptor (O_PATH, close-on-exec, kept high), and a process that holds one passes it on at each exec (the
  * flag cleared; its number, device and inode in PROFIL_RECORD_DIRFD:
  * envfix.c), which the new image's agent checks and holds in turn: every
  * descendant of a namespace change has it, and reaches the directory
@@ -38,7 +39,6 @@
  * /proc directory.  Only there: a descriptor of ours is one more the
  * program sees, and test suites that list their own descriptors fail
  * (CPython's test_pass_fds_redirected did, when every process held one).
- * A sandbox made by a raw clone system call (bwrap) is not seen in time.
  */
 #include "agent.h"
 #include "../src/base/base.h"

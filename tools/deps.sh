@@ -45,6 +45,18 @@ if ! command -v chromium >/dev/null 2>&1; then
 		     "to add it:  sudo apt-get install -y chromium" >&2
 	fi
 fi
+# optional: one test profiles a program in a bubblewrap sandbox (what
+# Flatpak runs); without bwrap it is skipped, saying so
+if ! command -v bwrap >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "deps: installing bubblewrap (optional)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 ||
+			echo "deps: could not install bubblewrap; the bwrap test will be skipped" >&2
+	else
+		echo "deps: optional bubblewrap missing (the bwrap test will be skipped);" \
+		     "to add it:  sudo apt-get install -y bubblewrap" >&2
+	fi
+fi
 [ -n "$need" ] || exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing$need"

@@ -1291,3 +1291,23 @@ stderr /4 processes, 4 threads, 0 lost/
 # every profiled process held the directory)
 $ profil record -o fds.pprof sh -c 'cd /proc/self/fd && echo *' >in.txt && sh -c 'cd /proc/self/fd && echo *' >out.txt && cmp in.txt out.txt && echo same
 stdout /^same$/
+
+# A sandbox made by a raw clone or unshare system call, which no wrapper
+# of the C library sees (bubblewrap: `bwrap --unshare-all`, as Flatpak
+# runs it), with a network namespace of its own: unprofiled, and not even
+# warned of (its processes' CPU time never reaches profil record's
+# wait).  Its child mounts through the C library before its pivot_root,
+# while the directory is still seen: the agent's mount() holds it there
+# (agent/nshold.c), and the exec passes it on
+$ profil record -o rawns.pprof $REC/rec-prog rawhide 60 && profil report rawns.pprof
+needs unshare
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30
+stderr /2 processes, 2 threads, 0 lost/
+
+# ... bubblewrap itself, with a private /dev (so a /dev/shm of its own),
+# /proc, and every namespace of its own
+$ profil record -o bw.pprof bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent $REC/rec-prog fork 60 && profil report bw.pprof
+needs bwrap
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30

@@ -22,6 +22,12 @@
  *             sandbox's supervisor might, then as threads (whose
  *             pthread_create makes the agent's helper); exits 3 if the
  *             directory is still seen, 2 if it cannot do that
+ *   rawhide   as a sandbox made by a raw clone system call (bubblewrap):
+ *             a user, mount and network namespace of its own by a raw
+ *             unshare system call (no libc wrapper sees it), then the C
+ *             library's mount() of a tmpfs over the recording's
+ *             directory's parent, then execs this program as "fork";
+ *             exits 3 if the directory is still seen, 2 if it cannot
  *   forkthread  as fork, but a second thread forks, and the child's one
  *             thread returns from its start routine, which ends the
  *             process (issue 9); exits 1 if the child is still running
@@ -77,6 +83,7 @@
 #include "../rawsig.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sched.h>
 #include <signal.h>
@@ -88,6 +95,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 
@@ -217,6 +225,50 @@ static int hide_dir(unsigned long n)
 	if (access(dir, F_OK) == 0)
 		return 3;
 	return threads(n);
+}
+
+/* /proc/self/FILE := text; 0 or -1. */
+static int write_self(const char *file, const char *text)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/%s", file);
+	int fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static int raw_hide(const char *self, unsigned long n)
+{
+	const char *dir = getenv("PROFIL_RECORD_DIR");
+	char parent[4096], map[64], units_arg[32];
+	if (!dir || snprintf(parent, sizeof parent, "%s", dir) >= (int)sizeof parent)
+		return 2;
+	char *slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return 2;
+	*slash = '\0';
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	if (syscall(SYS_unshare, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) {
+		perror("rec-prog rawhide: unshare");
+		return 2;
+	}
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
+	if (write_self("setgroups", "deny") != 0 || write_self("uid_map", map) != 0)
+		return 2;
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
+	if (write_self("gid_map", map) != 0 || mount("none", parent, "tmpfs", 0, NULL) != 0) {
+		perror("rec-prog rawhide: mount");
+		return 2;
+	}
+	if (access(dir, F_OK) == 0)
+		return 3;
+	snprintf(units_arg, sizeof units_arg, "%lu", n);
+	execl(self, self, "fork", units_arg, (char *)NULL);
+	return 2;
 }
 
 static volatile int iterating;
@@ -523,6 +575,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "hidedir"))
 		return hide_dir(units);
+	if (!strcmp(mode, "rawhide"))
+		return raw_hide(argv[0], units);
 	if (!strcmp(mode, "forkthread"))
 		return fork_thread();
 	if (!strcmp(mode, "forkiter"))
