@@ -21,42 +21,26 @@ if command -v dpkg >/dev/null 2>&1 && ! dpkg -s libc6-dbg >/dev/null 2>&1; then
 fi
 # the profil command's pprof files are gzipped: zlib
 [ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
-# optional: a test reads our pprof files with Go's pprof; without go it
-# is skipped, saying so
-if ! command -v go >/dev/null 2>&1; then
+# optional PACKAGE COMMAND WHAT: installs PACKAGE when COMMAND is missing
+# (as root, with apt-get), else says how; without it WHAT is skipped,
+# saying so
+optional() {
+	command -v "$2" >/dev/null 2>&1 && return 0
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		echo "deps: installing golang-go (optional)"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null 2>&1 ||
-			echo "deps: could not install golang-go; the go pprof test will be skipped" >&2
+		echo "deps: installing $1 (optional)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1 ||
+			echo "deps: could not install $1; $3 will be skipped" >&2
 	else
-		echo "deps: optional golang-go missing (the go pprof test will be skipped);" \
-		     "to add it:  sudo apt-get install -y golang-go" >&2
+		echo "deps: optional $1 missing ($3 will be skipped);" \
+		     "to add it:  sudo apt-get install -y $1" >&2
 	fi
-fi
-# optional: the HTML report's tests open pages in headless Chromium;
-# without it they are skipped, saying so
-if ! command -v chromium >/dev/null 2>&1; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		echo "deps: installing chromium (optional)"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 ||
-			echo "deps: could not install chromium; the HTML page tests will be skipped" >&2
-	else
-		echo "deps: optional chromium missing (the HTML page tests will be skipped);" \
-		     "to add it:  sudo apt-get install -y chromium" >&2
-	fi
-fi
-# optional: one test profiles a program in a bubblewrap sandbox (what
-# Flatpak runs); without bwrap it is skipped, saying so
-if ! command -v bwrap >/dev/null 2>&1; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		echo "deps: installing bubblewrap (optional)"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 ||
-			echo "deps: could not install bubblewrap; the bwrap test will be skipped" >&2
-	else
-		echo "deps: optional bubblewrap missing (the bwrap test will be skipped);" \
-		     "to add it:  sudo apt-get install -y bubblewrap" >&2
-	fi
-fi
+}
+# a test reads our pprof files with Go's pprof
+optional golang-go go "the go pprof test"
+# the HTML report's tests open pages in headless Chromium
+optional chromium chromium "the HTML page tests"
+# one test profiles a program in a bubblewrap sandbox (what Flatpak runs)
+optional bubblewrap bwrap "the bwrap test"
 [ -n "$need" ] || exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing$need"

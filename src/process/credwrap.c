@@ -96,16 +96,19 @@ static int after(int locked, int paused, int rc)
 
 #define MISSING(fn) (!real.fn && (cred_init(), !real.fn))
 
-#define WRAP(fn, params, args) \
+/* first: what runs before the call (the namespace hook, below). */
+#define WRAP_FIRST(fn, params, args, first) \
 	API int fn params \
 	{ \
 		if (MISSING(fn)) { \
 			errno = ENOSYS; \
 			return -1; \
 		} \
+		first; \
 		int paused, locked = before(&paused); \
 		return after(locked, paused, real.fn args); \
 	}
+#define WRAP(fn, params, args) WRAP_FIRST(fn, params, args, (void)0)
 
 WRAP(setuid, (uid_t u), (u))
 WRAP(setgid, (gid_t g), (g))
@@ -134,18 +137,6 @@ void process_ns_changing(int flags)
 	}
 }
 
-/* WRAP's, with the hook first. */
-#define WRAP_NS(fn, params, args, flags) \
-	API int fn params \
-	{ \
-		if (MISSING(fn)) { \
-			errno = ENOSYS; \
-			return -1; \
-		} \
-		process_ns_changing(flags); \
-		int paused, locked = before(&paused); \
-		return after(locked, paused, real.fn args); \
-	}
-
-WRAP_NS(unshare, (int flags), (flags), flags)
-WRAP_NS(setns, (int fd, int nstype), (fd, nstype), nstype ? nstype : CLONE_NEWNS | CLONE_NEWNET)
+WRAP_FIRST(unshare, (int flags), (flags), process_ns_changing(flags))
+WRAP_FIRST(setns, (int fd, int nstype), (fd, nstype),
+           process_ns_changing(nstype ? nstype : CLONE_NEWNS | CLONE_NEWNET))
