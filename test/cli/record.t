@@ -1311,3 +1311,11 @@ $ profil record -o bw.pprof bwrap --ro-bind / / --dev /dev --proc /proc --unshar
 needs bwrap
 row /main_hot/ 2 >= 30
 row /child_hot/ 2 >= 30
+
+# ... and a namespace entered with nsenter (setns(), interposed: the
+# directory is held first), here one whose /dev/shm and network are its own
+$ touch /dev/shm/nse.$$ && { unshare -mn --propagation private sh -c 'mount -t tmpfs none /dev/shm && exec sleep 20' & } && while [ -e /proc/$!/root/dev/shm/nse.$$ ]; do sleep 0.05; done; rm -f /dev/shm/nse.$$; profil record -o nse.pprof nsenter -t $! -m -n $REC/rec-prog fork 60; rc=$?; kill $!; [ $rc = 0 ] && profil report nse.pprof
+needs root
+needs nsenter
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30
