@@ -19,6 +19,10 @@
  * rootless container tools and nsenter failed under profiling, the
  * sweeper being the second thread.
  *
+ * unshare() and setns() also call the agent's hook first (ns_change_hook,
+ * set by agent/ only; clonewrap.c calls it for a clone() with a namespace
+ * flag): what the process sees is about to change (below).
+ *
  * Each of these calls therefore stops the sweeper, makes the call with
  * only the program's threads in the process, and starts the sweeper again,
  * which then inherits the caller's credentials and capabilities as they
