@@ -19,17 +19,16 @@
  * rootless container tools and nsenter failed under profiling, the
  * sweeper being the second thread.
  *
- * unshare() and setns() also call the agent's hook first (ns_change_hook,
- * set by agent/ only; clonewrap.c calls it for a clone() with a namespace
- * flag): what the process sees is about to change (below).
- *
  * Each of these calls therefore stops the sweeper, makes the call with
  * only the program's threads in the process, and starts the sweeper again,
  * which then inherits the caller's credentials and capabilities as they
  * are after the call.  The engine lock is held throughout, so nothing
  * restarts the sweeper in between.  From a signal handler that
  * interrupted our own code (the lock is this thread's), or while the lock
- * stays busy, the call is made as it is.
+ * stays busy, the call is made as it is.  unshare() and setns() call the
+ * agent's hook before all that (ns_change_hook, set by agent/ only;
+ * clonewrap.c calls it for a clone() with a namespace flag): what the
+ * process sees is about to change (below).
  *
  * Only in the shared library and the agent (not libprofil.a): a static
  * program has no other definition to pass the call to (glibc's static
