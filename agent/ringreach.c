@@ -218,10 +218,12 @@ int ringreach_start(char *dir, size_t size)
 	if (stat(dir, &st) == 0 || errno != ENOENT || strlen(dir) >= sizeof reached_as)
 		return 0; /* seen here, or not for want of a name */
 	strcpy(reached_as, dir);
-	if ((is_dir(held_fd, held_dev, held_ino) && reach_by(held_fd, 1, dir, size) == 1) ||
-	    ask(dir, size) == 1)
+	int held = is_dir(held_fd, held_dev, held_ino);
+	if ((held && reach_by(held_fd, 1, dir, size) == 1) || (!held && ask(dir, size) == 1))
 		return 1;
-	int e = errno;
+	/* held but not named (no /proc here): the recorder, even if it
+	 * answered, sends what cannot be named either */
+	int e = held ? ENOENT : errno;
 	reached_as[0] = '\0'; /* checks have nothing to do */
 	errno = e;
 	/* no recorder bound (an abstract name gives no ENOENT): the

@@ -1319,3 +1319,12 @@ needs root
 needs nsenter
 row /main_hot/ 2 >= 30
 row /child_hot/ 2 >= 30
+
+# ... and where such a sandbox has no /proc to name the descriptor it
+# holds by: its agent said nothing (the recorder, unreachable there,
+# was taken for gone); it says so in one line, as without a network
+# namespace of its own
+$ profil record -o np.pprof unshare -rmn sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && mount -t tmpfs none /proc && exec "$0" threads 30' $REC/rec-prog
+needs unshare
+stderr /^profil agent \(pid [0-9]+\): cannot reach the recording's directory from this process's mount namespace \(no \/proc/
+stderr /^profil record: warning: .* in a sandbox that shares neither/
