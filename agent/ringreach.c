@@ -103,12 +103,13 @@ static int name_of(int fd, int own, char *buf, size_t size)
 	return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* Whether path reaches the directory reached. */
+/* Whether path reaches the directory reached.  Not once it is removed
+ * (no links: the recording is over), which a descriptor still reaches. */
 static int is_reached(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == reached_dev &&
-	       st.st_ino == reached_ino;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_nlink > 0 &&
+	       st.st_dev == reached_dev && st.st_ino == reached_ino;
 }
 
 /* Names reached_fd in dir, the main thread's table first, if a name
@@ -151,12 +152,12 @@ static int ask(char *dir, size_t size)
 	return fd < 0 ? -1 : reach_by(keep_high(fd), 0, dir, size);
 }
 
-/* Whether descriptor fd is the directory dev:ino. */
+/* Whether descriptor fd is the directory dev:ino, not removed. */
 static int is_dir(int fd, dev_t dev, ino_t ino)
 {
 	struct stat st;
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dev &&
-	       st.st_ino == ino;
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_nlink > 0 &&
+	       st.st_dev == dev && st.st_ino == ino;
 }
 
 static int from_parent(int fd, dev_t dev, ino_t ino);

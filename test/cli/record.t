@@ -1328,3 +1328,11 @@ $ profil record -o np.pprof unshare -rmn sh -c 'mount -t tmpfs none "${PROFIL_RE
 needs unshare
 stderr /^profil agent \(pid [0-9]+\): cannot reach the recording's directory from this process's mount namespace \(no \/proc/
 stderr /^profil record: warning: .* in a sandbox that shares neither/
+
+# ... and one that holds the directory (a descendant of a namespace
+# change) stops too: a removed directory, which its descriptor still
+# reaches, is no recording (agent/ringreach.c checks its links)
+$ profil record -o bgns.pprof unshare -r sh -c "$REC/rec-prog spin 1 >/dev/null 2>&1 & echo \$! >bg.pid" 2>/dev/null; sleep 1; p=$(cat bg.pid); n=$(( $(grep -c perf_event /proc/$p/maps) + $(ls -l /proc/$p/fd | grep -c perf_event) + $(grep -c '^ID:' /proc/$p/timers) )); t=$(ls /proc/$p/task | wc -l); kill $p; echo "sampling left: $n"; echo "threads: $t"
+needs unshare
+stdout /^sampling left: 0$/
+stdout /^threads: 1$/
