@@ -29,9 +29,10 @@
  * with a namespace flag: the hook in process/credwrap.c, clonewrap.c),
  * or to mount() or chroot() (bubblewrap's child, made by a raw clone
  * system call, mounts before its pivot_root: nshold.c), first holds the
- * directory by a descriptor (O_PATH, close-on-exec, kept high), and a process that holds one passes it on at each exec (the
- * flag cleared; its number, device and inode in PROFIL_RECORD_DIRFD:
- * envfix.c), which the new image's agent checks and holds in turn: every
+ * directory by a descriptor (O_PATH, close-on-exec, kept high), and a
+ * process that holds one passes it on at each exec (the flag cleared;
+ * its number, device and inode in PROFIL_RECORD_DIRFD: envfix.c), which
+ * the new image's agent checks and holds in turn: every
  * descendant of a namespace change has it, and reaches the directory
  * through it where the path no longer does.  A child made by
  * posix_spawn(), which inherits none, or one that closed it before its
@@ -270,11 +271,20 @@ static int from_parent(int fd, dev_t dev, ino_t ino)
  * child, which inherits nothing of ours (the flag stays), and opens the
  * descriptor through our /proc directory, this process being its parent.
  */
+/* The descriptor an exec passes on: the one the directory was reached by,
+ * else the one held; -1 when there is none.  *dev, *ino: its directory. */
+static int to_pass(dev_t *dev, ino_t *ino)
+{
+	*dev = reached_as[0] ? reached_dev : held_dev;
+	*ino = reached_as[0] ? reached_ino : held_ino;
+	return reached_as[0] ? reached_fd : held_fd;
+}
+
 int ringreach_exec_pass(char *value, size_t size, int spawn)
 {
-	int fd = reached_as[0] ? reached_fd : held_fd;
-	dev_t dev = reached_as[0] ? reached_dev : held_dev;
-	ino_t ino = reached_as[0] ? reached_ino : held_ino;
+	dev_t dev;
+	ino_t ino;
+	int fd = to_pass(&dev, &ino);
 	if (fd < 0)
 		return -1;
 	if (!is_dir(fd, dev, ino) && (spawn || (fd = from_parent(fd, dev, ino)) < 0))
@@ -291,7 +301,9 @@ int ringreach_exec_pass(char *value, size_t size, int spawn)
  * was before if it was not. */
 void ringreach_exec_failed(void)
 {
-	int fd = reached_as[0] ? reached_fd : held_fd;
-	if (is_dir(fd, reached_as[0] ? reached_dev : held_dev, reached_as[0] ? reached_ino : held_ino))
+	dev_t dev;
+	ino_t ino;
+	int fd = to_pass(&dev, &ino);
+	if (is_dir(fd, dev, ino))
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* ours: not a number the program reused */
 }
