@@ -1,7 +1,8 @@
 /*
  * keptset.c - an image's answers kept across recordings: cuindex.c's
  * index of its units, linecache.c's line tables and kidcache.c's DIE
- * indexes, a unit at a time as lookups reach it.  All are named by the
+ * indexes, a unit at a time as lookups reach it, and addrkeep.c's
+ * answers per address.  All are named by the
  * image's DWARF key (dwarf_key()), and a unit's files are loaded, or
  * built and written, on its first use.
  */
@@ -41,6 +42,9 @@ static uint64_t debug_info_size(Dwarf *dbg)
  * (dwz, as Debian's debug packages are; a reproducible rebuild's own
  * .debug beside the distribution's) keeps it, with other offsets, and a
  * unit's kept answers must not be read against another layout.
+ * "<build-id>-none" for a module without DWARF: only addrkeep.c's
+ * answers (from the symbol table) are kept for it, and debuginfo found
+ * later gives it another key.
  */
 static const char *dwarf_key(struct sym_image *im)
 {
@@ -52,10 +56,13 @@ static const char *dwarf_key(struct sym_image *im)
 		char id[256];
 		int n = dwfl_module_build_id(mod, &bits, &vaddr);
 		Dwarf *dbg = dwfl_module_getdwarf(mod, &bias);
-		if (n > 0 && (size_t)n * 2 < sizeof id && dbg) {
+		if (n > 0 && (size_t)n * 2 < sizeof id) {
 			sym_hex(bits, (size_t)n, id);
-			snprintf(ks->key, sizeof ks->key, "%s-%llx", id,
-			         (unsigned long long)debug_info_size(dbg));
+			if (dbg)
+				snprintf(ks->key, sizeof ks->key, "%s-%llx", id,
+				         (unsigned long long)debug_info_size(dbg));
+			else
+				snprintf(ks->key, sizeof ks->key, "%s-none", id);
 		}
 		ks->key_done = 1;
 	}
@@ -70,6 +77,16 @@ struct sym_cus *sym_image_cus(struct sym_image *im, Dwarf *dbg)
 		ks->cus_tried = 1;
 	}
 	return ks->cus;
+}
+
+struct sym_addrs *sym_image_addrs(struct sym_image *im)
+{
+	struct sym_keptset *ks = sym_image_keptset(im);
+	if (!ks->addrs_tried) {
+		ks->addrs = sym_addrs_load(dwarf_key(im));
+		ks->addrs_tried = 1;
+	}
+	return ks->addrs;
 }
 
 /* What the lines map holds for a CU the cache has nothing for. */
@@ -126,11 +143,13 @@ struct sym_kept *sym_image_kept(struct sym_image *im, Dwarf_Die *cu)
 void sym_keptset_save(struct sym_keptset *ks)
 {
 	sym_map_each(&ks->kept, save_kept);
+	sym_addrs_save(ks->addrs);
 }
 
 void sym_keptset_free(struct sym_keptset *ks)
 {
 	sym_cus_free(ks->cus);
+	sym_addrs_free(ks->addrs);
 	sym_map_free(&ks->lines, free_lines);
 	sym_map_free(&ks->kept, free_kept);
 	memset(ks, 0, sizeof *ks);

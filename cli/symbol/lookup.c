@@ -255,7 +255,8 @@ static int cu_of(struct sym_image *im, uint64_t vaddr, Dwarf_Die *mem, Dwarf_Add
 	return sym_cus_find(cus, vaddr - *bias, &off) == 0 && dwarf_offdie(dbg, off, mem) ? 1 : 0;
 }
 
-size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max)
+static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_frame *out,
+                           size_t max)
 {
 	Dwfl_Module *mod = sym_image_module(im);
 	const char *stub = max ? sym_plt_name(sym_image_plt(im), mod, vaddr) : NULL;
@@ -292,6 +293,19 @@ size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *
 	out->file = src ? source_path(cu, src) : NULL;
 	out->line = src ? lineno : 0;
 	return 1;
+}
+
+/* The kept answer (addrkeep.c) when there is one, else libdw's, kept
+ * for the next recording.  Only whole chains are kept. */
+size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max)
+{
+	struct sym_addrs *kept = max >= SYM_MAX_FRAMES ? sym_image_addrs(im) : NULL;
+	size_t n;
+	if (kept && sym_addrs_get(kept, vaddr, out, max, &n) == 0)
+		return n;
+	n = lookup_fresh(im, vaddr, out, max);
+	sym_addrs_put(kept, vaddr, out, n);
+	return n;
 }
 
 void sym_frames_free(struct sym_frame *f, size_t n)

@@ -15,6 +15,7 @@
  *             and DWARF size (image.c's dwarf_key(), as the two below)
  *   linecache.c  a CU's line answers and file table, kept likewise
  *   kidcache.c   a CU's DIE indexes (kids.c, scopes.c), kept likewise
+ *   addrkeep.c   lookup.c's answer per address, kept likewise
  *   perfmap.c a JIT's /tmp/perf-PID.map (for the record's build.c)
  *   nodebuginfod.c  libdebuginfod loaded only when a server is named
  *   symbolize.c  the driver over a profile
@@ -193,6 +194,26 @@ void sym_kept_top_put(struct sym_kept *k, const uint64_t *offs, size_t n);
 void sym_kept_save(void *k);
 void sym_kept_free(void *k);
 
+/* addrkeep.c: sym_image_lookup()'s answers kept across recordings by
+ * the image's DWARF key, this program's build-id and libdw's version.
+ * sym_addrs_load(): NULL when there is no cache directory, key or
+ * build-id of ours.  sym_addrs_get(): the kept chain at vaddr (strings
+ * malloc'd, as sym_image_lookup gives them) and 0, or -1 for none;
+ * sym_addrs_put() adds an answer found this run; sym_addrs_save()
+ * writes the kept and added ones when something was added;
+ * sym_addrs_free() saves, then frees. */
+struct sym_addrs;
+struct sym_addrs *sym_addrs_load(const char *key);
+int sym_addrs_get(const struct sym_addrs *a, uint64_t vaddr, struct sym_frame *out, size_t max,
+                  size_t *n);
+void sym_addrs_put(struct sym_addrs *a, uint64_t vaddr, const struct sym_frame *f, size_t n);
+void sym_addrs_save(struct sym_addrs *a);
+void sym_addrs_free(struct sym_addrs *a);
+/* Tests: whether images load kept answers (1 at first), and how many
+ * answers sym_addrs_get() has given. */
+void sym_addrs_enable(int on);
+unsigned long sym_addrs_hits(void);
+
 /* What scopes.c keeps of an image's CUs (image.c owns it, NULL at first). */
 struct sym_scopes;
 struct sym_scopes **sym_image_scopes(struct sym_image *im);
@@ -225,12 +246,16 @@ void sym_map_each(const struct sym_map *m, void (*fn)(void *));
 struct sym_keptset {
 	struct sym_cus *cus;     /* loaded on first use */
 	int cus_tried;
+	struct sym_addrs *addrs; /* likewise */
+	int addrs_tried;
 	struct sym_map lines;    /* sym_cu_lines, or a marker for none */
 	struct sym_map kept;     /* sym_kept, or a marker for none */
 	char key[300];           /* "" for none */
 	int key_done;
 };
 struct sym_keptset *sym_image_keptset(struct sym_image *im);
+/* The image's kept answers per address (addrkeep.c), NULL for none. */
+struct sym_addrs *sym_image_addrs(struct sym_image *im);
 void sym_keptset_save(struct sym_keptset *ks);
 void sym_keptset_free(struct sym_keptset *ks);
 /* The walk of dwarf_getscopes over a list of sibling DIEs from first:

@@ -1336,3 +1336,13 @@ $ profil record -o bgns.pprof unshare -r sh -c "$REC/rec-prog spin 1 >/dev/null 
 needs unshare
 stdout /^sampling left: 0$/
 stdout /^threads: 1$/
+
+# The symbolizer's answer per address (cli/symbol/addrkeep.c): the first
+# recording keeps them ($PROFIL_CACHE/debuginfo/*.addrs), a later one
+# takes what it sampled again from there: the same inlined function in
+# its caller, with its line
+$ rm -rf cache && PROFIL_CACHE=$PWD/cache profil record -o a1.pprof $REC/rec-prog inline 30 && ls cache/debuginfo | grep -c '\.addrs$' && PROFIL_CACHE=$PWD/cache profil record -o a2.pprof $REC/rec-prog inline 30 && profil report a2.pprof && profil report --lines a2.pprof
+stdout /^[1-9][0-9]*$/
+row /inner_hot/ 3 >= 135
+row /outer_hot/ 3 >= 135
+stdout /rec-prog\.c:[0-9]+ +inner_hot \(inlined into outer_hot, line [0-9]+\)/

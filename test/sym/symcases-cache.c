@@ -241,6 +241,7 @@ static long file_size(const char *path, ino_t *ino)
  * file is rebuilt, never trusted. */
 void sym_cu_ranges_cache(void)
 {
+	sym_addrs_enable(0); /* these files, not the answers above them */
 	struct run r;
 	char cache[256], path[512], id[128], cmd[1024];
 	static char want[16384], got[16384];

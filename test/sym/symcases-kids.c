@@ -125,6 +125,7 @@ static void leave(struct sym_cache *c)
 
 void sym_cu_kids_cache(void)
 {
+	sym_addrs_enable(0); /* these files, not the answers above them */
 	struct module mods[KEPT_MODULES];
 	size_t n = kept_modules(mods);
 	char cache[256], cmd[2400], big[2048] = "";

@@ -189,6 +189,7 @@ static long size_of(const char *path, ino_t *ino)
 
 void sym_cu_lines_cache(void)
 {
+	sym_addrs_enable(0); /* these files, not the answers above them */
 	struct module mods[KEPT_MODULES];
 	size_t n = kept_modules(mods);
 	char cache[256], cmd[1024], id[128], kept[1024];

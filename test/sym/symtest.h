@@ -53,7 +53,8 @@ struct symcase {
 extern const struct symcase symcases[];
 
 /* The cases (symcases.c, symcases-more.c, symcases-table.c,
- * symcases-stubs.c, symcases-cache.c, symcases-lines.c). */
+ * symcases-stubs.c, symcases-cache.c, symcases-lines.c, symcases-kids.c,
+ * symcases-addrs.c). */
 void sym_pie(void);
 void sym_nopie(void);
 void sym_inline_chain(void);
@@ -79,6 +80,7 @@ void sym_debuginfod_only_with_servers(void);
 void sym_cu_ranges_cache(void);
 void sym_cu_lines_cache(void);
 void sym_cu_kids_cache(void);
+void sym_addr_answers_kept(void);
 void sym_reach_orders_stably(void);
 
 /* symcases-lines.c, for symcases-kids.c too: real modules' addresses

@@ -1,0 +1,202 @@
+/*
+ * addrkeep.c - an image's answers per address (lookup.c's inline chains)
+ * kept across recordings.
+ *
+ * Why: the caches below it (cuindex.c, linecache.c, kidcache.c) spare
+ * libdw's decoding, but every recording still walks the DIEs of every
+ * address it sampled, maps a line and a DIE file per unit it touches and
+ * reads the PLT's relocations for a stub: 9-12 ms of `profil record`'s
+ * own CPU on a second's Python recording, 60% of it, for answers that
+ * are the same as the last run's.  A program profiled again samples
+ * mostly the addresses it sampled before, so the first recording that
+ * names an address keeps the answer, and later ones take it from here
+ * without opening a unit.
+ *
+ * The key: the image's DWARF key (keptset.c's dwarf_key(): build-id and
+ * .debug_info size, so installing its debuginfo changes it), and, in
+ * the file's header, libdw's version and this program's own build-id:
+ * the answers are lookup.c's, so a profil built from other sources
+ * rebuilds them.  An image without DWARF keeps its symbol table's
+ * answers under "<build-id>-none".
+ *
+ * A file is trusted only as far as it is used: its counts must match
+ * its size and its strings end in a NUL; an answer read from it must
+ * have its frames and string offsets inside the file, else it is taken
+ * for a miss.  At the end, new answers are merged with the old (the
+ * old ones checked whole, in order; a file that does not check out is
+ * replaced by this run's answers) and written whole by rename.
+ *
+ * File (host order): "PRFADR01", libdw's version (16 bytes), the
+ * program's build-id in hex (48 bytes, NUL padded), 8-byte counts of
+ * addresses, frames and string bytes; addresses (16 bytes: address,
+ * first frame, frame count) sorted; frames (32 bytes: name, linkage
+ * name, file as string offset + 1, 0 for none, a pad word, declared
+ * line, line); the strings.
+ */
+#include "addrkeep_int.h"
+
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* This program's build-id in hex, NUL padded: the first object
+ * dl_iterate_phdr lists is the program.  "" when it has none. */
+static int own_notes(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	char *out = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		for (size_t off = 0; ph->p_type == PT_NOTE && off + sizeof(ElfW(Nhdr)) <= ph->p_memsz;) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(p + off);
+			size_t name = (nh->n_namesz + 3) & ~3u, desc = (nh->n_descsz + 3) & ~3u;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(p + off + sizeof *nh, "GNU", 4) == 0 && nh->n_descsz * 2 < 48) {
+				sym_hex((const unsigned char *)p + off + sizeof *nh + name,
+				        nh->n_descsz, out);
+				return 1;
+			}
+			off += sizeof *nh + name + desc;
+		}
+	}
+	return 1; /* the program only */
+}
+
+
+const struct addrs_head *sym_addrs_head(void)
+{
+	static struct addrs_head h;
+	if (!h.magic[0]) {
+		memcpy(h.magic, ADDRS_MAGIC, 8);
+		sym_libdw_version(h.libdw);
+		dl_iterate_phdr(own_notes, h.self);
+	}
+	return &h;
+}
+
+/* The file at a->path mapped, when its header is ours and its counts
+ * fill it exactly (the rest is checked where it is used). */
+static void map_file(struct sym_addrs *a)
+{
+	const struct addrs_head *want = sym_addrs_head();
+	a->map = sym_keep_map(a->path, sizeof *want, &a->map_size, 0);
+	const struct addrs_head *h = a->map;
+	if (!h)
+		return;
+	uint64_t size = sizeof *h + h->naddrs * sizeof *a->addrs +
+	                h->nframes * sizeof *a->frames + h->nbytes;
+	if (memcmp(h, want, offsetof(struct addrs_head, naddrs)) != 0 || h->naddrs > ADDRS_MAX ||
+	    h->nframes > ADDRS_MAX * (uint64_t)SYM_MAX_FRAMES || h->nbytes > ADDRS_MAX_BYTES ||
+	    size != a->map_size || (h->nbytes && ((const char *)h)[size - 1] != '\0')) {
+		munmap(a->map, a->map_size);
+		a->map = NULL;
+		return;
+	}
+	a->head = h;
+	a->addrs = (const struct addrs_entry *)(h + 1);
+	a->frames = (const struct addrs_frame *)(a->addrs + h->naddrs);
+	a->strings = (const char *)(a->frames + h->nframes);
+}
+
+/* Tests of the caches below this one turn it off; hits count answers
+ * given from a file. */
+static int enabled = 1;
+static unsigned long hits;
+
+void sym_addrs_enable(int on)
+{
+	enabled = on;
+}
+
+unsigned long sym_addrs_hits(void)
+{
+	return hits;
+}
+
+struct sym_addrs *sym_addrs_load(const char *key)
+{
+	const char *dir = sym_zcache_dir();
+	if (!enabled || !dir || !key || !*key || !sym_addrs_head()->self[0])
+		return NULL;
+	struct sym_addrs *a = prof_xcalloc(1, sizeof *a);
+	size_t n = strlen(dir) + strlen(key) + sizeof "/.addrs";
+	a->path = prof_xrealloc(NULL, n, 1);
+	snprintf(a->path, n, "%s/%s.addrs", dir, key);
+	map_file(a);
+	return a;
+}
+
+/* A string offset + 1 of the file: usable (0 is "none"). */
+static int string_ok(const struct sym_addrs *a, uint32_t off)
+{
+	return off == 0 || off - 1 < a->head->nbytes;
+}
+
+static char *string_at(const struct sym_addrs *a, uint32_t off)
+{
+	return off ? sym_strdup(a->strings + off - 1) : NULL;
+}
+
+int sym_addrs_entry_ok(const struct sym_addrs *a, const struct addrs_entry *e)
+{
+	if (e->n > SYM_MAX_FRAMES || e->first > a->head->nframes ||
+	    e->n > a->head->nframes - e->first)
+		return 0;
+	for (uint32_t i = 0; i < e->n; i++) {
+		const struct addrs_frame *f = &a->frames[e->first + i];
+		if (!f->name || !string_ok(a, f->name) || !f->system_name ||
+		    !string_ok(a, f->system_name) || !string_ok(a, f->file))
+			return 0;
+	}
+	return 1;
+}
+
+/* The kept entry of vaddr when it checks out; NULL. */
+static const struct addrs_entry *entry_of(const struct sym_addrs *a, uint64_t vaddr)
+{
+	size_t lo = 0, hi = a && a->head ? a->head->naddrs : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->addrs[mid].vaddr < vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!a || !a->head || lo == a->head->naddrs || a->addrs[lo].vaddr != vaddr)
+		return NULL;
+	return sym_addrs_entry_ok(a, &a->addrs[lo]) ? &a->addrs[lo] : NULL;
+}
+
+int sym_addrs_get(const struct sym_addrs *a, uint64_t vaddr, struct sym_frame *out, size_t max,
+                  size_t *n)
+{
+	const struct addrs_entry *e = entry_of(a, vaddr);
+	if (!e || e->n > max)
+		return -1;
+	for (uint32_t i = 0; i < e->n; i++) {
+		const struct addrs_frame *f = &a->frames[e->first + i];
+		out[i] = (struct sym_frame){string_at(a, f->name), string_at(a, f->system_name),
+		                            string_at(a, f->file), f->decl_line, f->line};
+	}
+	*n = e->n;
+	hits++;
+	return 0;
+}
+
+void sym_addrs_put(struct sym_addrs *a, uint64_t vaddr, const struct sym_frame *f, size_t n)
+{
+	if (!a || n > SYM_MAX_FRAMES || a->nff + n > ADDRS_MAX * (size_t)SYM_MAX_FRAMES)
+		return;
+	a->fresh = prof_xgrow(a->fresh, a->nfresh, &a->capfresh, 256, sizeof *a->fresh);
+	a->fresh[a->nfresh++] = (struct addrs_entry){vaddr, (uint32_t)a->nff, (uint32_t)n};
+	for (size_t i = 0; i < n; i++) {
+		a->fresh_frames = prof_xgrow(a->fresh_frames, a->nff, &a->capff, 256,
+		                             sizeof *a->fresh_frames);
+		a->fresh_frames[a->nff++] = (struct sym_frame){
+			sym_strdup(f[i].name ? f[i].name : "??"),
+			sym_strdup(f[i].system_name ? f[i].system_name : "??"),
+			f[i].file ? sym_strdup(f[i].file) : NULL, f[i].decl_line, f[i].line};
+	}
+}

@@ -1,0 +1,161 @@
+/*
+ * symcases-addrs.c - the answer per address kept by the image's DWARF key
+ * (cli/symbol/addrkeep.c): for real modules (symcases-lines.c's), every
+ * chain is the same from libdw, from the first recording (which writes
+ * the files) and from later ones, which take every answer from the files
+ * and rewrite nothing; what they show is what the file says; a damaged
+ * file, one of another libdw or another build of profil is never
+ * trusted and is rebuilt.
+ */
+#include "symtest.h"
+#include "../../cli/symbol/symint.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void sh(const char *cmd)
+{
+	CHECK(system(cmd) == 0);
+}
+
+static long size_of(const char *path, ino_t *ino)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	if (ino)
+		*ino = st.st_ino;
+	return (long)st.st_size;
+}
+
+/* The byte offset of the kept file's first frame: after the 96-byte
+ * header and the 16-byte address entries (their count at byte 72). */
+static long first_frame(const char *path)
+{
+	uint64_t naddrs = 0;
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && pread(fd, &naddrs, 8, 72) == 8);
+	close(fd);
+	CHECK(naddrs > 0 && naddrs < 1000000);
+	return 96 + (long)naddrs * 16;
+}
+
+/* The file is damaged by cmd (a format taking the path, then the
+ * offset of the first frame); the chains stay libdw's; after `runs`
+ * recordings the damaged file has been replaced, and the next recording
+ * takes all its answers from the new one. */
+static void damaged(struct module *mods, size_t n, size_t total, const char *cache,
+                    const char *kept, const char *cmd, int runs)
+{
+	char what[2048];
+	snprintf(what, sizeof what, cmd, kept, first_frame(kept));
+	sh(what);
+	snprintf(what, sizeof what, "cp %s %s/damaged", kept, cache);
+	sh(what);
+	for (int i = 0; i < runs; i++)
+		CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0);
+	snprintf(what, sizeof what, "! cmp -s %s/damaged %s", cache, kept);
+	sh(what);
+	unsigned long hits = sym_addrs_hits();
+	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0);
+	CHECK(sym_addrs_hits() - hits == total);
+}
+
+/* One lookup in path's image, with the cache in dir: at an address none
+ * of the runs asks (nothing names it), so that the kept answers are
+ * written back with a new one without being asked themselves. */
+static void one_new_answer(const char *path, const char *dir)
+{
+	struct sym_options opt = {.debug_cache = dir};
+	struct sym_cache *c = sym_cache_new(&opt);
+	char id[128];
+	file_build_id(path, id, sizeof id);
+	struct sym_image *im = sym_cache_get(c, path, id);
+	CHECK(im != NULL);
+	struct sym_frame f[SYM_MAX_FRAMES];
+	size_t n = sym_image_lookup(im, UINT64_C(0x7ffffffff000), f, SYM_MAX_FRAMES);
+	sym_frames_free(f, n);
+	sym_cache_free(c);
+}
+
+void sym_addr_answers_kept(void)
+{
+	struct module mods[KEPT_MODULES];
+	size_t n = kept_modules(mods), total = 0;
+	char cache[256], cmd[2048], id[128], kept[600];
+	snprintf(cache, sizeof cache, "/tmp/symtest-addrs-%d", (int)getpid());
+	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+	sh(cmd);
+	file_kept_key(mods[0].path, id, sizeof id); /* the file's name */
+	snprintf(kept, sizeof kept, "%s/%s.addrs", cache, id);
+
+	CHECK(kept_run_every(mods, n, NULL, NULL, 1) == 0); /* libdw's answers */
+	for (size_t i = 0; i < n; i++)
+		total += mods[i].n;
+	unsigned long hits = sym_addrs_hits();
+	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0); /* writes the files */
+	CHECK(sym_addrs_hits() == hits);
+	ino_t ino, ino2;
+	long size = size_of(kept, &ino);
+	CHECK(size > 96);
+	hits = sym_addrs_hits();
+	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0); /* reads them */
+	fprintf(stderr, "  %zu addresses, %lu answered from the kept files\n", total,
+	        sym_addrs_hits() - hits);
+	CHECK(sym_addrs_hits() - hits == total);
+	CHECK(size_of(kept, &ino2) == size && ino2 == ino); /* not rewritten */
+
+	/* what later recordings show is the file's */
+	snprintf(cmd, sizeof cmd, "sed -i 's,symprog\\.c,symprog\\.X,g' %s", kept);
+	sh(cmd);
+	CHECK(kept_run_every(mods, n, cache, "symprog.X", 1) > 0);
+	snprintf(cmd, sizeof cmd, "rm -f %s", kept);
+	sh(cmd);
+	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0);
+	CHECK(size_of(kept, NULL) == size);
+
+	/* damaged, foreign, another libdw's or another profil's: not
+	 * trusted, rebuilt (a header or an answer that does not check out, in
+	 * the run that finds it; answers out of order are all dropped, and
+	 * all are there again after the next run) */
+	const struct {
+		const char *cmd; /* a format of the path and the first frame's offset */
+		int runs;
+	} damage[] = {
+		{"truncate -s 60 %s", 1},
+		{"truncate -s -1 %s", 1},
+		/* counts claiming gigabytes: addresses, frames, string bytes */
+		{"printf '\\377\\377\\377\\017' | dd of=%s bs=1 seek=72 conv=notrunc status=none", 1},
+		{"printf '\\377\\377\\377\\017' | dd of=%s bs=1 seek=80 conv=notrunc status=none", 1},
+		{"printf '\\377\\377\\377\\017' | dd of=%s bs=1 seek=88 conv=notrunc status=none", 1},
+		{"printf 'something else entirely' > %s", 1},
+		{"printf 'xx' | dd of=%s bs=1 seek=8 conv=notrunc status=none", 1},  /* libdw's */
+		{"printf 'xx' | dd of=%s bs=1 seek=24 conv=notrunc status=none", 1}, /* profil's */
+		/* a name's offset past the strings */
+		{"printf '\\377\\377\\377\\177' | dd of=%s bs=1 seek=%ld conv=notrunc status=none", 1},
+		/* the first address made the highest: out of order */
+		{"printf '\\377\\377\\377\\377\\377\\377\\377\\177' | "
+		 "dd of=%s bs=1 seek=96 conv=notrunc status=none", 2},
+	};
+	for (size_t i = 0; i < sizeof damage / sizeof *damage; i++)
+		damaged(mods, n, total, cache, kept, damage[i].cmd, damage[i].runs);
+
+	/* an answer that does not check out, not asked for, is dropped when
+	 * the others are written back with a new one, and asked again in the
+	 * next run; after that every answer is the file's again */
+	snprintf(cmd, sizeof cmd, "printf '\\377\\377\\377\\177' | dd of=%s bs=1 seek=%ld "
+	         "conv=notrunc status=none", kept, first_frame(kept));
+	sh(cmd);
+	one_new_answer(mods[0].path, cache);
+	hits = sym_addrs_hits();
+	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0);
+	CHECK(sym_addrs_hits() - hits < total);
+	hits = sym_addrs_hits();
+	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0);
+	CHECK(sym_addrs_hits() - hits == total);
+	kept_modules_free(mods, n);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+	sh(cmd);
+}
