@@ -101,9 +101,14 @@ $(SIGNAL_CONTEXT_OBJ): CFLAGS_ALL += $(if $(findstring address,$(SAN)),-fno-sani
 # in a stream to nest the fault handler until the stack overflowed
 # (masked_handler_left_by_longjmp died of SIGSEGV one run in two).
 BIND_NOW := -Wl,-z,now
+# The link name (libprofil.so) is made with the library: everything
+# linked with $(LINK_PROFIL) (-lprofil) depends on $(SHLIB) only, and a
+# parallel build linked the examples before the rule below had run
+# ("cannot find -lprofil", once in a fresh `make -j2`).
 $(SHLIB): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -Wl,-z,nodelete $(BIND_NOW) -o $@ $^ -pthread $(SAN) $(LDFLAGS)
 	ln -sf libprofil.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf libprofil.so.$(VERSION) $(BUILD)/libprofil.so
 
 $(BUILD)/libprofil.so: $(SHLIB)
 	ln -sf libprofil.so.$(VERSION) $@
