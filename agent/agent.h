@@ -150,7 +150,7 @@ HIDDEN void agent_in_child(void);
 HIDDEN void agent_defer_end(void);
 HIDDEN int agent_defer_final(int may_wait);
 HIDDEN void agent_exec_begins(void);
-HIDDEN void agent_exec_returned(void);
+HIDDEN void agent_exec_returned(char *const envp[]);
 HIDDEN int agent_exec_unsampled(void);
 
 /* defer.c: the scratch ring (see there).  defer_begin(): published, at a
@@ -249,8 +249,9 @@ HIDDEN void ringreach_check(char *dir, size_t size);
  * close-on-exec flag cleared and value set to "n:dev:ino" for
  * RINGREACH_ENV; 0, or -1 when nothing is passed.  With spawn, for a
  * posix_spawn()ed child, only value is set (the child opens our
- * descriptor through /proc).  ringreach_exec_failed() sets the flag
- * again when the exec returned. */
+ * descriptor through /proc).  ringreach_exec_failed(), when the exec
+ * given envp returned, sets the flag again, and closes the descriptor
+ * envp names if it was opened for that exec. */
 #define RINGREACH_ENV "PROFIL_RECORD_DIRFD"
 /* ringreach_hold(): the directory dir (seen by that path) held by a
  * descriptor from now on, before the process changes namespaces. */
@@ -264,7 +265,7 @@ HIDDEN void agent_ns_changing(int flags);
  * twice, harmlessly); NULL if there is none. */
 HIDDEN void *agent_next(void *_Atomic *slot, const char *name);
 HIDDEN int ringreach_exec_pass(char *value, size_t size, int spawn);
-HIDDEN void ringreach_exec_failed(void);
+HIDDEN void ringreach_exec_failed(char *const envp[]);
 
 /* seccomp.c: whether the program filters its system calls.
  * filter_note_start(): at a start, a filter already in force.

@@ -228,11 +228,11 @@ void agent_exec_begins(void)
 		tell_forked(RING_FORKED_EXECING);
 }
 
-/* exec.c's hook: the exec returned, this program goes on. */
-void agent_exec_returned(void)
+/* exec.c's hook: the exec (given envp) returned, this program goes on. */
+void agent_exec_returned(char *const envp[])
 {
 	agent_mark_exec(0);
-	ringreach_exec_failed(); /* the directory's descriptor: ours again */
+	ringreach_exec_failed(envp); /* the directory's descriptor: ours again */
 	if (atomic_exchange(&exec_unsampled, 0) && defer_active())
 		tell_forked(RING_FORKED_DEFERRED);
 }

@@ -163,20 +163,33 @@ static int is_dir(int fd, dev_t dev, ino_t ino)
 
 static int from_parent(int fd, dev_t dev, ino_t ino);
 
-/* "n:dev:ino" (RINGREACH_ENV): descriptor n, passed by an exec, or the
- * parent's descriptor n where it was not (a posix_spawn()ed child, or one
- * that closed it), opened again through the parent's /proc directory. */
-static int take_passed(const char *v)
+/* "n:dev:ino" (RINGREACH_ENV's value) into its parts: 0, or -1 when v is
+ * not one. */
+static int parse_passed(const char *v, int *fd, dev_t *dev, ino_t *ino)
 {
 	char *end;
 	long n = v ? strtol(v, &end, 10) : -1;
 	if (!v || n < 0 || n > 65535 || *end != ':')
 		return -1;
-	dev_t dev = (dev_t)strtoull(end + 1, &end, 10);
+	*dev = (dev_t)strtoull(end + 1, &end, 10);
 	if (*end != ':')
 		return -1;
-	ino_t ino = (ino_t)strtoull(end + 1, &end, 10);
+	*ino = (ino_t)strtoull(end + 1, &end, 10);
 	if (*end)
+		return -1;
+	*fd = (int)n;
+	return 0;
+}
+
+/* "n:dev:ino" (RINGREACH_ENV): descriptor n, passed by an exec, or the
+ * parent's descriptor n where it was not (a posix_spawn()ed child, or one
+ * that closed it), opened again through the parent's /proc directory. */
+static int take_passed(const char *v)
+{
+	int n;
+	dev_t dev;
+	ino_t ino;
+	if (parse_passed(v, &n, &dev, &ino) != 0)
 		return -1;
 	if (is_dir((int)n, dev, ino)) {
 		(void)fcntl((int)n, F_SETFD, FD_CLOEXEC); /* ours again, as held */
@@ -296,14 +309,37 @@ int ringreach_exec_pass(char *value, size_t size, int spawn)
 	return spawn || fcntl(fd, F_SETFD, 0) == 0 ? 0 : -1;
 }
 
+/* The number envp's RINGREACH_ENV entry names, if it is the directory
+ * dev:ino; -1. */
+static int passed_in(char *const envp[], dev_t dev, ino_t ino)
+{
+	static const char name[] = RINGREACH_ENV "=";
+	for (size_t i = 0; envp && envp[i]; i++) {
+		int n;
+		dev_t d;
+		ino_t o;
+		if (strncmp(envp[i], name, sizeof name - 1) == 0)
+			return parse_passed(envp[i] + sizeof name - 1, &n, &d, &o) == 0 && d == dev &&
+			       o == ino && is_dir(n, dev, ino) ? n : -1;
+	}
+	return -1;
+}
+
 /* Nothing is written above (a vfork child shares our memory): whichever
  * descriptor may have been passed is made close-on-exec again, which it
- * was before if it was not. */
-void ringreach_exec_failed(void)
+ * was before if it was not; one opened for this exec (from_parent(): the
+ * process had closed its own) is closed.  It was left open, without
+ * close-on-exec, by every exec that failed: Python's subprocess tries
+ * each directory of PATH with an execve() of its own, so a program it
+ * ran in a sandbox had one such descriptor per directory before its own. */
+void ringreach_exec_failed(char *const envp[])
 {
 	dev_t dev;
 	ino_t ino;
 	int fd = to_pass(&dev, &ino);
+	int passed = passed_in(envp, dev, ino);
+	if (passed >= 0 && passed != fd)
+		close(passed);
 	if (is_dir(fd, dev, ino))
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* ours: not a number the program reused */
 }

@@ -232,7 +232,7 @@ static char *const *env_for_exec(char *const envp[], char **out)
 	return e ? e : envp;
 }
 
-void (*_Atomic exec_failed_hook)(void);
+void (*_Atomic exec_failed_hook)(char *const envp[]);
 void (*_Atomic exec_begin_hook)(void);
 
 /* The agent's hook in slot, if set, with errno preserved. */
@@ -250,10 +250,14 @@ static void exec_begins(void)
 	call_hook(&exec_begin_hook);
 }
 
-/* The exec returned: the program goes on. */
-static void exec_failed(void)
+/* The exec, given envp, returned: the program goes on. */
+static void exec_failed(char *const envp[])
 {
-	call_hook(&exec_failed_hook);
+	int e = errno;
+	void (*hook)(char *const[]) = atomic_load(&exec_failed_hook);
+	if (hook)
+		hook(envp);
+	errno = e;
 }
 
 #define AROUND(call) do { \
@@ -263,7 +267,7 @@ static void exec_failed(void)
 	exec_prepare(&st_); \
 	envp = env_for_exec(envp, env_); \
 	int rc_ = (call); \
-	exec_failed(); \
+	exec_failed(envp); \
 	exec_resume(&st_); \
 	return rc_; \
 } while (0)

@@ -56,8 +56,9 @@ HIDDEN void threads_end_covered(void *start_fn);
 extern char *const *(*_Atomic exec_env_hook)(char *const envp[], char **out,
                                              size_t cap) HIDDEN;
 /* Called when one of those execs returned (it failed), vfork children
- * included; the same rules.  Set once (agent/). */
-extern void (*_Atomic exec_failed_hook)(void) HIDDEN;
+ * included, with the environment it was given (the env hook's); the
+ * same rules.  Set once (agent/). */
+extern void (*_Atomic exec_failed_hook)(char *const envp[]) HIDDEN;
 /* Called first in each of those execs, before the exec's own accounting
  * (its thread's last periods) is written; vfork children included; the
  * same rules.  Set once (agent/). */

@@ -1346,3 +1346,14 @@ stdout /^[1-9][0-9]*$/
 row /inner_hot/ 3 >= 135
 row /outer_hot/ 3 >= 135
 stdout /rec-prog\.c:[0-9]+ +inner_hot \(inlined into outer_hot, line [0-9]+\)/
+
+# ... and an exec that failed there closes the descriptor it opened again
+# through the parent's /proc: Python's subprocess tries each directory of
+# PATH with an execve() of its own, and the program it ran had one
+# descriptor of the rings' directory per directory before its own
+# (without close-on-exec), besides the one its agent holds
+$ py=$(python3 -c 'import sys; print(sys.executable)') && profil record -o netpath.pprof unshare -rmn sh -c 'mount -t tmpfs none "${PROFIL_RECORD_DIR%/*}" && exec "$0" -c "import os, subprocess; os.environ[\"PATH\"] = \"/nonexistent1:/nonexistent2:/nonexistent3:\" + os.environ[\"PATH\"]; r = subprocess.run([\"ls\", \"-l\", \"/proc/self/fd\"], capture_output=True, text=True); print(\"descriptors of the directory:\", r.stdout.count(\"profil-record\"))"' "$py"
+needs unshare
+needs python3
+stdout /^descriptors of the directory: 1$/
+stderr / 0 lost -> netpath.pprof/
