@@ -17,7 +17,8 @@
  * the file's header, libdw's version and this program's own build-id:
  * the answers are lookup.c's, so a profil built from other sources
  * rebuilds them.  An image without DWARF keeps its symbol table's
- * answers under "<build-id>-none".
+ * answers under "<build-id>-none"; one without a build-id under its
+ * file's identity (keptset.c's answers_key()).
  *
  * A file is trusted only as far as it is used: its counts must match
  * its size and its strings end in a NUL; an answer read from it must

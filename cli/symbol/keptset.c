@@ -79,11 +79,33 @@ struct sym_cus *sym_image_cus(struct sym_image *im, Dwarf *dbg)
 	return ks->cus;
 }
 
+/* The answers' key: the DWARF key, or for a module without a build-id
+ * (rustc's libraries) its file's identity in place of one.  Only these
+ * answers are kept for such a module: a file's identity names the file,
+ * and the other caches hold offsets into debuginfo that may be another's. */
+static void answers_key(struct sym_image *im, char *key, size_t size)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr, bias;
+	Dwfl_Module *mod = sym_image_module(im);
+	snprintf(key, size, "%s", dwarf_key(im));
+	if (*key || dwfl_module_build_id(mod, &bits, &vaddr) > 0 || sym_file_key(mod, key, size) != 0)
+		return;
+	Dwarf *dbg = dwfl_module_getdwarf(mod, &bias);
+	size_t n = strlen(key);
+	if (dbg)
+		snprintf(key + n, size - n, "-%llx", (unsigned long long)debug_info_size(dbg));
+	else
+		snprintf(key + n, size - n, "-none");
+}
+
 struct sym_addrs *sym_image_addrs(struct sym_image *im)
 {
 	struct sym_keptset *ks = sym_image_keptset(im);
 	if (!ks->addrs_tried) {
-		ks->addrs = sym_addrs_load(dwarf_key(im));
+		char key[sizeof ks->key];
+		answers_key(im, key, sizeof key);
+		ks->addrs = sym_addrs_load(key);
 		ks->addrs_tried = 1;
 	}
 	return ks->addrs;

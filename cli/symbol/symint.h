@@ -194,6 +194,10 @@ void sym_kept_top_put(struct sym_kept *k, const uint64_t *offs, size_t n);
 void sym_kept_save(void *k);
 void sym_kept_free(void *k);
 
+/* symkeep.c: the key of a module without a build-id, its file's identity
+ * ("file-<device>-<inode>-<size>-<mtime>"): 0, or -1 (no such file). */
+int sym_file_key(struct Dwfl_Module *mod, char *out, size_t size);
+
 /* addrkeep.c: sym_image_lookup()'s answers kept across recordings by
  * the image's DWARF key, this program's build-id and libdw's version.
  * sym_addrs_load(): NULL when there is no cache directory, key or

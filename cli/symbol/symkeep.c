@@ -59,7 +59,7 @@ _Static_assert(sizeof(struct sym_rec) == 24 && sizeof(struct sym_span) == 24 &&
 /* The key of a module without a build-id (rustc's libraries): its file's
  * identity, "file-<device>-<inode>-<size>-<mtime>", as the unwinder's
  * cache keys such objects: a file replaced or rewritten gets another. */
-static int file_key(Dwfl_Module *mod, char *out, size_t size)
+int sym_file_key(Dwfl_Module *mod, char *out, size_t size)
 {
 	const char *mainfile = NULL;
 	struct stat st;
@@ -85,7 +85,7 @@ static int kept_path(Dwfl_Module *mod, char *path, size_t size)
 		return -1;
 	if (n > 0 && (size_t)n * 2 < sizeof key)
 		sym_hex(bits, (size_t)n, key);
-	else if (file_key(mod, key, sizeof key) != 0)
+	else if (sym_file_key(mod, key, sizeof key) != 0)
 		return -1;
 	return snprintf(path, size, "%s/%s.sym", dir, key) < (int)size ? 0 : -1;
 }

@@ -1357,3 +1357,9 @@ needs unshare
 needs python3
 stdout /^descriptors of the directory: 1$/
 stderr / 0 lost -> netpath.pprof/
+
+# ... and for a program without a build-id (rustc's libraries), under its
+# file's identity, as its symbol table's index (cli/symbol/keptset.c)
+$ rm -rf cache && PROFIL_CACHE=$PWD/cache profil record -o n1.pprof $REC/rec-prog-nobid inline 30 && ls cache/debuginfo | grep -c -- "^file-[0-9a-f]*-$(printf %x "$(stat -c %i $REC/rec-prog-nobid)")-.*\.addrs$" && PROFIL_CACHE=$PWD/cache profil record -o n2.pprof $REC/rec-prog-nobid inline 30 && profil report n2.pprof
+stdout /^1$/
+row /inner_hot/ 3 >= 135
