@@ -65,7 +65,6 @@ static int own_notes(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the program only */
 }
 
-
 const struct addrs_head *sym_addrs_head(void)
 {
 	static struct addrs_head h;
