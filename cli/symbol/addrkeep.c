@@ -76,11 +76,15 @@ const struct addrs_head *sym_addrs_head(void)
 	return &h;
 }
 
-/* The file at a->path mapped, when its header is ours and its counts
- * fill it exactly (the rest is checked where it is used). */
-static void map_file(struct sym_addrs *a)
+/* The file at a->path mapped (in place of one mapped before), when its
+ * header is ours and its counts fill it exactly (the rest is checked
+ * where it is used). */
+void sym_addrs_map(struct sym_addrs *a)
 {
 	const struct addrs_head *want = sym_addrs_head();
+	if (a->map)
+		munmap(a->map, a->map_size);
+	a->head = NULL;
 	a->map = sym_keep_map(a->path, sizeof *want, &a->map_size, 0);
 	const struct addrs_head *h = a->map;
 	if (!h)
@@ -124,7 +128,7 @@ struct sym_addrs *sym_addrs_load(const char *key)
 	size_t n = strlen(dir) + strlen(key) + sizeof "/.addrs";
 	a->path = prof_xrealloc(NULL, n, 1);
 	snprintf(a->path, n, "%s/%s.addrs", dir, key);
-	map_file(a);
+	sym_addrs_map(a);
 	return a;
 }
 

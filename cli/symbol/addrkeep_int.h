@@ -52,6 +52,8 @@ struct sym_addrs {
 /* The header a kept file must start with (counts aside); its self[0]
  * is 0 when this program has no build-id, and then nothing is kept. */
 const struct addrs_head *sym_addrs_head(void);
+/* addrkeep.c: the kept file (again), into a->map and the pointers. */
+void sym_addrs_map(struct sym_addrs *a);
 /* Whether a kept entry's frames and their strings lie inside the file. */
 int sym_addrs_entry_ok(const struct sym_addrs *a, const struct addrs_entry *e);
 

@@ -154,6 +154,10 @@ void sym_addrs_save(struct sym_addrs *a)
 {
 	if (!a || !a->nfresh || sym_zcache_make_dir() != 0)
 		return;
+	/* what is there now: another image of the same file (libc by its
+	 * /usr/lib and its /lib path) or another recording may have
+	 * replaced the file since it was mapped, and its answers are kept */
+	sym_addrs_map(a);
 	qsort(a->fresh, a->nfresh, sizeof *a->fresh, by_vaddr);
 	struct writer w = {0};
 	merge(&w, a);

@@ -159,3 +159,49 @@ void sym_addr_answers_kept(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
 	sh(cmd);
 }
+
+/* Looks up every k-th address of m (from first) in the image of path,
+ * the cache in dir; the chains must be libdw's. */
+static void lookups(struct sym_cache *c, const struct module *m, const char *path, size_t first,
+                    size_t k)
+{
+	char id[128];
+	file_build_id(m->path, id, sizeof id);
+	struct sym_image *im = sym_cache_get(c, path, id);
+	CHECK(im != NULL);
+	for (size_t i = first; i < m->n; i += k) {
+		struct sym_frame f[SYM_MAX_FRAMES];
+		size_t n = sym_image_lookup(im, m->addrs[i], f, SYM_MAX_FRAMES);
+		CHECK(n > 0 || !strstr(m->want[i], "|"));
+		sym_frames_free(f, n);
+	}
+}
+
+/* Two images of one file in a recording (libc by its /usr/lib and its
+ * /lib path), each with answers of its own: the file keeps both, not
+ * the last one written. */
+void sym_addr_answers_merged(void)
+{
+	struct module mods[KEPT_MODULES];
+	kept_modules(mods);
+	char cache[256], cmd[1024], link[300];
+	snprintf(cache, sizeof cache, "/tmp/symtest-addrs2-%d", (int)getpid());
+	snprintf(link, sizeof link, "%s/symprog-again", cache);
+	snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && ln -s %s %s", cache, cache,
+	         mods[0].path, link);
+	sh(cmd);
+	CHECK(kept_run_every(mods, 1, NULL, NULL, 1) == 0); /* symprog's addresses */
+	struct sym_options opt = {.debug_cache = cache};
+	struct sym_cache *c = sym_cache_new(&opt);
+	lookups(c, &mods[0], mods[0].path, 0, 2); /* half by one path */
+	lookups(c, &mods[0], link, 1, 2);         /* the rest by the other */
+	sym_cache_free(c);
+	unsigned long hits = sym_addrs_hits();
+	CHECK(kept_run_every(mods, 1, cache, NULL, 1) == 0);
+	fprintf(stderr, "  %zu addresses, %lu answered from the file\n", mods[0].n,
+	        sym_addrs_hits() - hits);
+	CHECK(sym_addrs_hits() - hits == mods[0].n);
+	kept_modules_free(mods, 1);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+	sh(cmd);
+}
