@@ -593,7 +593,7 @@ $(BUILD)/test/busy.py: examples/busy.py | $(BUILD)/test
 # pthread_create) come after ASan's; it takes the sanitizer runtime from
 # the program (-z undefs: clang links that runtime into programs only).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := pprof ring forms bins gmon
+FUZZ_TARGETS := pprof ring forms bins gmon addrs
 FUZZ_SAN   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=nonnull-attribute \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 .PHONY: fuzz fuzz-build
@@ -603,9 +603,13 @@ fuzz:
 	sh fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 fuzz-build: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
 FUZZ_CLI_OBJ = $(filter-out $(BUILD)/cli-obj/main.o,$(CLI_OBJ))
-$(BUILD)/fuzz/fuzz-pprof $(BUILD)/fuzz/fuzz-ring: $(BUILD)/fuzz/fuzz-%: fuzz/fuzz-%.c $(FUZZ_CLI_OBJ)
+# fuzz-addrs reads kept answers, which name the build of their reader:
+# its build-id, asked for here (the symbolizer keeps nothing without one).
+$(BUILD)/fuzz/fuzz-pprof $(BUILD)/fuzz/fuzz-ring $(BUILD)/fuzz/fuzz-addrs: $(BUILD)/fuzz/fuzz-%: \
+    fuzz/fuzz-%.c $(FUZZ_CLI_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -Icli -o $@ $^ $(CLI_LIBS) -lm $(LDFLAGS)
+	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -Icli -Wl,--build-id -o $@ $^ $(CLI_LIBS) -lm \
+	    $(LDFLAGS)
 $(BUILD)/fuzz/fuzz-forms: fuzz/fuzz-forms.c $(SHLIB) $(BUILD)/libprofil.so
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -o $@ $< $(LINK_PROFIL) -lm $(LDFLAGS)
