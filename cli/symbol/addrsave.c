@@ -4,9 +4,11 @@
  * a reader sees the old file or the new, never a part.
  *
  * The kept file's frames and strings are written again as they are, this
- * run's new ones after them (their strings once each), and the addresses
- * merged: a run that adds a few answers to a file of 40,000 costs a copy,
- * not the 11 ms that interning every string again took.  A kept answer
+ * run's new ones after them (their strings once each, or the kept answers'
+ * beside them: a new address is mostly in a function answered before),
+ * and the addresses merged: a run that adds a few answers to a file of
+ * 40,000 costs a copy, not the 11 ms that interning every string again
+ * took.  A kept answer
  * that does not check out is dropped (its frames stay, unreferenced);
  * kept answers out of order, or too many with the new ones, are all
  * dropped, and the file starts again with this run's.
@@ -85,12 +87,34 @@ static uint32_t intern(struct writer *w, const char *s)
 	return (uint32_t)(w->base_bytes + w->slots[i]);
 }
 
-static void add_frame(struct writer *w, const char *name, const char *system_name,
-                      const char *file, int64_t decl_line, int64_t line)
+/* The kept answers beside a new one (the last below it, the first
+ * above), which are mostly in the same function and file: their strings
+ * are the new one's without a copy.  NULL where there is none. */
+struct near {
+	const struct sym_addrs *a;
+	const struct addrs_entry *e[2];
+};
+
+/* s's offset + 1 among the strings of the answers near, else added. */
+static uint32_t string_for(struct writer *w, const struct near *near, const char *s)
+{
+	for (int k = 0; s && k < 2; k++)
+		for (uint32_t i = 0; near->e[k] && i < near->e[k]->n; i++) {
+			const struct addrs_frame *f = &near->a->frames[near->e[k]->first + i];
+			const uint32_t offs[] = {f->name, f->system_name, f->file};
+			for (int j = 0; j < 3; j++)
+				if (offs[j] && strcmp(near->a->strings + offs[j] - 1, s) == 0)
+					return offs[j];
+		}
+	return intern(w, s);
+}
+
+static void add_frame(struct writer *w, const struct near *near, const struct sym_frame *f)
 {
 	w->frames = prof_xgrow(w->frames, w->nframes, &w->capframes, 1024, sizeof *w->frames);
-	w->frames[w->nframes++] = (struct addrs_frame){intern(w, name), intern(w, system_name),
-	                                              intern(w, file), 0, decl_line, line};
+	w->frames[w->nframes++] = (struct addrs_frame){
+		string_for(w, near, f->name), string_for(w, near, f->system_name),
+		string_for(w, near, f->file), 0, f->decl_line, f->line};
 }
 
 static void add_addr(struct writer *w, const struct addrs_entry *e)
@@ -99,13 +123,18 @@ static void add_addr(struct writer *w, const struct addrs_entry *e)
 	w->addrs[w->naddrs++] = *e;
 }
 
-static void add_fresh(struct writer *w, const struct sym_addrs *a, const struct addrs_entry *e)
+static void add_fresh(struct writer *w, const struct sym_addrs *a, const struct addrs_entry *e,
+                      const struct near *near)
 {
 	add_addr(w, &(struct addrs_entry){e->vaddr, (uint32_t)(w->base_frames + w->nframes), e->n});
-	for (uint32_t i = 0; i < e->n; i++) {
-		const struct sym_frame *f = &a->fresh_frames[e->first + i];
-		add_frame(w, f->name, f->system_name, f->file, f->decl_line, f->line);
-	}
+	for (uint32_t i = 0; i < e->n; i++)
+		add_frame(w, near, &a->fresh_frames[e->first + i]);
+}
+
+/* Kept answer k of the nkept merged, if it checks out; NULL. */
+static const struct addrs_entry *kept_at(const struct sym_addrs *a, size_t k, size_t nkept)
+{
+	return k < nkept && sym_addrs_entry_ok(a, &a->addrs[k]) ? &a->addrs[k] : NULL;
 }
 
 /* Whether the kept file's answers can be merged with the new: in order
@@ -143,7 +172,8 @@ static void merge(struct writer *w, const struct sym_addrs *a)
 			if (sym_addrs_entry_ok(a, &a->addrs[k]))
 				add_addr(w, &a->addrs[k]);
 		k += k < nkept && a->addrs[k].vaddr == v;
-		add_fresh(w, a, &a->fresh[f]);
+		struct near near = {a, {k ? kept_at(a, k - 1, nkept) : NULL, kept_at(a, k, nkept)}};
+		add_fresh(w, a, &a->fresh[f], &near);
 	}
 	for (; k < nkept; k++)
 		if (sym_addrs_entry_ok(a, &a->addrs[k]))

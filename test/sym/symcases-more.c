@@ -178,6 +178,7 @@ const struct symcase symcases[] = {
 	{"sym_cu_kids_cache", sym_cu_kids_cache},
 	{"sym_addr_answers_kept", sym_addr_answers_kept},
 	{"sym_addr_answers_merged", sym_addr_answers_merged},
+	{"sym_addr_answers_strings", sym_addr_answers_strings},
 	{"sym_reach_orders_stably", sym_reach_orders_stably},
 	{NULL, NULL},
 };

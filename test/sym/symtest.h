@@ -82,6 +82,7 @@ void sym_cu_lines_cache(void);
 void sym_cu_kids_cache(void);
 void sym_addr_answers_kept(void);
 void sym_addr_answers_merged(void);
+void sym_addr_answers_strings(void);
 void sym_reach_orders_stably(void);
 
 /* symcases-lines.c, for symcases-kids.c too: real modules' addresses
