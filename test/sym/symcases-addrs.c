@@ -21,16 +21,6 @@ static void sh(const char *cmd)
 	CHECK(system(cmd) == 0);
 }
 
-static long size_of(const char *path, ino_t *ino)
-{
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -1;
-	if (ino)
-		*ino = st.st_ino;
-	return (long)st.st_size;
-}
-
 /* The byte offset of the kept file's first frame: after the 96-byte
  * header and the 16-byte address entries (their count at byte 72). */
 static long first_frame(const char *path)
@@ -71,10 +61,7 @@ static void one_new_answer(const char *path, const char *dir)
 {
 	struct sym_options opt = {.debug_cache = dir};
 	struct sym_cache *c = sym_cache_new(&opt);
-	char id[128];
-	file_build_id(path, id, sizeof id);
-	struct sym_image *im = sym_cache_get(c, path, id);
-	CHECK(im != NULL);
+	struct sym_image *im = image_of(c, path);
 	struct sym_frame f[SYM_MAX_FRAMES];
 	size_t n = sym_image_lookup(im, UINT64_C(0x7ffffffff000), f, SYM_MAX_FRAMES);
 	sym_frames_free(f, n);
@@ -99,14 +86,14 @@ void sym_addr_answers_kept(void)
 	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0); /* writes the files */
 	CHECK(sym_addrs_hits() == hits);
 	ino_t ino, ino2;
-	long size = size_of(kept, &ino);
+	long size = file_size(kept, &ino);
 	CHECK(size > 96);
 	hits = sym_addrs_hits();
 	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0); /* reads them */
 	fprintf(stderr, "  %zu addresses, %lu answered from the kept files\n", total,
 	        sym_addrs_hits() - hits);
 	CHECK(sym_addrs_hits() - hits == total);
-	CHECK(size_of(kept, &ino2) == size && ino2 == ino); /* not rewritten */
+	CHECK(file_size(kept, &ino2) == size && ino2 == ino); /* not rewritten */
 
 	/* what later recordings show is the file's */
 	snprintf(cmd, sizeof cmd, "sed -i 's,symprog\\.c,symprog\\.X,g' %s", kept);
@@ -115,7 +102,7 @@ void sym_addr_answers_kept(void)
 	snprintf(cmd, sizeof cmd, "rm -f %s", kept);
 	sh(cmd);
 	CHECK(kept_run_every(mods, n, cache, NULL, 1) == 0);
-	CHECK(size_of(kept, NULL) == size);
+	CHECK(file_size(kept, NULL) == size);
 
 	/* damaged, foreign, another libdw's or another profil's: not
 	 * trusted, rebuilt (a header or an answer that does not check out, in
@@ -166,10 +153,7 @@ void sym_addr_answers_kept(void)
 static void lookups(struct sym_cache *c, const struct module *m, const char *path, size_t first,
                     size_t k)
 {
-	char id[128];
-	file_build_id(m->path, id, sizeof id);
-	struct sym_image *im = sym_cache_get(c, path, id);
-	CHECK(im != NULL);
+	struct sym_image *im = image_of(c, path);
 	for (size_t i = first; i < m->n; i += k) {
 		struct sym_frame f[SYM_MAX_FRAMES];
 		size_t n = sym_image_lookup(im, m->addrs[i], f, SYM_MAX_FRAMES);

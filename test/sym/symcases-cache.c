@@ -225,16 +225,6 @@ static void symbolize_probes(const struct run *r, const char *cache, char *out, 
 	prof_free(p);
 }
 
-static long file_size(const char *path, ino_t *ino)
-{
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -1;
-	if (ino)
-		*ino = st.st_ino;
-	return (long)st.st_size;
-}
-
 /* The CU ranges kept by build-id and DWARF size (cli/symbol/cuindex.c): the first
  * recording writes them, later ones read them instead of libdw's aranges,
  * the names and lines are the same with and without them, and a damaged

@@ -107,12 +107,6 @@ static void largest(const char *path, void *arg)
 		snprintf(best, 2048, "%s", path);
 }
 
-static long size_of(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 ? (long)st.st_size : -1;
-}
-
 /* What a cache left to the process's exit (sym_cache_leave()) wrote. */
 static const char *leave_dir;
 static struct census left;
@@ -168,7 +162,7 @@ void sym_cu_kids_cache(void)
 
 	/* damaged, foreign or another libdw's: rebuilt whole, the same */
 	each_file(cache, largest, big);
-	CHECK(size_of(big) > 64);
+	CHECK(file_size(big, NULL) > 64);
 	snprintf(cmd, sizeof cmd, "cp %s %s/good", big, cache);
 	sh(cmd);
 	const char *damage[] = {

@@ -84,10 +84,7 @@ static size_t kept_run(struct module *mods, size_t nmods, const char *dir, const
 	size_t differ = 0;
 	for (size_t i = 0; i < nmods; i++) {
 		struct module *m = &mods[i];
-		char id[128];
-		file_build_id(m->path, id, sizeof id);
-		struct sym_image *im = sym_cache_get(c, m->path, id);
-		CHECK(im != NULL);
+		struct sym_image *im = image_of(c, m->path);
 		if (!m->addrs) {
 			m->addrs = calloc(MAX_ADDRS, sizeof *m->addrs);
 			m->want = calloc(MAX_ADDRS, sizeof *m->want);
@@ -177,16 +174,6 @@ static void first_kept(const char *cache, const char *id, char *path, size_t siz
 	CHECK(path[0]);
 }
 
-static long size_of(const char *path, ino_t *ino)
-{
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -1;
-	if (ino)
-		*ino = st.st_ino;
-	return (long)st.st_size;
-}
-
 void sym_cu_lines_cache(void)
 {
 	sym_addrs_enable(0); /* these files, not the answers above them */
@@ -208,10 +195,10 @@ void sym_cu_lines_cache(void)
 	CHECK(run(mods, n, cache, NULL) == 0);  /* writes the files */
 	first_kept(cache, id, kept, sizeof kept);
 	ino_t ino, ino2;
-	long size = size_of(kept, &ino);
+	long size = file_size(kept, &ino);
 	CHECK(size > 64);
 	CHECK(run(mods, n, cache, NULL) == 0);  /* reads them */
-	CHECK(size_of(kept, &ino2) == size && ino2 == ino); /* not rewritten */
+	CHECK(file_size(kept, &ino2) == size && ino2 == ino); /* not rewritten */
 
 	/* what later recordings read is the file: a file name altered in it
 	 * (same length) is what they show, and only there */
@@ -222,7 +209,7 @@ void sym_cu_lines_cache(void)
 	sh(cmd);
 	CHECK(run(mods, n, cache, NULL) == 0);
 	first_kept(cache, id, kept, sizeof kept);
-	size = size_of(kept, NULL);
+	size = file_size(kept, NULL);
 
 	/* damaged, foreign or another libdw's: rebuilt whole */
 	const char *damage[] = {"truncate -s 60 %s", "truncate -s -1 %s",
@@ -237,7 +224,7 @@ void sym_cu_lines_cache(void)
 		snprintf(what, sizeof what, damage[i], kept);
 		sh(what);
 		CHECK(run(mods, n, cache, NULL) == 0);
-		CHECK(size_of(kept, NULL) == size);
+		CHECK(file_size(kept, NULL) == size);
 	}
 	fprintf(stderr, "  %zu addresses, the same from libdw and from the kept files\n", total);
 	kept_modules_free(mods, n);

@@ -68,10 +68,7 @@ static size_t compare_module(const char *path, const char *cache)
 {
 	struct sym_options opt = {.debug_cache = cache};
 	struct sym_cache *c = sym_cache_new(&opt);
-	char id[128];
-	file_build_id(path, id, sizeof id);
-	struct sym_image *im = sym_cache_get(c, path, id);
-	CHECK(im);
+	struct sym_image *im = image_of(c, path);
 	Dwfl_Module *mod = sym_image_module(im);
 	static GElf_Addr b[MAX_BOUNDS];
 	uint64_t rnd = 0x9e3779b97f4a7c15ULL;

@@ -6,11 +6,13 @@
  *   symtest NAME...    only those
  */
 #include "symtest.h"
+#include "../../cli/symbol/symint.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +40,25 @@ void run_prog(const char *prog, struct run *r)
 	}
 	CHECK(pclose(f) == 0);
 	CHECK(r->pid != 0 && r->nmaps > 0 && r->plain != 0);
+}
+
+long file_size(const char *path, ino_t *ino)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	if (ino)
+		*ino = st.st_ino;
+	return (long)st.st_size;
+}
+
+struct sym_image *image_of(struct sym_cache *c, const char *path)
+{
+	char id[128];
+	file_build_id(path, id, sizeof id);
+	struct sym_image *im = sym_cache_get(c, path, id);
+	CHECK(im != NULL);
+	return im;
 }
 
 void file_build_id(const char *path, char *buf, size_t size)

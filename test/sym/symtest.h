@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include "../../cli/symbol/symbolize.h"
 
@@ -43,6 +44,14 @@ void file_build_id(const char *path, char *buf, size_t size);
 /* What the symbolizer names its kept caches by: the build-id and the
  * size of .debug_info in hex, "<id>-<size>" (path holds its DWARF). */
 void file_kept_key(const char *path, char *buf, size_t size);
+/* The size of the file at path (its inode into *ino unless NULL), -1
+ * when there is none. */
+long file_size(const char *path, ino_t *ino);
+/* The image of the file at path in c, found by its build-id (the test
+ * fails if there is none). */
+struct sym_cache;
+struct sym_image;
+struct sym_image *image_of(struct sym_cache *c, const char *path);
 /* Name of loc's innermost function. */
 const char *loc_name(const struct profile *p, uint64_t loc);
 
