@@ -13,7 +13,6 @@
 
 #include <dirent.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static void sh(const char *cmd)
