@@ -1290,11 +1290,12 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
         "(more with stacks: the unwind tables, and python runs two interpreters) and a user-space signal "
         "per sample, where perf samples in the kernel."),
         (("own CPU under 1% of the command's",),
-        "- *The record process's own CPU*: symbolizing with libdwfl after the run costs a fixed amount per "
-        "module and per compilation unit a sample touches (libdw decodes a unit's whole line table the "
-        "first time a line in it is asked for: pyenv's libpython has full DWARF and big units, so python "
-        "recordings cost the most; Debian's compressed debuginfo is inflated once and kept in "
-        "`~/.cache/profil`), set against workloads of about a second; %s" % (
+        "- *The record process's own CPU*: its start, reading the rings while the command runs, and "
+        "symbolizing after it: an address sampled by an earlier recording is answered from what that "
+        "one kept in `~/.cache/profil` (`cli/symbol/addrkeep.c`), a new one costs libdwfl's walk of its "
+        "unit (pyenv's libpython has full DWARF and big units, and each run of a Python program samples "
+        "addresses no earlier one did, so python recordings cost the most), set against workloads of "
+        "about a second; %s" % (
             "per further CPU second of the command it costs %.2f%% (section 8)." % co["recordcost"]["marginal"]
             if isinstance(co, dict) and co.get("recordcost") else "the marginal cost was not measured in this run.")),
         (("totals within 2%",),
