@@ -36,33 +36,29 @@
  */
 #include "addrkeep_int.h"
 
-#include <link.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-/* This program's build-id in hex, NUL padded: the first object
- * dl_iterate_phdr lists is the program.  "" when it has none. */
-static int own_notes(struct dl_phdr_info *info, size_t size, void *arg)
+/* This program's build-id in hex into out (NUL padded), read by libdwelf
+ * from /proc/self/exe, as zcache.c reads debuginfo's; "" when it has
+ * none. */
+static void own_build_id(char *out, size_t size)
 {
-	(void)size;
-	char *out = arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-		for (size_t off = 0; ph->p_type == PT_NOTE && off + sizeof(ElfW(Nhdr)) <= ph->p_memsz;) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(p + off);
-			size_t name = (nh->n_namesz + 3) & ~3u, desc = (nh->n_descsz + 3) & ~3u;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    memcmp(p + off + sizeof *nh, "GNU", 4) == 0 && nh->n_descsz * 2 < 48) {
-				sym_hex((const unsigned char *)p + off + sizeof *nh + name,
-				        nh->n_descsz, out);
-				return 1;
-			}
-			off += sizeof *nh + name + desc;
-		}
-	}
-	return 1; /* the program only */
+	const void *bits;
+	int fd = elf_version(EV_CURRENT) != EV_NONE ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC)
+	                                             : -1;
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &bits) : -1;
+	if (n > 0 && (size_t)n * 2 < size)
+		sym_hex(bits, (size_t)n, out);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
 }
 
 const struct addrs_head *sym_addrs_head(void)
@@ -71,7 +67,7 @@ const struct addrs_head *sym_addrs_head(void)
 	if (!h.magic[0]) {
 		memcpy(h.magic, ADDRS_MAGIC, 8);
 		sym_libdw_version(h.libdw);
-		dl_iterate_phdr(own_notes, h.self);
+		own_build_id(h.self, sizeof h.self);
 	}
 	return &h;
 }

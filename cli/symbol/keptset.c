@@ -46,6 +46,15 @@ static uint64_t debug_info_size(Dwarf *dbg)
  * answers (from the symbol table) are kept for it, and debuginfo found
  * later gives it another key.
  */
+/* "<id>-<.debug_info size in hex>", or "<id>-none" without DWARF. */
+static void key_of(const char *id, Dwarf *dbg, char *key, size_t size)
+{
+	if (dbg)
+		snprintf(key, size, "%s-%llx", id, (unsigned long long)debug_info_size(dbg));
+	else
+		snprintf(key, size, "%s-none", id);
+}
+
 static const char *dwarf_key(struct sym_image *im)
 {
 	struct sym_keptset *ks = sym_image_keptset(im);
@@ -58,11 +67,7 @@ static const char *dwarf_key(struct sym_image *im)
 		Dwarf *dbg = dwfl_module_getdwarf(mod, &bias);
 		if (n > 0 && (size_t)n * 2 < sizeof id) {
 			sym_hex(bits, (size_t)n, id);
-			if (dbg)
-				snprintf(ks->key, sizeof ks->key, "%s-%llx", id,
-				         (unsigned long long)debug_info_size(dbg));
-			else
-				snprintf(ks->key, sizeof ks->key, "%s-none", id);
+			key_of(id, dbg, ks->key, sizeof ks->key);
 		}
 		ks->key_done = 1;
 	}
@@ -87,16 +92,12 @@ static void answers_key(struct sym_image *im, char *key, size_t size)
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr, bias;
+	char file[256];
 	Dwfl_Module *mod = sym_image_module(im);
 	snprintf(key, size, "%s", dwarf_key(im));
-	if (*key || dwfl_module_build_id(mod, &bits, &vaddr) > 0 || sym_file_key(mod, key, size) != 0)
-		return;
-	Dwarf *dbg = dwfl_module_getdwarf(mod, &bias);
-	size_t n = strlen(key);
-	if (dbg)
-		snprintf(key + n, size - n, "-%llx", (unsigned long long)debug_info_size(dbg));
-	else
-		snprintf(key + n, size - n, "-none");
+	if (!*key && dwfl_module_build_id(mod, &bits, &vaddr) <= 0 &&
+	    sym_file_key(mod, file, sizeof file) == 0)
+		key_of(file, dwfl_module_getdwarf(mod, &bias), key, size);
 }
 
 struct sym_addrs *sym_image_addrs(struct sym_image *im)
