@@ -487,7 +487,8 @@ $(SYM_T)/linked/symprog: $(SYM_T)/symprog | $(SYM_T)/linked/.debug
 SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c \
                 test/sym/symcases-table.c test/sym/symcases-stubs.c \
                 test/sym/symcases-cache.c test/sym/symcases-lines.c \
-                test/sym/symcases-kids.c test/sym/symcases-addrs.c
+                test/sym/symcases-kids.c test/sym/symcases-addrs.c \
+                test/sym/symcases-oom.c
 $(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
             cli/symbol/*.h cli/model/profile.c cli/model/profile.h | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest/sym -DSYM_BIN='"$(abspath $(SYM_T))"' \

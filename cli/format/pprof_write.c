@@ -273,11 +273,13 @@ static int gzip_to(const struct pbuf *b, FILE *fp)
 {
 	z_stream z = {0};
 	unsigned char out[1 << 16];
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	int rc = deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	while (rc == Z_MEM_ERROR && prof_reserve_release()) /* profile.h */
+		rc = deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	if (rc != Z_OK)
 		prof_oom();
 	z.next_in = b->p;
 	z.avail_in = (uInt)b->n; /* profiles beyond 4 GiB are not written */
-	int rc;
 	do {
 		z.next_out = out;
 		z.avail_out = sizeof out;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct idtab {
 	uint64_t *slots;
@@ -35,11 +36,43 @@ _Noreturn void prof_oom(void)
 	exit(1);
 }
 
+/* The reserve (prof_reserve_take): address space only, never touched,
+ * in blocks given back one at a time.  Private and writable, so that it
+ * counts against RLIMIT_DATA as well as RLIMIT_AS, the two limits
+ * malloc() meets. */
+static struct {
+	void *p;
+	size_t len;
+} reserve[2];
+static size_t nreserve;
+
+void prof_reserve_take(size_t len)
+{
+	if (nreserve == sizeof reserve / sizeof reserve[0] || !len)
+		return;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	               -1, 0);
+	if (p != MAP_FAILED)
+		reserve[nreserve].p = p, reserve[nreserve++].len = len;
+}
+
+int prof_reserve_release(void)
+{
+	if (!nreserve)
+		return 0;
+	nreserve--;
+	munmap(reserve[nreserve].p, reserve[nreserve].len);
+	return 1;
+}
+
 void *prof_xrealloc(void *old, size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size)
 		prof_oom();
-	void *p = realloc(old, n && size ? n * size : 1);
+	size_t bytes = n && size ? n * size : 1;
+	void *p = realloc(old, bytes);
+	while (!p && prof_reserve_release())
+		p = realloc(old, bytes);
 	if (!p)
 		prof_oom();
 	return p;
@@ -48,6 +81,8 @@ void *prof_xrealloc(void *old, size_t n, size_t size)
 void *prof_xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
+	while (!p && prof_reserve_release())
+		p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
 		prof_oom();
 	return p;
@@ -56,6 +91,8 @@ void *prof_xcalloc(size_t n, size_t size)
 char *prof_xstrdup(const char *s)
 {
 	char *d = strdup(s ? s : "");
+	while (!d && prof_reserve_release())
+		d = strdup(s ? s : "");
 	if (!d)
 		prof_oom();
 	return d;

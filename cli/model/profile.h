@@ -123,7 +123,8 @@ void prof_add_sample_ns(struct profile *p, const uint64_t *locs, size_t nlocs, i
 uint64_t prof_add_location(struct profile *p, uint64_t mapping_id, uint64_t address);
 /* Replaces a string field of the profile (command, engine) with a copy. */
 void prof_set_string(char **field, const char *value);
-/* Allocation that prints one line and exits(1) on failure. */
+/* Allocation that prints one line and exits(1) on failure, after giving
+ * back the reserve (below), a block at a time, and trying again. */
 void *prof_xrealloc(void *old, size_t n, size_t size); /* n * size, overflow-checked */
 void *prof_xcalloc(size_t n, size_t size);
 /* arr, or arr moved to room for twice *cap elements (first when *cap is
@@ -132,6 +133,16 @@ void *prof_xcalloc(size_t n, size_t size);
 void *prof_xgrow(void *arr, size_t n, size_t *cap, size_t first, size_t size);
 char *prof_xstrdup(const char *s); /* NULL gives "" */
 _Noreturn void prof_oom(void);
+/* Address space set aside (blocks of len bytes, mapped but never
+ * touched; two at most) before work that may exhaust it under a limit
+ * (ulimit -v, RLIMIT_DATA), and given back a block at a time by
+ * allocations that fail, so that what follows can still finish the
+ * profile: symbolizing with libdw, whose allocations grow with the debug
+ * information, takes them (cli/symbol/dwoom.c), and gives one back when
+ * libdw fails; the other is for whatever fails next (the output's
+ * compressor, pprof_write.c).  release returns 1 when it gave one back. */
+void prof_reserve_take(size_t len);
+int prof_reserve_release(void);
 
 /* Names (names.c).  A module is its mapping's file name without
  * directories ("[unknown]" for none); a frame is the function of line k

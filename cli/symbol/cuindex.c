@@ -60,8 +60,7 @@ static struct sym_cus *from_libdw(Dwarf *dbg)
 	if (c)
 		c->r = calloc(n, sizeof *c->r);
 	if (!c || !c->r) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
+		sym_oom();
 	}
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Addr addr;
@@ -99,8 +98,7 @@ static struct sym_cus *from_file(const char *path)
 		c = calloc(1, sizeof *c);
 		c->r = c ? calloc((size_t)n, sizeof *c->r) : NULL;
 		if (!c || !c->r) {
-			fputs("profil: out of memory\n", stderr);
-			exit(1);
+			sym_oom();
 		}
 		c->n = (size_t)n;
 		if (fread(c->r, sizeof *c->r, c->n, f) != c->n || fgetc(f) != EOF ||

@@ -31,10 +31,8 @@
 char *sym_strdup(const char *s)
 {
 	char *d = strdup(s);
-	if (!d) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
-	}
+	if (!d)
+		sym_oom();
 	return d;
 }
 

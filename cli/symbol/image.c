@@ -46,8 +46,7 @@ static void add_dir(struct sym_cache *c, const char *dir)
 	size_t len = strlen(c->debuginfo_path) + strlen(dir) + 2;
 	char *path = malloc(len);
 	if (!d || !path) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
+		sym_oom();
 	}
 	c->dirs = d;
 	c->dirs[c->ndirs++] = sym_strdup(dir);
@@ -60,8 +59,7 @@ struct sym_cache *sym_cache_new(const struct sym_options *opt)
 {
 	struct sym_cache *c = calloc(1, sizeof *c);
 	if (!c) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
+		sym_oom();
 	}
 	/* "" = the file's own directory, ".debug" = a subdirectory of it:
 	 * where .gnu_debuglink files are looked for, besides the roots. */
@@ -93,7 +91,7 @@ void sym_cache_free(struct sym_cache *c)
 		sym_plt_free(im->plt);
 		sym_fdes_free(im->fdes);
 		sym_keptset_free(&im->kept);
-		if (im->dwfl)
+		if (im->dwfl && !sym_dwarf_lost()) /* dwoom.c: libdw's state is suspect */
 			dwfl_end(im->dwfl);
 		free(im->path);
 		free(im->build_id);
@@ -110,6 +108,10 @@ void sym_cache_free(struct sym_cache *c)
 void sym_cache_leave(struct sym_cache *c)
 {
 	for (struct sym_image *im = c ? c->images : NULL; im; im = im->next) {
+		/* after a failure in libdw (dwoom.c) its state is suspect: what
+		 * was built from it is not kept, nor is it ended */
+		if (sym_dwarf_lost())
+			continue;
 		sym_keptset_save(&im->kept);
 		/* libdw's own state is ended: its trees of units hold their nodes
 		 * by tagged pointers (glibc's tsearch), which memcheck would call
@@ -228,8 +230,7 @@ struct sym_image *sym_cache_get(struct sym_cache *c, const char *path, const cha
 			return im->dwfl ? im : NULL;
 	struct sym_image *im = calloc(1, sizeof *im);
 	if (!im) {
-		fputs("profil: out of memory\n", stderr);
-		exit(1);
+		sym_oom();
 	}
 	im->path = sym_strdup(path);
 	im->build_id = sym_strdup(build_id);
@@ -281,6 +282,11 @@ int sym_image_bias(struct sym_image *im, uint64_t start, uint64_t file_offset, u
 Dwfl_Module *sym_image_module(struct sym_image *im)
 {
 	return im->mod;
+}
+
+const char *sym_image_path(const struct sym_image *im)
+{
+	return im->path;
 }
 
 int sym_image_has_cxx_symbols(struct sym_image *im)

@@ -64,7 +64,7 @@ static const char *dwarf_key(struct sym_image *im)
 		GElf_Addr vaddr, bias;
 		char id[256];
 		int n = dwfl_module_build_id(mod, &bits, &vaddr);
-		Dwarf *dbg = dwfl_module_getdwarf(mod, &bias);
+		Dwarf *dbg = sym_module_dwarf(mod, &bias);
 		if (n > 0 && (size_t)n * 2 < sizeof id) {
 			sym_hex(bits, (size_t)n, id);
 			key_of(id, dbg, ks->key, sizeof ks->key);
@@ -97,7 +97,7 @@ static void answers_key(struct sym_image *im, char *key, size_t size)
 	snprintf(key, size, "%s", dwarf_key(im));
 	if (!*key && dwfl_module_build_id(mod, &bits, &vaddr) <= 0 &&
 	    sym_file_key(mod, file, sizeof file) == 0)
-		key_of(file, dwfl_module_getdwarf(mod, &bias), key, size);
+		key_of(file, sym_module_dwarf(mod, &bias), key, size);
 }
 
 struct sym_addrs *sym_image_addrs(struct sym_image *im)
@@ -155,7 +155,7 @@ struct sym_kept *sym_image_kept(struct sym_image *im, Dwarf_Die *cu)
 		/* offsets are kept: only for units of the module's own DWARF
 		 * (not a split unit's .dwo, whose offsets are another file's) */
 		Dwarf_Addr bias;
-		Dwarf *own = dwfl_module_getdwarf(sym_image_module(im), &bias);
+		Dwarf *own = sym_module_dwarf(sym_image_module(im), &bias);
 		k = own && dwarf_cu_getdwarf(cu->cu) == own ? sym_kept_load(cu, dwarf_key(im))
 		                                          : NULL;
 		sym_map_put(&ks->kept, cu->addr, k ? k : &no_kept);

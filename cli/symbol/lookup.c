@@ -247,7 +247,7 @@ static void line_at(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, const ch
  * there are no kept ranges, and the caller asks libdwfl. */
 static int cu_of(struct sym_image *im, uint64_t vaddr, Dwarf_Die *mem, Dwarf_Addr *bias)
 {
-	Dwarf *dbg = dwfl_module_getdwarf(sym_image_module(im), bias);
+	Dwarf *dbg = sym_module_dwarf(sym_image_module(im), bias);
 	struct sym_cus *cus = dbg ? sym_image_cus(im, dbg) : NULL;
 	uint64_t off;
 	if (!cus)
@@ -272,7 +272,8 @@ static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_fram
 	const char *src = NULL;
 	Dwarf_Addr bias;
 	Dwarf_Die cu_mem, *cu = NULL;
-	int kept = cu_of(im, vaddr, &cu_mem, &bias);
+	/* no DWARF at all once libdw ran out of memory (dwoom.c) */
+	int kept = sym_dwarf_lost() ? 0 : cu_of(im, vaddr, &cu_mem, &bias);
 	if (kept == 1) { /* found by cuindex.c: the line from its CU */
 		cu = &cu_mem;
 		line_at(im, cu, vaddr - bias, &src, &lineno);
@@ -295,16 +296,36 @@ static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_fram
 	return 1;
 }
 
+/* lookup_fresh() under dwoom.c's guard: when an allocation fails in it
+ * (libdw's, or ours), the address is named again without DWARF.  What
+ * the first attempt had put in out is left to the exit. */
+static size_t lookup_guarded(struct sym_image *im, uint64_t vaddr, struct sym_frame *out,
+                             size_t max)
+{
+	jmp_buf here;
+	jmp_buf *const outer = sym_oom_guard(&here);
+	if (setjmp(here) == 0) {
+		size_t n = lookup_fresh(im, vaddr, out, max);
+		sym_oom_unguard(outer);
+		return n;
+	}
+	sym_oom_unguard(outer);
+	sym_oom_say(sym_image_path(im));
+	return lookup_fresh(im, vaddr, out, max);
+}
+
 /* The kept answer (addrkeep.c) when there is one, else libdw's, kept
- * for the next recording.  Only whole chains are kept. */
+ * for the next recording.  Only whole chains are kept, and none named
+ * after DWARF was lost (they would stand in for better ones). */
 size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *out, size_t max)
 {
 	struct sym_addrs *kept = max >= SYM_MAX_FRAMES ? sym_image_addrs(im) : NULL;
 	size_t n;
 	if (kept && sym_addrs_get(kept, vaddr, out, max, &n) == 0)
 		return n;
-	n = lookup_fresh(im, vaddr, out, max);
-	sym_addrs_put(kept, vaddr, out, n);
+	n = lookup_guarded(im, vaddr, out, max);
+	if (!sym_dwarf_lost())
+		sym_addrs_put(kept, vaddr, out, n);
 	return n;
 }
 

@@ -206,6 +206,10 @@ int symbolize_profile(struct profile *p, const struct sym_options *opt, char *er
 		snprintf(err, errlen, "no profile to symbolize");
 		return -1;
 	}
+	/* room for finishing the profile if libdw exhausts the address
+	 * space (profile.h, dwoom.c) */
+	prof_reserve_take(sym_oom_reserve());
+	prof_reserve_take(sym_oom_reserve());
 	struct sym_cache *c = sym_cache_new(opt);
 	struct map_state *states = prof_xrealloc(NULL, p->nmappings + 1, sizeof *states);
 	memset(states, 0, (p->nmappings + 1) * sizeof *states);
@@ -221,6 +225,7 @@ int symbolize_profile(struct profile *p, const struct sym_options *opt, char *er
 	for (uint64_t id = 1; id <= p->nlocations; id++)
 		if (p->locations[id - 1].nlines == 0)
 			symbolize_location(p, c, &memo, states, id);
+	sym_oom_end();
 	free(memo.index);
 	free(memo.slots);
 	free(memo.pool);

@@ -18,6 +18,7 @@
  *   addrkeep.c   lookup.c's answer per address, kept likewise
  *   perfmap.c a JIT's /tmp/perf-PID.map (for the record's build.c)
  *   nodebuginfod.c  libdebuginfod loaded only when a server is named
+ *   dwoom.c   running out of memory inside libdw, survived
  *   symbolize.c  the driver over a profile
  */
 #ifndef PROFIL_CLI_SYMINT_H
@@ -25,6 +26,7 @@
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -75,6 +77,8 @@ void sym_frames_free(struct sym_frame *f, size_t n);
 
 /* The Dwfl behind an image (lookup.c needs it; image.c owns it). */
 struct Dwfl_Module *sym_image_module(struct sym_image *im);
+/* The file's path as recorded. */
+const char *sym_image_path(const struct sym_image *im);
 
 /* Whether any name in the symbol table libdwfl searches for an address
  * (dwfl_module_addrinfo) starts with _Z (C++), read once. */
@@ -299,8 +303,30 @@ int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 /* Demangled C++ name (malloc'd), or a copy of name when it is not one. */
 char *sym_demangle(const char *name);
 
-/* strdup that exits on failure, like the profile model's builders. */
+/* strdup whose failure is sym_oom()'s. */
 char *sym_strdup(const char *s);
+
+/* dwoom.c: an allocation that fails while an address is named.
+ * sym_module_dwarf(): dwfl_module_getdwarf() with our out-of-memory
+ * handler set on the Dwarf (and its alternate file); NULL once DWARF is
+ * lost.  sym_oom_guard(): makes here the place a failure jumps to (after
+ * setjmp(*here) in the caller), returning the guard before it, which
+ * sym_oom_unguard() puts back.  sym_oom(): our own allocations' failure:
+ * the reserve given back, then the jump, or prof_oom() outside a guard.
+ * sym_dwarf_lost(): 1 after a failure (no DWARF read again).
+ * sym_oom_say(): one line on stderr, the first time, naming the file.
+ * sym_oom_reserve(): the size of each of the driver's two reserve blocks.
+ * sym_oom_end(): the fault handling the first guard set up, undone.
+ * sym_oom_libdw_calls(): how often libdw called our handler (tests). */
+Dwarf *sym_module_dwarf(Dwfl_Module *mod, Dwarf_Addr *bias);
+jmp_buf *sym_oom_guard(jmp_buf *here);
+void sym_oom_unguard(jmp_buf *outer);
+_Noreturn void sym_oom(void);
+int sym_dwarf_lost(void);
+void sym_oom_say(const char *path);
+size_t sym_oom_reserve(void);
+void sym_oom_end(void);
+unsigned long sym_oom_libdw_calls(void);
 
 /* Hex string of a build-id's bytes, into buf (2*len+1). */
 void sym_hex(const unsigned char *bits, size_t len, char *buf);

@@ -272,7 +272,7 @@ static const char *ask_libdwfl(Dwfl_Module *mod, uint64_t vaddr)
 static int has_dwarf(Dwfl_Module *mod)
 {
 	Dwarf_Addr bias;
-	return dwfl_module_getdwarf(mod, &bias) != NULL;
+	return sym_module_dwarf(mod, &bias) != NULL;
 }
 
 /* Index t, empty: kept by an earlier recording, else (after the direct

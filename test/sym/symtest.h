@@ -55,6 +55,9 @@ struct sym_image *image_of(struct sym_cache *c, const char *path);
 /* Name of loc's innermost function. */
 const char *loc_name(const struct profile *p, uint64_t loc);
 
+/* A case's exit status when it cannot run here (after saying why). */
+#define SYM_SKIP 77
+
 struct symcase {
 	const char *name;
 	void (*fn)(void);
@@ -63,7 +66,7 @@ extern const struct symcase symcases[];
 
 /* The cases (symcases.c, symcases-more.c, symcases-table.c,
  * symcases-stubs.c, symcases-cache.c, symcases-lines.c, symcases-kids.c,
- * symcases-addrs.c). */
+ * symcases-addrs.c, symcases-oom.c). */
 void sym_pie(void);
 void sym_nopie(void);
 void sym_inline_chain(void);
@@ -92,6 +95,7 @@ void sym_cu_kids_cache(void);
 void sym_addr_answers_kept(void);
 void sym_addr_answers_merged(void);
 void sym_addr_answers_strings(void);
+void sym_libdw_out_of_memory(void);
 void sym_reach_orders_stably(void);
 
 /* symcases-lines.c, for symcases-kids.c too: real modules' addresses
