@@ -125,8 +125,10 @@ void sym_cache_leave(struct sym_cache *c)
 	sym_zcache_use(NULL, NULL, 0); /* as sym_cache_free() leaves it */
 }
 
-/* The file's build-id in hex into buf, "" when it has none. */
-static void module_build_id(Dwfl_Module *mod, char *buf, size_t size)
+/* The file's build-id in hex into buf, "" when it has none: 0, or -1
+ * when it could not be read (out of memory: not a sign that the file
+ * changed). */
+static int module_build_id(Dwfl_Module *mod, char *buf, size_t size)
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr;
@@ -134,13 +136,14 @@ static void module_build_id(Dwfl_Module *mod, char *buf, size_t size)
 	buf[0] = '\0';
 	if (len > 0 && (size_t)len * 2 < size)
 		sym_hex(bits, (size_t)len, buf);
+	return len < 0 ? -1 : 0;
 }
 
 /*
  * Reports file to a new Dwfl at bias 0 (ET_DYN: base added to p_vaddr;
  * ET_EXEC: already absolute).  1 = open and, when want_id is not "",
- * carrying that build-id; 0 = no such readable ELF file; -1 = readable
- * but another build-id.
+ * carrying that build-id; 0 = no such readable ELF file (or one whose
+ * build-id could not be read); -1 = readable but another build-id.
  */
 static int open_file(struct sym_cache *c, struct sym_image *im, const char *file,
                      const char *want_id)
@@ -157,7 +160,10 @@ static int open_file(struct sym_cache *c, struct sym_image *im, const char *file
 		dwfl_end(dwfl);
 		return 0;
 	}
-	module_build_id(mod, id, sizeof id);
+	if (module_build_id(mod, id, sizeof id) < 0) {
+		dwfl_end(dwfl);
+		return 0;
+	}
 	if (want_id[0] && strcasecmp(id, want_id) != 0) {
 		dwfl_end(dwfl);
 		return -1;
