@@ -76,6 +76,44 @@ struct outfile *out_open(const char *path, char *err, size_t errlen)
 	return o;
 }
 
+/* The directory the temporary file of path would go to (out_open():
+ * beside the target, links resolved), malloc'd. */
+static char *dir_of(const char *path)
+{
+	char *real = realpath(path, NULL);
+	char *dir = prof_xstrdup(real ? real : path);
+	char *slash = strrchr(dir, '/');
+	free(real);
+	if (!slash)
+		strcpy(dir, ".");
+	else
+		slash[slash == dir] = '\0'; /* "/x" -> "/" */
+	return dir;
+}
+
+int out_check(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int ok;
+	if (!path || strcmp(path, "-") == 0)
+		return 0;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		ok = 0;
+	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		ok = access(path, W_OK) == 0; /* written in place */
+	} else if (stat(path, &st) == 0 || errno == ENOENT) {
+		char *dir = dir_of(path);
+		ok = access(dir, W_OK | X_OK) == 0;
+		free(dir);
+	} else {
+		ok = 0;
+	}
+	if (!ok)
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+	return ok ? 0 : -1;
+}
+
 FILE *out_fp(struct outfile *o)
 {
 	return o->fp;

@@ -16,6 +16,10 @@ struct outfile;
 /* path NULL or "-": standard output.  NULL on failure, with a one-line
  * message (naming path and the reason) in err. */
 struct outfile *out_open(const char *path, char *err, size_t errlen);
+/* Whether out_open(path) would be refused, asked without creating
+ * anything: 0, or -1 with the same kind of line in err (a caller about to
+ * run a long command asks before it, not after). */
+int out_check(const char *path, char *err, size_t errlen);
 FILE *out_fp(struct outfile *o);
 /* Flushes, syncs, renames into place, frees o: 0, or -1 with err set and
  * the temporary file removed. */

@@ -11,6 +11,7 @@
  */
 #include "record.h"
 #include "record_int.h"
+#include "../format/out.h"
 #include "../format/pprof.h"
 #include "../model/profile.h"
 #include "../symbol/symbolize.h"
@@ -297,8 +298,13 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o;
 	int status;
 	char agent[PATH_MAX];
+	char err[PATH_MAX + 64];
 	if (parse(argc, argv, &o) != 0)
 		return 2;
+	if (out_check(o.output, err, sizeof err) != 0) { /* before the run, not after */
+		fprintf(stderr, "profil record: %s\n", err);
+		return 2;
+	}
 	spawn_note_ignored();
 	if (spawn_check(o.argv[0], &status) != 0)
 		return status;

@@ -112,3 +112,16 @@ stdout /^profil [0-9]+\.[0-9]+\.[0-9]+$/
 
 $ profil --help
 stdout /^usage: profil record/
+
+# record: an output that cannot be written is said before the command
+# runs, not after it (a long run was lost that way)
+$ profil record -o /nonexistent/dir/out.pprof sh -c 'echo ran'
+exit 2
+stderr /^profil record: cannot write \/nonexistent\/dir\/out.pprof: No such file or directory$/
+stderr-lines 1
+!stdout /ran/
+
+$ mkdir -p outdir && profil record -o outdir sh -c 'echo ran'
+exit 2
+stderr /^profil record: cannot write outdir: Is a directory$/
+!stdout /ran/
