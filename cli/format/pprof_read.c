@@ -131,26 +131,53 @@ static int first_pass(struct rd *r)
 	return 0;
 }
 
+/* "type/unit" of a ValueType message's string indexes, appended to buf. */
+static void name_type(struct rd *r, uint64_t type, uint64_t unit, char *buf, size_t size)
+{
+	char *t = rd_str(r, type), *u = rd_str(r, unit);
+	size_t n = strlen(buf);
+	snprintf(buf + n, size - n, "%s%.40s/%.40s", n ? ", " : "", t ? t : "?", u ? u : "?");
+	free(t);
+	free(u);
+}
+
+/*
+ * Which values are the samples and the CPU time: samples/count and
+ * cpu/nanoseconds (ours, Go's runtime/pprof), else another producer's
+ * first value counted in periods, as long as something in the profile is
+ * time (a sample type or the period in nanoseconds).  A profile of
+ * something else (Go's heap profile: alloc_space/bytes, a period in
+ * space/bytes) is refused, naming what it counts (parse(), after the
+ * rest, so that a damaged file is still called damaged): its values read
+ * as CPU time were nonsense.
+ */
 static int sample_types(struct rd *r)
 {
 	struct pbr t = r->top;
 	struct pbfield f, g;
-	int k = 0;
+	int k = 0, timed = 0;
+	char kinds[256] = "";
 	r->vcount = r->vcpu = -1;
 	while (pb_next(&t, &f) == 1) {
-		if (f.num != 1)
+		if (f.num != 1 && f.num != 11)
 			continue;
 		if (f.type != PB_LEN)
 			return rd_bad(r, "wrong wire type for a sample type");
 		uint64_t type = 0, unit = 0;
 		while (pb_next(&f.sub, &g) == 1)
 			*(g.num == 1 ? &type : g.num == 2 ? &unit : &g.v) = g.v;
+		timed |= rd_str_is(r, unit, "nanoseconds");
+		if (f.num == 11)
+			continue; /* the period's type */
+		name_type(r, type, unit, kinds, sizeof kinds);
 		if (rd_str_is(r, type, "samples") && rd_str_is(r, unit, "count") && r->vcount < 0)
 			r->vcount = k;
 		if (rd_str_is(r, type, "cpu") && rd_str_is(r, unit, "nanoseconds") && r->vcpu < 0)
 			r->vcpu = k;
 		k++;
 	}
+	if (r->vcount < 0 && r->vcpu < 0 && !timed)
+		r->not_cpu = prof_xstrdup(kinds); /* said once the rest is known sound */
 	if (r->vcount < 0 && r->vcpu < 0)
 		r->vcount = 0; /* some other producer's counts: the first value */
 	return 0;
@@ -229,7 +256,12 @@ static int parse(struct rd *r)
 		return -1;
 	if (each(r, 4, pprof_location) != 0 || id_seal(r, ID_LOCATION) != 0)
 		return -1;
-	return each(r, 2, pprof_sample);
+	if (each(r, 2, pprof_sample) != 0)
+		return -1;
+	if (r->not_cpu)
+		return snprintf(r->err, r->errlen, "not a CPU profile (its samples are %s)",
+		                r->not_cpu), -1;
+	return 0;
 }
 
 int pprof_read(const char *path, struct profile **out, char *err, size_t errlen)
@@ -257,6 +289,7 @@ int pprof_read(const char *path, struct profile **out, char *err, size_t errlen)
 	}
 	free(buf);
 	free(r.strs);
+	free(r.not_cpu);
 	for (int k = 0; k < 3; k++)
 		free(r.maps[k]);
 	free(r.mpid);

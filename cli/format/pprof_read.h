@@ -28,6 +28,7 @@ struct rd {
 	size_t nmaps[3];
 	int dense[3]; /* the file's ids are 1..n in order */
 	int vcount, vcpu, nvalues; /* value indices; -1 when absent */
+	char *not_cpu; /* what the samples count, when nothing there is time */
 	int64_t total, total_ns; /* sums so far: overflow is an error */
 	struct pidrange *mpid; /* mapping file ids lo..hi belong to pid (comments) */
 	size_t nmpid;

@@ -125,3 +125,10 @@ $ mkdir -p outdir && profil record -o outdir sh -c 'echo ran'
 exit 2
 stderr /^profil record: cannot write outdir: Is a directory$/
 !stdout /ran/
+
+# A sound profile of something other than CPU time (Go's heap profile)
+# is refused, naming what it counts: read as CPU time it was nonsense
+$ profil report heap.pprof
+exit 1
+stderr /^profil report: heap.pprof: not a CPU profile \(its samples are alloc_objects\/count, alloc_space\/bytes\)$/
+stderr-lines 1

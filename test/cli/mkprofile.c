@@ -175,6 +175,45 @@ static void self_mapping(uint64_t addr, struct prof_mapping *m, char *path, size
 
 int main(int argc, char **argv);
 
+/* heap.pprof: sound, but of memory, as Go's heap profiles are (sample
+ * types alloc_objects/count and alloc_space/bytes, the period in
+ * space/bytes): not a CPU profile. */
+static void heap_profile(struct pbuf *b, struct pbuf *m)
+{
+	struct pbuf line = {0};
+	static const uint64_t types[][2] = {{1, 2}, {3, 4}};
+	pb_reset(b);
+	for (size_t i = 0; i < 2; i++) {
+		pb_reset(m);
+		pb_uint(m, 1, types[i][0]);
+		pb_uint(m, 2, types[i][1]);
+		pb_message(b, 1, m);
+	}
+	pb_reset(m); /* sample {location_id: [1], value: [3, 1536]} */
+	pb_packed(m, 1, (uint64_t[]){1}, 1);
+	pb_packed(m, 2, (uint64_t[]){3, 1536}, 2);
+	pb_message(b, 2, m);
+	pb_reset(m); /* location {id: 1, line {function_id: 1}} */
+	pb_uint(m, 1, 1);
+	pb_uint(&line, 1, 1);
+	pb_message(m, 4, &line);
+	pb_message(b, 4, m);
+	pb_reset(m); /* function {id: 1, name: "grow"} */
+	pb_uint(m, 1, 1);
+	pb_uint(m, 2, 6);
+	pb_message(b, 5, m);
+	for (const char *const *str = (const char *const[]){"", "alloc_objects", "count",
+	     "alloc_space", "bytes", "space", "grow", NULL}; *str; str++)
+		pb_str(b, 6, *str);
+	pb_reset(m); /* period_type {type: "space", unit: "bytes"}, period 524288 */
+	pb_uint(m, 1, 5);
+	pb_uint(m, 2, 4);
+	pb_message(b, 11, m);
+	pb_uint(b, 12, 524288);
+	put_gz("heap.pprof", b->p, b->n);
+	pb_free(&line);
+}
+
 /* hot_spot's source file is src ("" for none known). */
 static void self(const char *src, const char *name)
 {
@@ -258,6 +297,7 @@ static void hostile(void)
 	pb_str(&b, 6, "");
 	pb_str(&b, 6, "x");
 	put_gz("badloc.pprof", b.p, b.n);
+	heap_profile(&b, &m);
 	pb_free(&b);
 	pb_free(&m);
 }
