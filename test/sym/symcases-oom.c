@@ -84,7 +84,8 @@ void sym_libdw_out_of_memory(void)
 	fputs("sym_libdw_out_of_memory: not under ASan\n", stderr);
 	exit(SYM_SKIP);
 #endif
-	static const uint64_t slacks[] = {0, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+	static const uint64_t slacks[] = {0,         64 << 10, 128 << 10, 256 << 10,
+	                                  512 << 10, 1 << 20,  2 << 20,  4 << 20};
 	static uint64_t addr[MAX_FUNCS];
 	size_t n = functions(addr, MAX_FUNCS);
 	int libdw_failed = 0;
