@@ -58,7 +58,9 @@ static _Noreturn void failed(void)
 	prof_oom();
 }
 
-static _Noreturn void libdw_failed(void)
+/* noreturn as an attribute, not _Noreturn: clang makes it part of the
+ * type, as libdw's Dwarf_OOM has it */
+__attribute__((noreturn)) static void libdw_failed(void)
 {
 	libdw_calls++;
 	failed();
