@@ -97,12 +97,13 @@ int out_check(const char *path, char *err, size_t errlen)
 	int ok;
 	if (!path || strcmp(path, "-") == 0)
 		return 0;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+	int found = stat(path, &st) == 0;
+	if (found && S_ISDIR(st.st_mode)) {
 		errno = EISDIR;
 		ok = 0;
-	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	} else if (found && !S_ISREG(st.st_mode)) {
 		ok = access(path, W_OK) == 0; /* written in place */
-	} else if (stat(path, &st) == 0 || errno == ENOENT) {
+	} else if (found || errno == ENOENT) {
 		char *dir = dir_of(path);
 		ok = access(dir, W_OK | X_OK) == 0;
 		free(dir);

@@ -7,7 +7,9 @@
  *                     on every run (libLLVM: a quarter of a second)
  *
  * <root> is $PROFIL_CACHE ("" turns caching off), else
- * $XDG_CACHE_HOME/profil, else ~/.cache/profil.  Every file in it is
+ * $XDG_CACHE_HOME/profil, else ~/.cache/profil when the home directory
+ * exists (HOME=/nonexistent, as daemons' accounts have it, made
+ * /nonexistent/.cache/profil: no cache then).  Every file in it is
  * keyed by build-id, written whole under a temporary name and renamed,
  * and checked when read: the directory can be removed at any time, and
  * cachetrim.c keeps it within a size.
@@ -38,6 +40,12 @@ static int make_dirs(char *path)
 	}
 }
 
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* <root>/sub ("" for <root> itself) into buf: its length, or -1. */
 static int cache_path(const char *sub, char *buf, size_t size)
 {
@@ -49,7 +57,7 @@ static int cache_path(const char *sub, char *buf, size_t size)
 		n = *root ? snprintf(buf, size, "%s%s%s", root, sep, sub) : -1;
 	else if (xdg && xdg[0] == '/')
 		n = snprintf(buf, size, "%s/profil%s%s", xdg, sep, sub);
-	else if (home && home[0] == '/')
+	else if (home && home[0] == '/' && is_dir(home)) /* a missing home is not made */
 		n = snprintf(buf, size, "%s/.cache/profil%s%s", home, sep, sub);
 	else
 		n = -1;
@@ -65,8 +73,7 @@ const char *record_cache_dir(const char *sub, char *buf, size_t size)
 
 const char *record_cache_root(char *buf, size_t size)
 {
-	struct stat st;
-	if (cache_path("", buf, size) < 0 || stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+	if (cache_path("", buf, size) < 0 || !is_dir(buf))
 		return NULL;
 	return buf;
 }

@@ -59,9 +59,8 @@ static struct sym_cus *from_libdw(Dwarf *dbg)
 	struct sym_cus *c = calloc(1, sizeof *c);
 	if (c)
 		c->r = calloc(n, sizeof *c->r);
-	if (!c || !c->r) {
+	if (!c || !c->r)
 		sym_oom();
-	}
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Addr addr;
 		Dwarf_Word len;
@@ -97,9 +96,8 @@ static struct sym_cus *from_file(const char *path)
 	    n <= MAX_RANGES && (uint64_t)st.st_size == 16 + n * sizeof *c->r) {
 		c = calloc(1, sizeof *c);
 		c->r = c ? calloc((size_t)n, sizeof *c->r) : NULL;
-		if (!c || !c->r) {
+		if (!c || !c->r)
 			sym_oom();
-		}
 		c->n = (size_t)n;
 		if (fread(c->r, sizeof *c->r, c->n, f) != c->n || fgetc(f) != EOF ||
 		    !well_formed(c)) {

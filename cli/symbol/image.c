@@ -45,9 +45,8 @@ static void add_dir(struct sym_cache *c, const char *dir)
 	char **d = realloc(c->dirs, (c->ndirs + 1) * sizeof *d);
 	size_t len = strlen(c->debuginfo_path) + strlen(dir) + 2;
 	char *path = malloc(len);
-	if (!d || !path) {
+	if (!d || !path)
 		sym_oom();
-	}
 	c->dirs = d;
 	c->dirs[c->ndirs++] = sym_strdup(dir);
 	snprintf(path, len, "%s:%s", c->debuginfo_path, dir);
@@ -58,9 +57,8 @@ static void add_dir(struct sym_cache *c, const char *dir)
 struct sym_cache *sym_cache_new(const struct sym_options *opt)
 {
 	struct sym_cache *c = calloc(1, sizeof *c);
-	if (!c) {
+	if (!c)
 		sym_oom();
-	}
 	/* "" = the file's own directory, ".debug" = a subdirectory of it:
 	 * where .gnu_debuglink files are looked for, besides the roots. */
 	c->debuginfo_path = sym_strdup(":.debug");
@@ -235,9 +233,8 @@ struct sym_image *sym_cache_get(struct sym_cache *c, const char *path, const cha
 		if (strcmp(im->path, path) == 0 && strcmp(im->build_id, build_id) == 0)
 			return im->dwfl ? im : NULL;
 	struct sym_image *im = calloc(1, sizeof *im);
-	if (!im) {
+	if (!im)
 		sym_oom();
-	}
 	im->path = sym_strdup(path);
 	im->build_id = sym_strdup(build_id);
 	im->cxx = -1;

@@ -1363,3 +1363,10 @@ stderr / 0 lost -> netpath.pprof/
 $ rm -rf cache && PROFIL_CACHE=$PWD/cache profil record -o n1.pprof $REC/rec-prog-nobid inline 30 && ls cache/debuginfo | grep -c -- "^file-[0-9a-f]*-$(printf %x "$(stat -c %i $REC/rec-prog-nobid)")-.*\.addrs$" && PROFIL_CACHE=$PWD/cache profil record -o n2.pprof $REC/rec-prog-nobid inline 30 && profil report n2.pprof
 stdout /^1$/
 row /inner_hot/ 3 >= 135
+
+# A home directory that is not there (HOME=/nonexistent, as daemons'
+# accounts have it) is not made for the cache: the recording goes without
+# one (/nonexistent/.cache/profil was made, as root)
+$ env -u PROFIL_CACHE -u XDG_CACHE_HOME HOME=$PWD/nohome profil record -o nohome.pprof $REC/rec-prog inline 10 && test ! -e nohome && echo "no home made"
+stdout /^no home made$/
+stderr / 0 lost -> nohome.pprof/
