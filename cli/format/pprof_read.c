@@ -131,12 +131,16 @@ static int first_pass(struct rd *r)
 	return 0;
 }
 
-/* "type/unit" of a ValueType message's string indexes, appended to buf. */
+/* "type/unit" of a ValueType message's string indexes, appended to buf;
+ * the file's bytes that are not printable are '?' (an error is one line). */
 static void name_type(struct rd *r, uint64_t type, uint64_t unit, char *buf, size_t size)
 {
 	char *t = rd_str(r, type), *u = rd_str(r, unit);
 	size_t n = strlen(buf);
 	snprintf(buf + n, size - n, "%s%.40s/%.40s", n ? ", " : "", t ? t : "?", u ? u : "?");
+	for (char *c = buf + n; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	free(t);
 	free(u);
 }

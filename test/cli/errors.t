@@ -132,3 +132,10 @@ $ profil report heap.pprof
 exit 1
 stderr /^profil report: heap.pprof: not a CPU profile \(its samples are alloc_objects\/count, alloc_space\/bytes\)$/
 stderr-lines 1
+
+# ... and what it names from the file stays one line: a sample type named
+# "\n" (found by fuzz-pprof) is shown as '?'
+$ printf '\012\004\010\001\000\260\355]\377\177\000\0002\0002\001\012' > nl.pprof && profil report nl.pprof
+exit 1
+stderr /^profil report: nl.pprof: not a CPU profile \(its samples are \?\/\)$/
+stderr-lines 1
