@@ -98,6 +98,7 @@ Dwarf *sym_module_dwarf(Dwfl_Module *mod, Dwarf_Addr *bias)
 static void on_fault(int sig)
 {
 	if (guard) {
+		prof_reserve_release(); /* munmap(): safe here */
 		lost = 1;
 		longjmp(*guard, 1);
 	}
