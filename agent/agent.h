@@ -265,6 +265,31 @@ HIDDEN void agent_ns_changing(int flags);
  * twice, harmlessly); NULL if there is none. */
 HIDDEN void *agent_next(void *_Atomic *slot, const char *name);
 HIDDEN int ringreach_exec_pass(char *value, size_t size, int spawn);
+/* ringreach.c: descriptor fd moved high among the numbers the program
+ * may use (close-on-exec), as held descriptors are; fd itself if it
+ * cannot be (a low RLIMIT_NOFILE), when a holder that got one below
+ * AGENT_KEEP_BELOW - 64 closes it: the program's low numbers are not ours
+ * to take.  Out of the program's way: high, where no dup2() onto a low
+ * number or shell redirection lands on it; below 1024 all the same, as
+ * the kernel sizes a process's descriptor table by its highest number
+ * (at a limit of 1,048,576, as containers set, the top would cost the
+ * process 8 MiB of table). */
+#define AGENT_KEEP_BELOW 1024
+HIDDEN int agent_keep_high(int fd);
+
+/* selfreach.c: the agent's own file where its path does not reach it (a
+ * chroot).  selfreach_hold(), with ringreach_hold(): held by a descriptor
+ * from now on.  selfreach_item(): what LD_PRELOAD names the agent by for
+ * an exec (spawn: a posix_spawn()ed child), in buf or the path it was
+ * loaded by; NULL when nothing reaches it there.  Writes nothing.
+ * selfreach_pass(item): just before the exec, the descriptor item names
+ * is left open across it; 0, or -1.  selfreach_exec_failed(): ours
+ * again.  selfreach_loaded_as(): the name the loader gave the agent. */
+HIDDEN void selfreach_hold(void);
+HIDDEN const char *selfreach_item(char *buf, size_t size, int spawn);
+HIDDEN int selfreach_pass(const char *item);
+HIDDEN void selfreach_exec_failed(void);
+HIDDEN const char *selfreach_loaded_as(void);
 HIDDEN void ringreach_exec_failed(char *const envp[]);
 
 /* seccomp.c: whether the program filters its system calls.

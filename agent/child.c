@@ -233,6 +233,7 @@ void agent_exec_returned(char *const envp[])
 {
 	agent_mark_exec(0);
 	ringreach_exec_failed(envp); /* the directory's descriptor: ours again */
+	selfreach_exec_failed();    /* and the agent file's */
 	if (atomic_exchange(&exec_unsampled, 0) && defer_active())
 		tell_forked(RING_FORKED_DEFERRED);
 }

@@ -54,7 +54,7 @@
 #define SAVED_BYTES 8192
 
 /* Written once in envfix_init(), read-only afterwards. */
-static char agent_path[4096];     /* as the loader names us: our LD_PRELOAD item */
+static const char *agent_path = ""; /* as the loader named us (selfreach.c) */
 static char saved_text[SAVED_BYTES];
 static const char *saved[SAVED_MAX]; /* "PROFIL_...=value" at load */
 static size_t nsaved;
@@ -79,20 +79,42 @@ static int same_name(const char *entry, const char *name)
 	return strncmp(entry, name, n) == 0;
 }
 
-/* Whether the LD_PRELOAD value list names the agent (items are separated
- * by colons or spaces, as the loader reads them). */
-static int preloads_agent(const char *list)
+/* Whether the LD_PRELOAD value list has the item name (items are
+ * separated by colons or spaces, as the loader reads them). */
+static int lists(const char *list, const char *name)
 {
-	size_t n = strlen(agent_path);
+	size_t n = strlen(name);
 	for (const char *p = list; *p;) {
 		size_t len = strcspn(p, ": ");
-		if (len == n && strncmp(p, agent_path, n) == 0)
+		if (len == n && strncmp(p, name, n) == 0)
 			return 1;
 		p += len;
 		if (*p)
 			p++;
 	}
 	return 0;
+}
+
+/* LD_PRELOAD's value in s: item (if any) first, then list's items but
+ * the agent's by either name; "" when none is left. */
+static void write_preload(char *s, const char *item, const char *list)
+{
+	*s = '\0';
+	if (item)
+		strcpy(s, item);
+	for (const char *p = list ? list : ""; *p;) {
+		size_t len = strcspn(p, ": ");
+		int ours = (len == strlen(agent_path) && strncmp(p, agent_path, len) == 0) ||
+		           (item && len == strlen(item) && strncmp(p, item, len) == 0);
+		if (len && !ours) {
+			if (*s)
+				strcat(s, ":");
+			strncat(s, p, len);
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
 }
 
 static int has_entry(char *const envp[], const char *entry)
@@ -150,7 +172,13 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	}
 	for (size_t j = 0; j < nsaved; j++)
 		missing += !has_entry(envp, saved[j]);
-	int new_preload = !preload || !preloads_agent(preload);
+	/* the agent by the path it was loaded by, or where that no longer
+	 * reaches it (a chroot) by a descriptor, or not at all (selfreach.c) */
+	char self[64];
+	const char *item = selfreach_item(self, sizeof self, !with_cpu);
+	int new_preload = item ? !preload || !lists(preload, item) ||
+	                         (item != agent_path && lists(preload, agent_path))
+	                       : preload && lists(preload, agent_path);
 	int new_asan = asanopt_wanted(asan);
 	char dirfd[72];
 	/* a spawned child's value changes nothing here: asked first */
@@ -158,7 +186,7 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	if (!missing && !new_preload && !new_asan && !with_cpu && !spawn_dirfd)
 		return NULL;
 	size_t old_len = preload && *preload ? strlen(preload) + 1 : 0;
-	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + strlen(agent_path) + old_len + 1 : 0;
+	size_t bytes = new_preload ? strlen("LD_PRELOAD=") + (item ? strlen(item) : 0) + old_len + 1 : 0;
 	if (new_asan)
 		bytes += strlen(ASAN_OPTIONS) + asanopt_size(asan);
 	char cpu[72];
@@ -180,13 +208,12 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 		out[k++] = (char *)saved[j];
 	char *s = (char *)out + cap * sizeof(char *) - bytes;
 	if (new_preload) {
+		if (item && with_cpu && selfreach_pass(item) != 0)
+			item = NULL; /* its descriptor would not reach the new image */
 		strcpy(s, "LD_PRELOAD=");
-		strcat(s, agent_path);
-		if (old_len) {
-			strcat(s, ":");
-			strcat(s, preload);
-		}
-		out[k++] = s;
+		write_preload(s + strlen(s), item, preload);
+		if (s[strlen("LD_PRELOAD=")]) /* an empty one would be the same */
+			out[k++] = s;
 		s += strlen(s) + 1;
 	}
 	if (new_asan) {
@@ -292,11 +319,9 @@ __attribute__((constructor(101))) static void envfix_resolve(void)
 
 void envfix_init(char **env, int root_only)
 {
-	Dl_info info;
-	if (!real_spawn || !real_spawnp || !dladdr((void *)fix_env, &info) || !info.dli_fname ||
-	    strlen(info.dli_fname) >= sizeof agent_path)
+	if (!real_spawn || !real_spawnp || !selfreach_loaded_as()[0])
 		return;
-	strcpy(agent_path, info.dli_fname);
+	agent_path = selfreach_loaded_as();
 	only_pid = root_only ? getpid() : 0;
 	size_t used = 0;
 	for (size_t i = 0; env && env[i] && nsaved < SAVED_MAX; i++) {

@@ -27,8 +27,10 @@
 static void hold_now(void)
 {
 	int e = errno;
-	if (agent_running())
+	if (agent_running()) {
 		ringreach_hold(agent_dir);
+		selfreach_hold(); /* and the agent's file, for execs (selfreach.c) */
+	}
 	errno = e;
 }
 

@@ -71,17 +71,10 @@ static dev_t held_dev;
 static ino_t held_ino;
 static int held_fd = -1;
 
-/* Out of the program's way: high among the descriptors it may open, where
- * no dup2() onto a low number or shell redirection lands on it; below
- * 1024 all the same, as the kernel sizes a process's descriptor table by
- * its highest number (at a limit of 1,048,576, as containers set, the top
- * would cost the process 8 MiB of table). */
-#define KEEP_BELOW 1024
-
-static int keep_high(int fd)
+int agent_keep_high(int fd)
 {
 	struct rlimit rl;
-	long top = KEEP_BELOW;
+	long top = AGENT_KEEP_BELOW;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)top)
 		top = (long)rl.rlim_cur;
 	int high = top > 64 ? fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 64)) : -1;
@@ -150,7 +143,7 @@ static int reach_by(int fd, int keep, char *dir, size_t size)
 static int ask(char *dir, size_t size)
 {
 	int fd = ringask_dir(reached_as);
-	return fd < 0 ? -1 : reach_by(keep_high(fd), 0, dir, size);
+	return fd < 0 ? -1 : reach_by(agent_keep_high(fd), 0, dir, size);
 }
 
 /* Whether descriptor fd is the directory dev:ino, not removed. */
@@ -205,7 +198,7 @@ static void hold(int fd)
 {
 	struct stat st;
 	int high = fd;
-	if (fstat(fd, &st) != 0 || ((high = keep_high(fd)) == fd && fd < KEEP_BELOW - 64)) {
+	if (fstat(fd, &st) != 0 || ((high = agent_keep_high(fd)) == fd && fd < AGENT_KEEP_BELOW - 64)) {
 		close(high);
 		return;
 	}

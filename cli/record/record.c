@@ -189,7 +189,9 @@ static void signal_name(int sig, char *out, size_t cap)
  * for.  Much more means programs the
  * agent could not enter, which ran unseen: statically linked, set-uid or
  * with file capabilities (the loader drops LD_PRELOAD for them), or
- * started by a raw execve with an environment without it; or processes
+ * started by a raw execve with an environment without it, or exec'd in a
+ * root where neither the agent's path nor /proc reaches its file (a bare
+ * chroot: agent/selfreach.c leaves it out of LD_PRELOAD); or processes
  * whose agent could not write its ring file (another user's: it says so
  * itself, and cannot leave us a note in our directory); or a `profil
  * record` run by the command, whose own command's processes it records
@@ -218,7 +220,8 @@ static void uncovered_warning(const struct record_opts *o, const struct images *
 	fprintf(stderr, "profil record: warning: the samples cover %.2f of the %.2f CPU s the "
 	        "command's processes used; the rest ran unsampled, in programs the agent cannot "
 	        "enter (statically linked, set-uid or with file capabilities, or started without "
-	        "LD_PRELOAD), where it said it could not record, in a sandbox that shares "
+	        "LD_PRELOAD), in a root without the agent's file or /proc (a bare chroot), "
+	        "where it said it could not record, in a sandbox that shares "
 	        "neither the recording's directory nor its network namespace, or in a profil "
 	        "record run inside this one\n", sampled, cpu);
 }

@@ -1370,3 +1370,35 @@ row /inner_hot/ 3 >= 135
 $ env -u PROFIL_CACHE -u XDG_CACHE_HOME HOME=$PWD/nohome profil record -o nohome.pprof $REC/rec-prog inline 10 && test ! -e nohome && echo "no home made"
 stdout /^no home made$/
 stderr / 0 lost -> nohome.pprof/
+
+# A chroot (a build's schroot, `chroot /srv/root make`) has no file at the
+# path LD_PRELOAD names the agent by: the loader printed "ERROR: ld.so:
+# object ... cannot be preloaded" on the standard error of every program
+# exec'd inside, and none was sampled.  The agent's file is now held by a
+# descriptor at chroot() and preloaded through /proc/self/fd
+# (agent/selfreach.c): the shell inside, the program it runs, and that
+# program's forked child are sampled.  The root holds copies of the
+# programs and their libraries
+$ for f in "$REC/rec-prog" /bin/sh $(ldd "$REC/rec-prog" /bin/sh | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*[^:]$/ {print $1}'); do mkdir -p "root${f%/*}" && cp -L "$f" "root$f" || exit 1; done && mkdir root/proc && profil record -o cr.pprof unshare -rm sh -c 'mount --rbind /proc root/proc && exec chroot root /bin/sh -c "\"\$0\" fork 60; true" "$0"' $REC/rec-prog && profil report cr.pprof
+needs unshare
+!stderr /cannot be preloaded/
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30
+stderr / 0 lost -> cr\.pprof/
+
+# ... and where the root has no /proc either, the agent is left out of
+# the program's LD_PRELOAD: it runs unsampled and unchanged, and the
+# recorder's warning names the bare chroot
+$ for f in "$REC/rec-prog" $(ldd "$REC/rec-prog" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*[^:]$/ {print $1}'); do mkdir -p "root${f%/*}" && cp -L "$f" "root$f" || exit 1; done && profil record -o cb.pprof unshare -r chroot root "$REC/rec-prog" threads 30
+needs unshare
+!stderr /cannot be preloaded/
+stderr /^profil record: warning: .* in a root without the agent's file or \/proc \(a bare chroot\)/
+
+# ... and a bubblewrap sandbox that binds the program but not the agent
+# (the usual case: only /usr and the program's own directory) is sampled
+# the same way, its processes made by a raw clone system call
+$ profil record -o bwa.pprof bwrap --ro-bind /usr /usr --symlink usr/lib64 /lib64 --symlink usr/lib /lib --symlink usr/bin /bin --proc /proc --dev /dev --ro-bind "$REC" "$REC" --unshare-all sh -c '"$0" fork 60; true' "$REC/rec-prog" && profil report bwa.pprof
+needs bwrap
+!stderr /cannot be preloaded/
+row /main_hot/ 2 >= 30
+row /child_hot/ 2 >= 30

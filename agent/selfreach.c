@@ -1,0 +1,168 @@
+/*
+ * selfreach.c - the agent's own file, for a program exec'd where the path
+ * it was loaded by names nothing (a chroot, a mount namespace that hides
+ * it).
+ *
+ * A child is followed because LD_PRELOAD names this library (envfix.c).
+ * After a chroot (`chroot /srv/root make`, a build's schroot) that path
+ * is looked up in the new root: the loader found nothing there and
+ * printed "ERROR: ld.so: object ... cannot be preloaded" on the standard
+ * error of every program exec'd inside, which a configure script takes
+ * for a compiler's complaint, and nothing inside was sampled.
+ *
+ * So a process about to change what it sees (chroot(), mount(), a
+ * namespace change: nshold.c, where ringreach.c holds the recording's
+ * directory) also holds this file by a descriptor (close-on-exec, kept
+ * high), and an exec where the path no longer finds a file preloads the
+ * agent as /proc/self/fd/N instead: the loader opens that through the
+ * descriptor, whose flag the exec hook clears (selfreach_item()).  The
+ * new image's agent, loaded by such a name, holds that descriptor in
+ * turn (close-on-exec again) and passes it on the same way.  A child
+ * that does not inherit it (posix_spawn(), or one that closed its
+ * descriptors before the exec: Python's subprocess) is given its
+ * parent's /proc/PID/fd/N, which its agent opens for its own at load.
+ * Where neither the path nor /proc reaches the file (a bare chroot), the
+ * agent is left out of LD_PRELOAD: the program runs unsampled and
+ * unchanged, and `profil record`'s closing warning counts its CPU time.
+ *
+ * What is written here (held_fd, held_dev, held_ino) is written at load
+ * and by nshold.c's hook, which may run in a vfork or raw clone child
+ * sharing its parent's memory: a number there may name a descriptor the
+ * reader does not have, so every use checks it (device and inode).  The
+ * exec hook itself writes only into its caller's buffer.
+ */
+#include "agent.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+static char loaded_as[4096]; /* the name the loader gave us; "" if unknown */
+static int adopted;          /* loaded_as is a /proc name of a descriptor */
+static int held_fd = -1;
+static dev_t held_dev;
+static ino_t held_ino;
+
+/* Whether descriptor fd is the file dev:ino. */
+static int is_file(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev &&
+	       st.st_ino == ino;
+}
+
+/* Whether path is the file dev:ino. */
+static int path_is(const char *path, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev && st.st_ino == ino;
+}
+
+static void hold(int fd)
+{
+	struct stat st;
+	if (fd < 0)
+		return;
+	int high = agent_keep_high(fd);
+	if (fstat(high, &st) != 0 || (high == fd && fd < AGENT_KEEP_BELOW - 64)) {
+		close(high);
+		return;
+	}
+	fd = high;
+	held_dev = st.st_dev, held_ino = st.st_ino;
+	held_fd = fd;
+}
+
+/* "/proc/P/fd/N" (P a number or "self") into P (0 for self) and N. */
+static int proc_fd_name(const char *name, long *pid, int *fd)
+{
+	char who[16];
+	int n, used = 0;
+	if (sscanf(name, "/proc/%15[^/]/fd/%d%n", who, &n, &used) != 2 || name[used] || n < 0)
+		return 0;
+	char *end;
+	*pid = strcmp(who, "self") == 0 ? 0 : strtol(who, &end, 10);
+	if (*pid < 0 || (*pid && *end))
+		return 0;
+	*fd = n;
+	return 1;
+}
+
+/* At load: the name the loader gave us, and if it is a descriptor's, that
+ * file held (ours, or the parent's opened for us). */
+__attribute__((constructor(101))) static void selfreach_load(void)
+{
+	static int done;
+	if (done++)
+		return; /* a constructor, and asked for by another before it */
+	Dl_info info;
+	if (!dladdr((void *)selfreach_load, &info) || !info.dli_fname ||
+	    strlen(info.dli_fname) >= sizeof loaded_as)
+		return;
+	strcpy(loaded_as, info.dli_fname);
+	long pid;
+	int n;
+	if (!proc_fd_name(loaded_as, &pid, &n))
+		return;
+	adopted = 1;
+	if (pid == 0 || pid == (long)getpid()) {
+		/* passed by the exec: ours again, not the program's */
+		if (fcntl(n, F_SETFD, FD_CLOEXEC) == 0)
+			hold(n);
+	} else {
+		hold(open(loaded_as, O_RDONLY | O_CLOEXEC));
+	}
+}
+
+const char *selfreach_loaded_as(void)
+{
+	selfreach_load();
+	return loaded_as;
+}
+
+void selfreach_hold(void)
+{
+	if (held_fd >= 0 || adopted || !loaded_as[0])
+		return;
+	hold(open(loaded_as, O_RDONLY | O_CLOEXEC));
+}
+
+const char *selfreach_item(char *buf, size_t size, int spawn)
+{
+	/* nothing written: maybe a vfork child, and maybe an exec that is
+	 * not made after all (the caller's buffer too small) */
+	struct stat st;
+	if (!adopted && stat(loaded_as, &st) == 0)
+		return loaded_as; /* as always: the path reaches a file */
+	long pid = spawn ? (long)getpid() : 0;
+	int fd = held_fd;
+	if (!is_file(fd, held_dev, held_ino)) {
+		if (fd < 0)
+			return NULL;
+		pid = (long)getppid(); /* closed here before the exec: the parent's */
+	}
+	int n = pid ? snprintf(buf, size, "/proc/%ld/fd/%d", pid, fd)
+	            : snprintf(buf, size, "/proc/self/fd/%d", fd);
+	if (n <= 0 || (size_t)n >= size || !path_is(buf, held_dev, held_ino))
+		return NULL; /* no /proc here (a bare chroot) */
+	return buf;
+}
+
+int selfreach_pass(const char *item)
+{
+	char self[32];
+	if (held_fd < 0 || snprintf(self, sizeof self, "/proc/self/fd/%d", held_fd) <= 0 ||
+	    strcmp(item, self) != 0)
+		return 0; /* the path, or another process's descriptor: nothing to pass */
+	return fcntl(held_fd, F_SETFD, 0);
+}
+
+void selfreach_exec_failed(void)
+{
+	if (is_file(held_fd, held_dev, held_ino))
+		(void)fcntl(held_fd, F_SETFD, FD_CLOEXEC);
+}
