@@ -202,6 +202,7 @@ size_t images_poll(struct images *set)
 	int faulted;
 	for (guarded(read_from, &ps, &faulted); faulted; guarded(read_from, &ps, &faulted))
 		images_drop(&set->v[ps.next++], "truncated while being read");
+	modkeep_poll(set); /* new modules' files, while their processes live */
 	set->max_read = 0;
 	set->min_ring = 0;
 	for (size_t i = 0; i < set->n; i++) {

@@ -57,6 +57,7 @@ struct image {
 	struct module_event *mods;
 	size_t nmods, capmods;
 	uint64_t modlog_read;   /* bytes of the module log consumed */
+	size_t mods_kept;       /* mods[] modkeep.c has looked at */
 	struct thread_name *threads;
 	size_t nthreads;
 	struct agg samples;     /* key: tid, modgen, pcs[] -> weight */
@@ -132,6 +133,16 @@ void images_free(struct images *set);
  * the number of sample records read.  The caller guards it against
  * SIGBUS (images.c). */
 size_t images_read_one(struct image *im);
+/* modkeep.c: modkeep_poll(), after a poll: the file of each build-id
+ * loaded for the first time held open (while its process may live).
+ * modkeep_files(): at the end, those the module's path no longer reaches
+ * (removed, replaced, another root's), for sym_options.files (*out is
+ * the caller's to free; the descriptors stay open until modkeep_free()):
+ * their number. */
+struct sym_file;
+void modkeep_poll(struct images *set);
+size_t modkeep_files(struct sym_file **out);
+void modkeep_free(void);
 /* images.c: stops reading im for good, with one warning naming why;
  * what was read from it before stays. */
 void images_drop(struct image *im, const char *why);

@@ -281,10 +281,14 @@ static void own_line(const struct rusage *ru, double own_running)
 static int finish(const struct record_opts *o, struct profile *p)
 {
 	char err[512], cache[4096];
+	struct sym_file *files;
+	size_t nfiles = modkeep_files(&files); /* removed, replaced, another root's */
 	struct sym_options opt = {.debug_cache = record_cache_dir("debuginfo", cache, sizeof cache),
-	                          .leave_to_exit = 1};
+	                          .leave_to_exit = 1, .files = files, .nfiles = nfiles};
 	if (symbolize_profile(p, &opt, err, sizeof err) != 0)
 		fprintf(stderr, "profil record: symbols: %s (addresses kept)\n", err);
+	free(files);
+	modkeep_free();
 	return pprof_write(p, o->output);
 }
 

@@ -38,6 +38,8 @@ struct sym_cache {
 	size_t ndirs;
 	int quiet;
 	struct sym_image *images;
+	const struct sym_file *files; /* the caller's (sym_options), by build-id */
+	size_t nfiles;
 };
 
 static void add_dir(struct sym_cache *c, const char *dir)
@@ -67,6 +69,8 @@ struct sym_cache *sym_cache_new(const struct sym_options *opt)
 	if (!opt || !opt->no_default_debug_dir)
 		add_dir(c, "/usr/lib/debug");
 	c->quiet = opt && opt->quiet;
+	c->files = opt ? opt->files : NULL;
+	c->nfiles = opt && opt->files ? opt->nfiles : 0;
 	sym_zcache_use(opt ? opt->debug_cache : NULL, c->dirs, c->ndirs);
 	/* The standard callbacks find separate debuginfo by build-id, then
 	 * by debuglink, then through debuginfod when DEBUGINFOD_URLS is set;
@@ -191,6 +195,17 @@ static int open_by_build_id(struct sym_cache *c, struct sym_image *im)
 	return 0;
 }
 
+/* A file the caller kept for this build-id (sym_options.files): 1 when
+ * one opened with it. */
+static int open_kept(struct sym_cache *c, struct sym_image *im)
+{
+	for (size_t i = 0; i < c->nfiles && im->build_id[0]; i++)
+		if (strcasecmp(c->files[i].build_id, im->build_id) == 0 &&
+		    open_file(c, im, c->files[i].path, im->build_id) == 1)
+			return 1;
+	return 0;
+}
+
 /* " (deleted)" ends the path of a file replaced or removed while mapped;
  * the file at the bare path may be its successor (the build-id says). */
 static char *bare_path(const char *path)
@@ -217,7 +232,7 @@ static void open_image(struct sym_cache *c, struct sym_image *im)
 	char *file = bare_path(im->path);
 	int r = open_file(c, im, file, im->build_id);
 	free(file);
-	if (r == 1)
+	if (r == 1 || open_kept(c, im))
 		return;
 	if (r < 0 && !c->quiet)
 		fprintf(stderr, "profil: %s changed since it was recorded (build-id is not "

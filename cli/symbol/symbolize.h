@@ -46,6 +46,15 @@
 
 #include "../model/profile.h"
 
+/* A file that holds the module with build_id when the module's recorded
+ * path may not (it was deleted or replaced, or is another root's): path
+ * opens it, e.g. /proc/self/fd/N of a descriptor the caller keeps open
+ * until symbolize_profile() returns. */
+struct sym_file {
+	const char *build_id; /* lowercase hex */
+	const char *path;
+};
+
 struct sym_options {
 	/* Extra debug roots searched before the default /usr/lib/debug,
 	 * each laid out like it (.build-id/xx/rest.debug, or the file's
@@ -69,6 +78,10 @@ struct sym_options {
 	 * left stays reachable (symbolize.c), so leak checkers do not report
 	 * it. */
 	int leave_to_exit;
+	/* Files tried, by build-id, after a module's recorded path and
+	 * before the debug roots; nfiles of them. */
+	const struct sym_file *files;
+	size_t nfiles;
 };
 
 /*

@@ -1402,3 +1402,36 @@ needs bwrap
 !stderr /cannot be preloaded/
 row /main_hot/ 2 >= 30
 row /child_hot/ 2 >= 30
+
+# A program removed before the recording ends (a test suite's temporary
+# binaries, a configure check, `go run`'s) lost its symbols: its
+# addresses were shown as tmpprog+0x... offsets.  Each module's file is
+# now held open from its first load until the end (cli/record/modkeep.c)
+# and read through that descriptor where its path reaches nothing
+$ cp "$REC/rec-prog" ./tmpprog && profil record -o rm.pprof sh -c './tmpprog threads 30; rm -f ./tmpprog' && profil report rm.pprof
+row /main_hot/ 2 >= 30
+row /lib_hot/ 2 >= 30
+!stdout /tmpprog\+0x/
+
+# ... and one rebuilt over while the command went on (make's targets):
+# the file at its path at the end is another ("changed since it was
+# recorded"), the one held is the program that ran
+$ cp "$REC/rec-prog" ./prog && profil record -o rb.pprof sh -c './prog threads 30; cp "$0" ./prog.new && mv ./prog.new ./prog' "$REC/rec-prog-nobid" && profil report rb.pprof
+row /main_hot/ 2 >= 30
+!stderr /changed since it was recorded/
+
+# ... and one in a root of its own whose path here is another program
+# (a chroot of another release): the chroot's /usr/bin/sort is our test
+# program, named from the file the process mapped
+$ for f in "$REC/rec-prog" $(ldd "$REC/rec-prog" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*[^:]$/ {print $1}'); do mkdir -p "root${f%/*}" && cp -L "$f" "root$f" || exit 1; done && mkdir -p root/proc root/usr/bin && cp "$REC/rec-prog" root/usr/bin/sort && profil record -o cs.pprof unshare -rm sh -c 'mount --rbind /proc root/proc && exec chroot root /usr/bin/sort threads 30' && profil report cs.pprof
+needs unshare
+row /main_hot +sort$/ 2 >= 30
+!stderr /changed since it was recorded/
+
+# ... but a held file keeps its mount busy: a command that runs a program
+# from a file system it mounted, then unmounts it, got "target is busy".
+# Files are held only on mounts that are busy anyway (ours, the
+# process's root)
+$ profil record -o um.pprof unshare -rm sh -c 'mkdir -p mnt && mount -t tmpfs none mnt && cp "$0" mnt/p && mnt/p threads 30 && umount mnt && echo unmounted' "$REC/rec-prog"
+needs unshare
+stdout /^unmounted$/
