@@ -88,6 +88,13 @@ void *prof_xcalloc(size_t n, size_t size)
 	return p;
 }
 
+size_t prof_path_bare_len(const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(path), d = sizeof deleted - 1;
+	return n > d && strcmp(path + n - d, deleted) == 0 ? n - d : n;
+}
+
 char *prof_xstrdup(const char *s)
 {
 	char *d = strdup(s ? s : "");

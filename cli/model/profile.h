@@ -132,6 +132,10 @@ void *prof_xcalloc(size_t n, size_t size);
  * grows by one. */
 void *prof_xgrow(void *arr, size_t n, size_t *cap, size_t first, size_t size);
 char *prof_xstrdup(const char *s); /* NULL gives "" */
+/* The length of a mapping's path without the " (deleted)" the kernel
+ * adds to a file replaced or removed while mapped (the file at the bare
+ * path may be its successor: its build-id says). */
+size_t prof_path_bare_len(const char *path);
 _Noreturn void prof_oom(void);
 /* Address space set aside (blocks of len bytes, mapped but never
  * touched; two at most) before work that may exhaust it under a limit

@@ -114,11 +114,8 @@ static int seen(const char *build_id)
 
 static char *bare(const char *path)
 {
-	static const char deleted[] = " (deleted)";
 	char *p = prof_xstrdup(path);
-	size_t n = strlen(p), d = sizeof deleted - 1;
-	if (n > d && strcmp(p + n - d, deleted) == 0)
-		p[n - d] = '\0';
+	p[prof_path_bare_len(p)] = '\0';
 	return p;
 }
 

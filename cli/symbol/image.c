@@ -206,15 +206,11 @@ static int open_kept(struct sym_cache *c, struct sym_image *im)
 	return 0;
 }
 
-/* " (deleted)" ends the path of a file replaced or removed while mapped;
- * the file at the bare path may be its successor (the build-id says). */
+/* The path without " (deleted)" (prof_path_bare_len()). */
 static char *bare_path(const char *path)
 {
-	static const char deleted[] = " (deleted)";
 	char *p = sym_strdup(path);
-	size_t n = strlen(p), d = sizeof deleted - 1;
-	if (n > d && strcmp(p + n - d, deleted) == 0)
-		p[n - d] = '\0';
+	p[prof_path_bare_len(p)] = '\0';
 	return p;
 }
 
