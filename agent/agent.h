@@ -286,6 +286,10 @@ HIDDEN int agent_keep_high(int fd);
  * is left open across it; 0, or -1.  selfreach_exec_failed(): ours
  * again.  selfreach_loaded_as(): the name the loader gave the agent. */
 HIDDEN void selfreach_hold(void);
+/* selfreach.c: the process's credentials are about to change (setuid()
+ * and the like): the file held, and preferred to its path from now on,
+ * which the new credentials may not open. */
+HIDDEN void selfreach_creds_changing(void);
 HIDDEN const char *selfreach_item(char *buf, size_t size, int spawn);
 HIDDEN int selfreach_pass(const char *item);
 HIDDEN void selfreach_exec_failed(void);

@@ -38,6 +38,12 @@ void agent_ns_changing(int flags)
 {
 	if (flags & (CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUSER | CLONE_NEWPID))
 		hold_now();
+	if ((flags & PROCESS_CREDS_CHANGING) && agent_running()) {
+		int e = errno;
+		selfreach_creds_changing(); /* the agent's file: the directory
+		                             * is reached by the recorder's socket */
+		errno = e;
+	}
 }
 
 void *agent_next(void *_Atomic *slot, const char *name)

@@ -44,6 +44,7 @@
 static char loaded_as[4096]; /* the name the loader gave us; "" if unknown */
 static int adopted;          /* loaded_as is a /proc name of a descriptor */
 static int held_fd = -1;
+static int creds_changed;    /* the path may not open for us any more */
 static dev_t held_dev;
 static ino_t held_ino;
 
@@ -131,25 +132,41 @@ void selfreach_hold(void)
 	hold(open(loaded_as, O_RDONLY | O_CLOEXEC));
 }
 
+void selfreach_creds_changing(void)
+{
+	selfreach_hold();
+	creds_changed = 1;
+}
+
+/* The held file's name through /proc in buf: 1, or 0 if none reaches it
+ * (nothing held, no /proc here: a bare chroot). */
+static int held_name(char *buf, size_t size, int spawn)
+{
+	long pid = spawn ? (long)getpid() : 0;
+	int fd = held_fd;
+	if (!is_file(fd, held_dev, held_ino)) {
+		if (fd < 0)
+			return 0;
+		pid = (long)getppid(); /* closed here before the exec: the parent's */
+	}
+	int n = pid ? snprintf(buf, size, "/proc/%ld/fd/%d", pid, fd)
+	            : snprintf(buf, size, "/proc/self/fd/%d", fd);
+	return n > 0 && (size_t)n < size && path_is(buf, held_dev, held_ino);
+}
+
 const char *selfreach_item(char *buf, size_t size, int spawn)
 {
 	/* nothing written: maybe a vfork child, and maybe an exec that is
 	 * not made after all (the caller's buffer too small) */
 	struct stat st;
-	if (!adopted && stat(loaded_as, &st) == 0)
+	int by_path = !adopted && stat(loaded_as, &st) == 0;
+	if (by_path && !creds_changed)
 		return loaded_as; /* as always: the path reaches a file */
-	long pid = spawn ? (long)getpid() : 0;
-	int fd = held_fd;
-	if (!is_file(fd, held_dev, held_ino)) {
-		if (fd < 0)
-			return NULL;
-		pid = (long)getppid(); /* closed here before the exec: the parent's */
-	}
-	int n = pid ? snprintf(buf, size, "/proc/%ld/fd/%d", pid, fd)
-	            : snprintf(buf, size, "/proc/self/fd/%d", fd);
-	if (n <= 0 || (size_t)n >= size || !path_is(buf, held_dev, held_ino))
-		return NULL; /* no /proc here (a bare chroot) */
-	return buf;
+	/* After a change of credentials the path may stat as ours (the
+	 * capabilities we still have) and not open after the exec. */
+	if (held_name(buf, size, spawn))
+		return buf;
+	return by_path ? loaded_as : NULL;
 }
 
 int selfreach_pass(const char *item)

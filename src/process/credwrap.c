@@ -111,17 +111,25 @@ static int after(int locked, int paused, int rc)
 		int paused, locked = before(&paused); \
 		return after(locked, paused, real.fn args); \
 	}
-#define WRAP(fn, params, args) WRAP_FIRST(fn, params, args, (void)0)
 
-WRAP(setuid, (uid_t u), (u))
-WRAP(setgid, (gid_t g), (g))
-WRAP(seteuid, (uid_t u), (u))
-WRAP(setegid, (gid_t g), (g))
-WRAP(setreuid, (uid_t r, uid_t e), (r, e))
-WRAP(setregid, (gid_t r, gid_t e), (r, e))
-WRAP(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
-WRAP(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
-WRAP(setgroups, (size_t n, const gid_t *list), (n, list))
+/*
+ * A change of credentials may take away what the agent reads by a path
+ * (its own file, for the programs this process execs: a daemon started
+ * as root from a build in /root drops to nobody): the agent is told
+ * first, while it still may (agent/selfreach.c).
+ */
+#define WRAP_CREDS(fn, params, args) \
+	WRAP_FIRST(fn, params, args, process_ns_changing(PROCESS_CREDS_CHANGING))
+
+WRAP_CREDS(setuid, (uid_t u), (u))
+WRAP_CREDS(setgid, (gid_t g), (g))
+WRAP_CREDS(seteuid, (uid_t u), (u))
+WRAP_CREDS(setegid, (gid_t g), (g))
+WRAP_CREDS(setreuid, (uid_t r, uid_t e), (r, e))
+WRAP_CREDS(setregid, (gid_t r, gid_t e), (r, e))
+WRAP_CREDS(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+WRAP_CREDS(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+WRAP_CREDS(setgroups, (size_t n, const gid_t *list), (n, list))
 /*
  * A namespace change may hide what the agent reaches by a path (the
  * recording's directory, under a mount namespace's own /dev/shm) or by

@@ -69,6 +69,10 @@ extern void (*_Atomic exec_begin_hook)(void) HIDDEN;
  * calls it.  Set once (agent/). */
 extern void (*_Atomic ns_change_hook)(int flags) HIDDEN;
 HIDDEN void process_ns_changing(int flags);
+/* ns_change_hook's flags for the setuid() family and setgroups(): the
+ * process's credentials are about to change (no CLONE_NEW* flag has this
+ * bit). */
+#define PROCESS_CREDS_CHANGING 0x1
 
 /*
  * One symbol in each object of this part, which gmon_keep.c (every form

@@ -1435,3 +1435,16 @@ row /main_hot +sort$/ 2 >= 30
 $ profil record -o um.pprof unshare -rm sh -c 'mkdir -p mnt && mount -t tmpfs none mnt && cp "$0" mnt/p && mnt/p threads 30 && umount mnt && echo unmounted' "$REC/rec-prog"
 needs unshare
 stdout /^unmounted$/
+
+# A program that drops to another user before its exec (setpriv, a
+# daemon started as root) could not open the agent at the path
+# LD_PRELOAD names when that path is only root's (profil run from a build
+# in /root): "ERROR: ld.so: object ... cannot be preloaded" and nothing
+# sampled.  The agent's file is held at the setuid() family's calls and
+# preloaded through /proc/self/fd after them (agent/selfreach.c)
+$ mkdir -m 700 priv && cp "$(command -v profil)" "$(dirname "$(command -v profil)")/libprofil-agent.so" priv/ && priv/profil record -o su.pprof setpriv --reuid=65534 --regid=65534 --clear-groups "$REC/rec-prog" threads 30 && profil report su.pprof
+needs root
+needs setpriv
+!stderr /cannot be preloaded/
+row /main_hot/ 2 >= 30
+row /lib_hot/ 2 >= 30
