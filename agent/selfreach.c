@@ -132,8 +132,35 @@ void selfreach_hold(void)
 	hold(open(loaded_as, O_RDONLY | O_CLOEXEC));
 }
 
+/* Whether any user may open path: each directory on the way searchable
+ * by others, the file readable by them (group rights and ACLs are not
+ * looked at: in doubt, no). */
+static int open_to_all(const char *path)
+{
+	char prefix[sizeof loaded_as];
+	struct stat st;
+	size_t n = strlen(path);
+	if (path[0] != '/' || n >= sizeof prefix)
+		return 0;
+	for (size_t i = 1; i <= n; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		if (stat(prefix, &st) != 0)
+			return 0;
+		if (!(st.st_mode & (path[i] ? S_IXOTH : S_IROTH)))
+			return 0;
+	}
+	return 1;
+}
+
 void selfreach_creds_changing(void)
 {
+	/* most installs: the new user opens the path as well as we do, and
+	 * the program is shown no descriptor of ours */
+	if (adopted || creds_changed || !loaded_as[0] || open_to_all(loaded_as))
+		return;
 	selfreach_hold();
 	creds_changed = 1;
 }

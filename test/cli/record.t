@@ -1448,3 +1448,12 @@ needs setpriv
 !stderr /cannot be preloaded/
 row /main_hot/ 2 >= 30
 row /lib_hot/ 2 >= 30
+
+# ... and only there: where every user can open the agent's file (an
+# installed profil), the program that dropped privileges preloads it by
+# its path and sees no descriptor of ours
+$ d=$(mktemp -d /tmp/profil-pub.XXXXXX) && chmod 755 "$d" && cp "$(command -v profil)" "$(dirname "$(command -v profil)")/libprofil-agent.so" "$d"/ && chmod 755 "$d/libprofil-agent.so" && "$d/profil" record -o pub.pprof setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'ls -l /proc/self/fd | grep -c libprofil-agent; true'; rc=$?; rm -rf "$d"; exit $rc
+needs root
+needs setpriv
+stdout /^0$/
+!stderr /cannot be preloaded/
