@@ -14,7 +14,10 @@
  * SIGTRAP, TRAP_PERF, sa_handler 0 in the launcher's children).  So the
  * agent interposes syscall(): an rt_sigaction of a signal we own now goes
  * the way sigaction() does (the program's disposition recorded and
- * honoured, ours kept); every other call goes to libc's syscall()
+ * honoured, ours kept), and an rt_sigprocmask the way pthread_sigmask()
+ * does (a mask that blocks everything is set without the sampling
+ * signal: process/maskwrap.c; a program that keeps its signals for a
+ * signalfd was never sampled); every other call goes to libc's syscall()
  * untouched (a seccomp filter's install is noted first: seccomp.c; an
  * io_uring's setup makes a deferred helper thread first, as
  * pthread_create does: the ring's worker threads, which no sample can
@@ -65,6 +68,10 @@ __attribute__((visibility("default"))) long syscall(long number, ...)
 	if (number == SYS_rt_sigaction &&
 	    process_raw_sigaction((int)a[0], (const void *)a[1], (void *)a[2],
 	                          (unsigned long)a[3], &rc))
+		return rc;
+	if (number == SYS_rt_sigprocmask &&
+	    process_raw_sigprocmask((int)a[0], (const void *)a[1], (void *)a[2],
+	                            (unsigned long)a[3], &rc))
 		return rc;
 	syscall_fn *fn = atomic_load(&real);
 	if (!fn) {

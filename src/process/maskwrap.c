@@ -34,8 +34,10 @@
  *
  * Async-signal-safe (both functions are): no lock, one atomic load, one
  * system call.  Not in a vfork child (shared memory), not while no signal
- * carries samples: then libc's behaviour exactly.  Limits: a raw
- * rt_sigprocmask system call, the old BSD and System V calls (sigblock(),
+ * carries samples: then libc's behaviour exactly.  An rt_sigprocmask
+ * system call made through libc's syscall() comes here too
+ * (process_raw_sigprocmask(), from agent/rawsig.c).  Limits: one made by
+ * a system call instruction, the old BSD and System V calls (sigblock(),
  * sigsetmask(), sighold(): glibc makes them without its exported
  * pthread_sigmask), and the masks of sigsuspend(), pselect(),
  * ppoll(), epoll_pwait() and signal handlers' sa_mask, are set as given
@@ -49,6 +51,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 
 const char process_maskwrap_linked = 1; /* process.h: for static links */
 
@@ -210,6 +213,39 @@ API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 		return -1;
 	}
 	return 0;
+}
+
+/* Set while process_raw_sigprocmask() runs on this thread: the call it
+ * makes itself (fault_raw_sigmask(), through syscall()) comes back to
+ * it, and goes to the kernel as it is. */
+static __thread int raw_mask_busy __attribute__((tls_model("initial-exec")));
+
+int process_raw_sigprocmask(int how, const void *kset, void *koset, unsigned long setsize,
+                            long *rc)
+{
+	unsigned long word;
+	sigset_t in, out;
+	if (raw_mask_busy || setsize != sizeof word || !sigstate_mine() || !signal_sampling())
+		return 0; /* libc's: as the kernel takes it */
+	sigemptyset(&in);
+	if (kset) {
+		memcpy(&word, kset, sizeof word); /* signals 1-64, as sigset_t begins */
+		memcpy(&in, &word, sizeof word);
+	}
+	raw_mask_busy = 1;
+	int e = program_sigmask(how, kset ? &in : NULL, &out);
+	raw_mask_busy = 0;
+	if (e != 0) {
+		errno = e;
+		*rc = -1;
+		return 1;
+	}
+	if (koset) {
+		memcpy(&word, &out, sizeof word);
+		memcpy(koset, &word, sizeof word);
+	}
+	*rc = 0;
+	return 1;
 }
 
 struct mask_view process_mask_view(void)

@@ -98,6 +98,13 @@ HIDDEN sigset_t process_mask_hidden(int sig);
  * the call itself.  Async-signal-safe. */
 HIDDEN int process_raw_sigaction(int sig, const void *kact, void *koact,
                                  unsigned long setsize, long *rc);
+/* maskwrap.c: the same for an rt_sigprocmask system call through libc's
+ * syscall(): while a signal carries samples, done as pthread_sigmask()
+ * would be (a "block everything" mask set without the sampling and fault
+ * signals, which the program reads back as blocked), 1 returned with the
+ * result in *rc; else 0.  Async-signal-safe. */
+HIDDEN int process_raw_sigprocmask(int how, const void *kset, void *koset,
+                                   unsigned long setsize, long *rc);
 /* A thread's view (which of those are hidden, for which sampling signal):
  * read in pthread_create, given to the new thread (threads.c), which
  * otherwise would read them unblocked though its creator blocked them;

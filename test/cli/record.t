@@ -1457,3 +1457,13 @@ needs root
 needs setpriv
 stdout /^0$/
 !stderr /cannot be preloaded/
+
+# A program that blocks every signal by the rt_sigprocmask system call
+# through libc's syscall() (runtimes that keep signals for a signalfd)
+# blocked the sampling signal with them: its whole time at [unsampled].
+# The agent's syscall() sets such a mask as pthread_sigmask() does
+# (agent/rawsig.c, process/maskwrap.c): the program reads back the
+# signals it blocked, and its samples arrive
+$ profil record -o rm2.pprof $REC/rec-rawsig mask 30 && profil report rm2.pprof
+stdout /^mask reads back full$/
+row /masked_hot +rec-rawsig$/ 2 >= 70
