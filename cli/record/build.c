@@ -216,3 +216,32 @@ void record_unnamed_code_hint(const struct profile *p)
 	        "-XX:+DumpPerfMapAtExit and python3.12 -X perf name theirs in /tmp/perf-PID.map, "
 	        "which profil record reads\n", 100.0 * (double)unnamed / (double)all);
 }
+
+/*
+ * Where a tenth or more of the CPU time (and 50 samples or more) is at
+ * [unsampled], one line says what that is, so that a user does not take
+ * it for a function: mostly short processes (a shell's subshells, which
+ * fork and exit without an exec within a sample period) whose whole time
+ * their parent's reap told, and threads that blocked the sampling signal
+ * in a way the agent cannot see (a system call instruction).
+ */
+#define UNSAMPLED_HINT_SHARE 0.10
+#define UNSAMPLED_HINT_MIN 50
+void record_unsampled_hint(const struct profile *p)
+{
+	int64_t all = 0, unsampled = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		const struct prof_location *leaf = s->nlocs ? &p->locations[s->locs[0] - 1] : NULL;
+		all += s->count;
+		if (leaf && leaf->mapping_id == 0 && leaf->address == RING_PC_UNSAMPLED)
+			unsampled += s->count;
+	}
+	if (unsampled < UNSAMPLED_HINT_MIN || (double)unsampled < UNSAMPLED_HINT_SHARE * (double)all)
+		return;
+	fprintf(stderr, "profil record: note: %.0f%% of the CPU time is at [unsampled], where no "
+	        "sample reached: processes and threads that ended within a sample period of "
+	        "their start (a shell's subshells, which fork and exit without an exec), or that "
+	        "blocked the sampling signal by a system call instruction; `profil report --by "
+	        "command` shows whose\n", 100.0 * (double)unsampled / (double)all);
+}

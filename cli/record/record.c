@@ -255,6 +255,7 @@ static void summary(const struct record_opts *o, const struct images *set,
 	record_engine_hints(set, ru, cpu);
 	uncovered_warning(o, set, procs, cpu, (double)(total + (int64_t)p->lost) / o->hz);
 	record_unnamed_code_hint(p);
+	record_unsampled_hint(p);
 	if (!o->verbose || !set->n)
 		return;
 	char name[32];

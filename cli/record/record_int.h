@@ -99,7 +99,10 @@ size_t record_count_left(const char *dir);
 int record_left_out(const char *dir, uint32_t pid);
 
 /* build.c.  record_unnamed_code_hint(): one line on stderr when much of
- * p's samples are in code no file holds (a JIT's, unnamed). */
+ * p's samples are in code no file holds (a JIT's, unnamed).
+ * record_unsampled_hint(): one when much of its time is at [unsampled]. */
+void record_unnamed_code_hint(const struct profile *p);
+void record_unsampled_hint(const struct profile *p);
 void record_build(struct profile *p, const struct images *set, int64_t period_ns);
 /* build.c: the location of a marker (ring.h RING_PC_*), named "[...]". */
 uint64_t record_marker_location(struct profile *p, uint64_t marker);
@@ -112,7 +115,6 @@ uint64_t record_marker_location(struct profile *p, uint64_t marker);
 void record_credit_exits(struct profile *p, const struct images *set, int64_t period_ns,
                          uint32_t root, uint64_t root_ns, uint64_t root_children_ns,
                          int children);
-void record_unnamed_code_hint(const struct profile *p);
 /* forked.c: every forked child's last word (ring.h RING_FORKED), by its
  * PID namespace (0: ours; the inode of another) and its pid there;
  * forked_ended_unsampled(): whether that child's last word says it ended

@@ -1467,3 +1467,16 @@ stdout /^0$/
 $ profil record -o rm2.pprof $REC/rec-rawsig mask 30 && profil report rm2.pprof
 stdout /^mask reads back full$/
 row /masked_hot +rec-rawsig$/ 2 >= 70
+
+# A shell's subshells (fork, a builtin, exit: no exec) end within a
+# sample period: their time, which the parent's reap tells, is at
+# [unsampled], three fifths of a loop of command substitutions.  One
+# line now says what that is (cli/record/build.c)
+$ profil record -o sub.pprof sh -c 'i=0; while [ $i -lt 1500 ]; do x=$(echo $i); i=$((i+1)); done' && profil report --by command sub.pprof
+stderr /^profil record: note: [0-9]+% of the CPU time is at \[unsampled\], where no sample reached/
+row /^ +[0-9]+ .* sh +[0-9]+$/ 2 >= 90
+
+# ... and only then: a program whose threads are all sampled gets no
+# such line
+$ profil record -o nosub.pprof $REC/rec-prog threads 30
+!stderr /\[unsampled\]/
