@@ -11,8 +11,9 @@
  * names another file or nothing.  So the first time a build-id is seen
  * (a load in the module log), its file is opened while the process is
  * likely alive: through /proc/PID/map_files (the very file mapped, even
- * removed; it needs CAP_SYS_ADMIN, so only as root), else the process's
- * root (/proc/PID/root/PATH), else the path as we see it.  At the end a
+ * removed or a memfd; it needs CAP_SYS_ADMIN, so only as root), else the
+ * process's root (/proc/PID/root/PATH), else the path as we see it.  At
+ * the end a
  * descriptor whose file is still the one at its path is closed unused;
  * the others go to the symbolizer as /proc/self/fd/N (sym_options.files),
  * tried after the path and checked by build-id like any file.
@@ -22,8 +23,9 @@
  * image, a test's tmpfs) would get EBUSY.  So a file is held only on a
  * mount that is busy anyway: ours ("/", the working directory, the
  * rings' directory) or its process's root, which nothing unmounts under
- * the process; on any other mount it is closed at once (and a removed
- * program there goes without symbols, as before).
+ * the process, or a memfd's, the kernel's own; on any other mount it is
+ * closed at once (and a removed program there goes without symbols, as
+ * before).
  *
  * Cost: an open, an fstat and a statx or two per distinct build-id (a
  * Python run maps about sixty: 0.2 ms), a stat each at the end; a module
@@ -35,6 +37,7 @@
 #include "../model/profile.h"
 #include "../symbol/symbolize.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,12 +83,24 @@ static void note_busy(const char *dir)
 		nbusy++;
 }
 
+/* Whether fd is a memfd (a program run from memory: runc re-executes
+ * itself so): its mount is the kernel's own, which nothing unmounts. */
+static int is_memfd(int fd)
+{
+	char name[32], target[16];
+	snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(name, target, sizeof target);
+	return n >= 7 && memcmp(target, "/memfd:", 7) == 0;
+}
+
 /* Whether a descriptor of fd's file may be kept: its mount is one we keep
- * busy already, or pid's root mount. */
+ * busy already, or pid's root mount, or no mount anyone can unmount. */
 static int on_busy_mount(int fd, uint32_t pid)
 {
 	uint64_t id, root;
 	char name[64];
+	if (is_memfd(fd))
+		return 1;
 	if (!mount_id(fd, "", AT_EMPTY_PATH, &id))
 		return 0;
 	for (size_t i = 0; i < nbusy; i++)
@@ -119,14 +134,46 @@ static char *bare(const char *path)
 	return p;
 }
 
-/* The file e maps, opened the best way there is while pid may live. */
+/* A descriptor of the file mapped at an address in [start, end) of pid:
+ * the first of its /proc/PID/map_files entries there (they are named
+ * "lo-hi" by each mapping's range), or -1. */
+static int open_mapped(uint32_t pid, uint64_t start, uint64_t end)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%u/map_files", (unsigned)pid);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	int fd = -1;
+	struct dirent *de;
+	while (fd < 0 && (de = readdir(d)) != NULL) {
+		unsigned long long lo, hi;
+		if (sscanf(de->d_name, "%llx-%llx", &lo, &hi) == 2 && lo >= start && hi <= end)
+			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC);
+	}
+	closedir(d);
+	return fd;
+}
+
+/* The file e maps, opened the best way there is while pid may live: the
+ * exact mapping's entry in /proc/PID/map_files (as root: it needs
+ * CAP_SYS_ADMIN), the path in the process's root, the path here, and as
+ * root, for a file no path reaches any more (removed, a memfd program),
+ * any of its mappings' entries. */
 static int open_module(uint32_t pid, const struct module_event *e, const char *path)
 {
 	char name[4096 + 64];
-	int fd = -1;
-	if (geteuid() == 0) {
+	int fd = -1, root = geteuid() == 0;
+	/* the module's code ends where its segment does; its mapping, at the
+	 * next page */
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), end = (e->end + page - 1) & ~(page - 1);
+	if (root) {
 		snprintf(name, sizeof name, "/proc/%u/map_files/%llx-%llx", (unsigned)pid,
-		         (unsigned long long)e->start, (unsigned long long)e->end);
+		         (unsigned long long)e->start, (unsigned long long)end);
 		fd = open(name, O_RDONLY | O_CLOEXEC);
 	}
 	if (fd < 0 && snprintf(name, sizeof name, "/proc/%u/root%s", (unsigned)pid, path) <
@@ -134,6 +181,8 @@ static int open_module(uint32_t pid, const struct module_event *e, const char *p
 		fd = open(name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && root)
+		fd = open_mapped(pid, e->start, end);
 	return fd;
 }
 

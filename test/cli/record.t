@@ -1480,3 +1480,13 @@ row /^ +[0-9]+ .* sh +[0-9]+$/ 2 >= 90
 # such line
 $ profil record -o nosub.pprof $REC/rec-prog threads 30
 !stderr /\[unsampled\]/
+
+# ... and a program run from memory (a memfd, as runc re-executes
+# itself): no path names it ("/memfd:hotprog (deleted)"); as root its
+# mapping's /proc/PID/map_files entry does, and the memfd's mount is the
+# kernel's own, which no command unmounts
+$ profil record -o mfd.pprof python3 -c 'import os, sys; fd = os.memfd_create("hotprog", 0); os.write(fd, open(sys.argv[1], "rb").read()); os.execv("/proc/self/fd/%d" % fd, ["hotprog", "threads", "30"])' "$REC/rec-prog" && profil report mfd.pprof
+needs root
+needs python3
+row /main_hot +memfd:hotprog/ 2 >= 30
+row /lib_hot/ 2 >= 30
