@@ -1407,8 +1407,11 @@ row /child_hot/ 2 >= 30
 # binaries, a configure check, `go run`'s) lost its symbols: its
 # addresses were shown as tmpprog+0x... offsets.  Each module's file is
 # now held open from its first load until the end (cli/record/modkeep.c)
-# and read through that descriptor where its path reaches nothing
-$ cp "$REC/rec-prog" ./tmpprog && profil record -o rm.pprof sh -c './tmpprog threads 30; rm -f ./tmpprog' && profil report rm.pprof
+# and read through that descriptor where its path reaches nothing.  (The
+# programs here run for 0.3 s or more of wall time, so that the recorder,
+# which reads the rings every 20 to 100 ms, sees them load while they
+# live, whatever the load)
+$ cp "$REC/rec-prog" ./tmpprog && profil record -o rm.pprof sh -c './tmpprog threads 60; rm -f ./tmpprog' && profil report rm.pprof
 row /main_hot/ 2 >= 30
 row /lib_hot/ 2 >= 30
 !stdout /tmpprog\+0x/
@@ -1416,14 +1419,14 @@ row /lib_hot/ 2 >= 30
 # ... and one rebuilt over while the command went on (make's targets):
 # the file at its path at the end is another ("changed since it was
 # recorded"), the one held is the program that ran
-$ cp "$REC/rec-prog" ./prog && profil record -o rb.pprof sh -c './prog threads 30; cp "$0" ./prog.new && mv ./prog.new ./prog' "$REC/rec-prog-nobid" && profil report rb.pprof
+$ cp "$REC/rec-prog" ./prog && profil record -o rb.pprof sh -c './prog threads 60; cp "$0" ./prog.new && mv ./prog.new ./prog' "$REC/rec-prog-nobid" && profil report rb.pprof
 row /main_hot/ 2 >= 30
 !stderr /changed since it was recorded/
 
 # ... and one in a root of its own whose path here is another program
 # (a chroot of another release): the chroot's /usr/bin/sort is our test
 # program, named from the file the process mapped
-$ for f in "$REC/rec-prog" $(ldd "$REC/rec-prog" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*[^:]$/ {print $1}'); do mkdir -p "root${f%/*}" && cp -L "$f" "root$f" || exit 1; done && mkdir -p root/proc root/usr/bin && cp "$REC/rec-prog" root/usr/bin/sort && profil record -o cs.pprof unshare -rm sh -c 'mount --rbind /proc root/proc && exec chroot root /usr/bin/sort threads 30' && profil report cs.pprof
+$ for f in "$REC/rec-prog" $(ldd "$REC/rec-prog" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*[^:]$/ {print $1}'); do mkdir -p "root${f%/*}" && cp -L "$f" "root$f" || exit 1; done && mkdir -p root/proc root/usr/bin && cp "$REC/rec-prog" root/usr/bin/sort && profil record -o cs.pprof unshare -rm sh -c 'mount --rbind /proc root/proc && exec chroot root /usr/bin/sort threads 60' && profil report cs.pprof
 needs unshare
 row /main_hot +sort$/ 2 >= 30
 !stderr /changed since it was recorded/
@@ -1485,7 +1488,7 @@ $ profil record -o nosub.pprof $REC/rec-prog threads 30
 # itself): no path names it ("/memfd:hotprog (deleted)"); as root its
 # mapping's /proc/PID/map_files entry does, and the memfd's mount is the
 # kernel's own, which no command unmounts
-$ profil record -o mfd.pprof python3 -c 'import os, sys; fd = os.memfd_create("hotprog", 0); os.write(fd, open(sys.argv[1], "rb").read()); os.execv("/proc/self/fd/%d" % fd, ["hotprog", "threads", "30"])' "$REC/rec-prog" && profil report mfd.pprof
+$ profil record -o mfd.pprof python3 -c 'import os, sys; fd = os.memfd_create("hotprog", 0); os.write(fd, open(sys.argv[1], "rb").read()); os.execv("/proc/self/fd/%d" % fd, ["hotprog", "threads", "60"])' "$REC/rec-prog" && profil report mfd.pprof
 needs root
 needs python3
 row /main_hot +memfd:hotprog/ 2 >= 30
