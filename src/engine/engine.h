@@ -337,6 +337,11 @@ HIDDEN NO_TSAN int fault_raw_sigmask(int how, const sigset_t *set, sigset_t *old
 #ifdef PROFIL_NO_HOOK
 extern __thread int fault_sigmask_internal __attribute__((tls_model("initial-exec"))) HIDDEN;
 #endif
+/* Nonzero while fault_raw_sigmask() makes its system call on this
+ * thread: the agent interposes syscall() (agent/rawsig.c), and its
+ * rt_sigprocmask path (process/maskwrap.c) must let our own masks (the
+ * sigstate lock's "block everything", the helper's) through as they are. */
+extern __thread int fault_raw_sigmask_own __attribute__((tls_model("initial-exec"))) HIDDEN;
 
 /* dispatch.c: whether si is one of the engine's samples (an expiry of
  * our timers, or a signal of one of our perf events, live or closed),

@@ -38,6 +38,8 @@ static void clear_bit(sigset_t *s, int sig)
  * and errno left alone (signal handlers call this).  A system call rather
  * than dlsym: async-signal-safe, usable before our constructors ran, and
  * glibc exports no other name for it. */
+__thread int fault_raw_sigmask_own __attribute__((tls_model("initial-exec")));
+
 int fault_raw_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t copy;
@@ -48,7 +50,9 @@ int fault_raw_sigmask(int how, const sigset_t *set, sigset_t *old)
 		set = &copy;
 	}
 	int e = errno;
+	fault_raw_sigmask_own++; /* through the agent's syscall(): ours, as it is */
 	long rc = syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+	fault_raw_sigmask_own--;
 	int err = rc == 0 ? 0 : errno;
 	errno = e;
 	return err;

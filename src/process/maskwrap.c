@@ -215,26 +215,22 @@ API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return 0;
 }
 
-/* Set while process_raw_sigprocmask() runs on this thread: the call it
- * makes itself (fault_raw_sigmask(), through syscall()) comes back to
- * it, and goes to the kernel as it is. */
-static __thread int raw_mask_busy __attribute__((tls_model("initial-exec")));
-
 int process_raw_sigprocmask(int how, const void *kset, void *koset, unsigned long setsize,
                             long *rc)
 {
 	unsigned long word;
 	sigset_t in, out;
-	if (raw_mask_busy || setsize != sizeof word || !sigstate_mine() || !signal_sampling())
+	/* our own masks (fault_raw_sigmask(), which the call below makes
+	 * too, through syscall()) go to the kernel as they are */
+	if (fault_raw_sigmask_own || setsize != sizeof word || !sigstate_mine() ||
+	    !signal_sampling())
 		return 0; /* libc's: as the kernel takes it */
 	sigemptyset(&in);
 	if (kset) {
 		memcpy(&word, kset, sizeof word); /* signals 1-64, as sigset_t begins */
 		memcpy(&in, &word, sizeof word);
 	}
-	raw_mask_busy = 1;
 	int e = program_sigmask(how, kset ? &in : NULL, &out);
-	raw_mask_busy = 0;
 	if (e != 0) {
 		errno = e;
 		*rc = -1;

@@ -1493,3 +1493,14 @@ needs root
 needs python3
 row /main_hot +memfd:hotprog/ 2 >= 30
 row /lib_hot/ 2 >= 30
+
+# The agent's own signal masks go to the kernel as they are: once its
+# syscall() took rt_sigprocmask calls (rawsig.c), its own "block
+# everything" (the helper thread's, the signal-state lock's), made
+# through that same syscall(), had the sampling and fault signals taken
+# out as a program's would: the helper ran with SIGTRAP, SIGBUS and
+# SIGSEGV unblocked (its mask ended in ...aaf).  fault_raw_sigmask_own
+# marks ours (src/engine/libc_calls.c)
+$ profil record -o hm.pprof sh -c '"$0" spin 10 >/dev/null & p=$!; i=0; while [ "$(ls /proc/$p/task | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; for t in /proc/$p/task/*; do [ "${t##*/}" = "$p" ] || grep SigBlk "$t/status"; done; kill $p' $REC/rec-prog
+stdout /^SigBlk:[[:space:]]+f+e7ffbfeff$/
+stdout-lines 1
