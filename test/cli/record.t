@@ -1504,3 +1504,14 @@ row /lib_hot/ 2 >= 30
 $ profil record -o hm.pprof sh -c '"$0" spin 10 >/dev/null & p=$!; i=0; while [ "$(ls /proc/$p/task | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; for t in /proc/$p/task/*; do [ "${t##*/}" = "$p" ] || grep SigBlk "$t/status"; done; kill $p' $REC/rec-prog
 stdout /^SigBlk:[[:space:]]+f+e7ffbfeff$/
 stdout-lines 1
+
+# ... and in such a sandbox a child made by posix_spawn() (Python's
+# subprocess without close_fds) or by a child that closed its descriptors
+# first (with close_fds, the default) inherits no descriptor of the
+# agent's file: it is preloaded through its parent's /proc/PID/fd/N and
+# held by its own agent from its start
+$ py=$(python3 -c 'import sys; print(sys.executable)') && profil record -o bwp.pprof bwrap --ro-bind / / --tmpfs "$(dirname "$(dirname "$REC")")" --ro-bind "$REC" "$REC" --proc /proc --dev /dev --unshare-all "$py" -c 'import subprocess, sys; [subprocess.run([sys.argv[1], "threads", "30"], close_fds=c, check=True) for c in (False, True)]' "$REC/rec-prog" && profil report --by command bwp.pprof
+needs bwrap
+needs python3
+!stderr /cannot be preloaded/
+row /^ +[0-9]+ .* rec-prog +2$/ 2 >= 70
