@@ -32,14 +32,15 @@ static void clear_bit(sigset_t *s, int sig)
 	w[(sig - 1) / bits] &= ~(1ul << ((sig - 1) % bits));
 }
 
+/* engine.h: set around fault_raw_sigmask()'s system call. */
+__thread int fault_raw_sigmask_own __attribute__((tls_model("initial-exec")));
+
 /* glibc's pthread_sigmask() as it is (nptl/pthread_sigmask.c): its two
  * internal signals (cancellation, setxid; SIGRTMIN - 2 and - 1 as the
  * kernel numbers them) are never blocked; the error number is returned
  * and errno left alone (signal handlers call this).  A system call rather
  * than dlsym: async-signal-safe, usable before our constructors ran, and
  * glibc exports no other name for it. */
-__thread int fault_raw_sigmask_own __attribute__((tls_model("initial-exec")));
-
 int fault_raw_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t copy;
