@@ -195,26 +195,46 @@ void record_build(struct profile *p, const struct images *set, int64_t period_ns
  * named some code: the program was run with its option already (V8
  * leaves some of its own code out of the map it writes).
  */
+/* The samples of p whose leaf is a location for which leaf_is() holds,
+ * and all of them in *all. */
+static int64_t leaf_count(const struct profile *p, int (*leaf_is)(const struct prof_location *),
+                          int64_t *all)
+{
+	int64_t n = 0;
+	*all = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		const struct prof_location *leaf = s->nlocs ? &p->locations[s->locs[0] - 1] : NULL;
+		*all += s->count;
+		if (leaf && leaf_is(leaf))
+			n += s->count;
+	}
+	return n;
+}
+
+static int unnamed(const struct prof_location *l)
+{
+	return l->mapping_id == 0 && !RING_PC_IS_MARKER(l->address);
+}
+
+static int at_unsampled(const struct prof_location *l)
+{
+	return l->mapping_id == 0 && l->address == RING_PC_UNSAMPLED;
+}
+
 #define UNNAMED_HINT_SHARE 0.10
 void record_unnamed_code_hint(const struct profile *p)
 {
 	for (size_t i = 0; i < p->nmappings; i++)
 		if (prof_mapping_is_jit_map(&p->mappings[i]))
 			return;
-	int64_t all = 0, unnamed = 0;
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct prof_sample *s = &p->samples[i];
-		const struct prof_location *leaf = s->nlocs ? &p->locations[s->locs[0] - 1] : NULL;
-		all += s->count;
-		if (leaf && leaf->mapping_id == 0 && !RING_PC_IS_MARKER(leaf->address))
-			unnamed += s->count;
-	}
-	if (all == 0 || (double)unnamed < UNNAMED_HINT_SHARE * (double)all)
+	int64_t all, n = leaf_count(p, unnamed, &all);
+	if (all == 0 || (double)n < UNNAMED_HINT_SHARE * (double)all)
 		return;
 	fprintf(stderr, "profil record: %.0f%% of the samples are in code no file holds, reported "
 	        "by address: a JIT's? node --perf-basic-prof, java -XX:+UnlockDiagnosticVMOptions "
 	        "-XX:+DumpPerfMapAtExit and python3.12 -X perf name theirs in /tmp/perf-PID.map, "
-	        "which profil record reads\n", 100.0 * (double)unnamed / (double)all);
+	        "which profil record reads\n", 100.0 * (double)n / (double)all);
 }
 
 /*
@@ -229,14 +249,7 @@ void record_unnamed_code_hint(const struct profile *p)
 #define UNSAMPLED_HINT_MIN 50
 void record_unsampled_hint(const struct profile *p)
 {
-	int64_t all = 0, unsampled = 0;
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct prof_sample *s = &p->samples[i];
-		const struct prof_location *leaf = s->nlocs ? &p->locations[s->locs[0] - 1] : NULL;
-		all += s->count;
-		if (leaf && leaf->mapping_id == 0 && leaf->address == RING_PC_UNSAMPLED)
-			unsampled += s->count;
-	}
+	int64_t all, unsampled = leaf_count(p, at_unsampled, &all);
 	if (unsampled < UNSAMPLED_HINT_MIN || (double)unsampled < UNSAMPLED_HINT_SHARE * (double)all)
 		return;
 	fprintf(stderr, "profil record: note: %.0f%% of the CPU time is at [unsampled], where no "
