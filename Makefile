@@ -88,6 +88,7 @@ $(BUILD)/obj/%.o: src/%.c $(LIB_HDR) include/*.h
 # held it (safety_stress_mix hung so in CI).  Without instrumentation the
 # frames jumped over have no redzones to leave poisoned.  UBSan stays.
 SIGNAL_CONTEXT_OBJ := $(BUILD)/obj/engine/sample.o $(BUILD)/obj/engine/sample_write.o \
+                      $(BUILD)/obj/engine/sample_records.o \
                       $(BUILD)/obj/unwind/unwind.o $(BUILD)/obj/engine/fault.o \
                       $(BUILD)/obj/engine/libc_calls.o
 $(SIGNAL_CONTEXT_OBJ): CFLAGS_ALL += $(if $(findstring address,$(SAN)),-fno-sanitize=address)
@@ -270,10 +271,11 @@ $(BUILD)/test/test-cli-cases.c: $(CLI_CASES) test/cli/cases.awk | $(BUILD)/test
 # The signal handler's object may reference only the symbols in the
 # allow-list: its contract (src/engine/sample.c) made mechanical.
 # The files that run in signal context: sample.c with its writers
-# (sample_write.c), checked as one object (ld -r: their calls to each
+# (sample_write.c, sample_records.c), checked as one object (ld -r: their calls to each
 # other are the handler's own), and its stack walk.
 HANDLER_OBJ := $(BUILD)/obj/engine/handler-whole.o
-$(HANDLER_OBJ): $(BUILD)/obj/engine/sample.o $(BUILD)/obj/engine/sample_write.o
+$(HANDLER_OBJ): $(BUILD)/obj/engine/sample.o $(BUILD)/obj/engine/sample_write.o \
+                $(BUILD)/obj/engine/sample_records.o
 	$(LD) -r -o $@ $^
 check-handler: $(HANDLER_OBJ) $(BUILD)/obj/unwind/unwind.o
 	for o in $^; do sh tools/check-handler.sh $$o tools/handler-allow.txt || exit 1; done

@@ -204,13 +204,21 @@ static _Atomic int exec_unsampled;
  * itself (ring.h RING_FORKED). */
 static struct ring_file *ancestor_ring;
 
-static void tell_forked(uint32_t state)
+/* at_fork: the word of the fork itself, with the call that made this
+ * child (its callers from fork()'s caller out), under which the recorder
+ * shows the child's time if no sample reaches it. */
+static void tell_forked(uint32_t state, int at_fork)
 {
 	struct ring_file *rf = ancestor_ring;
 	if (!rf)
 		return;
-	struct ring_forked r = {RING_HDR(RING_FORKED, 2), (uint32_t)getpid(), state, 0};
-	sample_record_into(defer_final_table(rf), &r);
+	struct ring_forked r = {RING_HDR(RING_FORKED, 2), (uint32_t)getpid(), state,
+	                        atomic_load_explicit(&rf->modgen, memory_order_acquire)};
+	struct ptable *t = defer_final_table(rf);
+	if (at_fork)
+		sample_record_callers(t, &r, sizeof r, agent_stack_depth, (uintptr_t)fork);
+	else
+		sample_record_into(t, &r);
 }
 
 int agent_exec_unsampled(void)
@@ -225,7 +233,7 @@ void agent_exec_begins(void)
 	int none = defer_active() && defer_empty() && !atomic_load(&agent_ring);
 	atomic_store(&exec_unsampled, none);
 	if (none)
-		tell_forked(RING_FORKED_EXECING);
+		tell_forked(RING_FORKED_EXECING, 0);
 }
 
 /* exec.c's hook: the exec (given envp) returned, this program goes on. */
@@ -235,7 +243,7 @@ void agent_exec_returned(char *const envp[])
 	ringreach_exec_failed(envp); /* the directory's descriptor: ours again */
 	selfreach_exec_failed();    /* and the agent file's */
 	if (atomic_exchange(&exec_unsampled, 0) && defer_active())
-		tell_forked(RING_FORKED_DEFERRED);
+		tell_forked(RING_FORKED_DEFERRED, 0);
 }
 
 /* A start reads /proc/self/status once (perf_probe_status_hold()). */
@@ -269,7 +277,7 @@ void agent_in_child(void)
 		start_child_now();
 		return;
 	}
-	tell_forked(RING_FORKED_DEFERRED);
+	tell_forked(RING_FORKED_DEFERRED, 1);
 	/* the helper (fork.c makes it after this hook) at the first safe
 	 * sample: it makes the ring file (agent_defer_end()) */
 	atomic_store(&lazy_helper_soon, 1);

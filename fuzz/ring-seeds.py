@@ -20,6 +20,14 @@ def sample(tid, weight, gen, pcs):
     return struct.pack("<IIII", (1 << 24) | words, tid, weight, gen) + \
         b"".join(struct.pack("<Q", p) for p in pcs)
 
+def forked(pid, state, gen, pcs=()):
+    words = 2 + len(pcs)
+    return struct.pack("<IIII", (5 << 24) | words, pid, state, gen) + \
+        b"".join(struct.pack("<Q", p) for p in pcs)
+
+def reaped(pid, cpu_ns):
+    return struct.pack("<IIQ", (4 << 24) | 2, pid, cpu_ns)
+
 def skip(words):
     return struct.pack("<I", (2 << 24) | words) + b"\0" * (words * 8 - 4)
 
@@ -62,6 +70,10 @@ seeds = {
     "path-len": seed(0x04, recs, mods, patch(4096 + 4096 + 8, struct.pack("<HHI", 1, 0xffff, 0xffffffff))),
     "head-back": seed(0x04, recs, mods, patch(72, struct.pack("<QQ", 8, 1 << 62))),
     "huge-record": seed(0x04, struct.pack("<IIII", (1 << 24) | 0xffffff, 1, 1, 1), mods),
+    # forked children's words, one with the fork's callers, and their reaps
+    "forked": seed(0x04, recs + forked(5000, 1, 2, [0x401020, 0x7f0000001235, 0xfffffffffffffffe]) +
+                   forked(5001, 1, 1) + forked(5001, 2, 1) + forked(5001, 1, 3, [0x401031]) +
+                   reaped(5000, 3000000) + reaped(5001, 2000000), mods),
 }
 for name, data in seeds.items():
     with open(os.path.join(out, name), "wb") as f:

@@ -13,7 +13,9 @@
  * own per function; failing that it keeps mapping 0 and is reported by
  * address.  A stack the agent could not finish ends in a marker
  * (src/base/ring.h), which becomes a frame named [truncated] (the depth limit)
- * or [unknown] (the unwind failed): never a silently short stack.
+ * or [unknown] (the unwind failed): never a silently short stack.  The
+ * callers of each fork a forked child told of (ring.h RING_FORKED) become
+ * locations the same way, for reaped.c.
  */
 #include "record_int.h"
 #include "../model/profile.h"
@@ -134,7 +136,36 @@ static uint64_t jit_location(struct profile *p, const struct image *im, struct j
 	return id;
 }
 
-static void add_samples(struct profile *p, const struct image *im, const uint64_t *ids,
+/* The location of an entry of a stack of im at module generation gen:
+ * a marker's, or a pc's (entries after the first, return addresses, as
+ * the instruction before: pprof's rule, address - 1). */
+static uint64_t entry_location(struct profile *p, const struct image *im, const uint64_t *ids,
+                               struct jit *jit, uint64_t entry, int caller, uint32_t gen)
+{
+	if (RING_PC_IS_MARKER(entry))
+		return record_marker_location(p, entry);
+	uint64_t pc = entry - (caller != 0);
+	uint64_t mid = mapping_of(im, ids, pc, gen);
+	uint64_t loc = mid ? 0 : jit_location(p, im, jit, pc);
+	return loc ? loc : prof_intern_location(p, mid, pc);
+}
+
+/* The locations of the callers of each fork that told its own (ring.h
+ * RING_FORKED), for reaped.c: where a child no sample reached came from. */
+static void add_fork_paths(struct profile *p, struct image *im, const uint64_t *ids,
+                           struct jit *jit)
+{
+	for (size_t i = 0; i < im->nforked; i++) {
+		struct forked_word *w = &im->forked[i];
+		if (!w->npcs || w->locs)
+			continue;
+		w->locs = prof_xcalloc(w->npcs, sizeof *w->locs);
+		for (uint32_t k = 0; k < w->npcs; k++)
+			w->locs[k] = entry_location(p, im, ids, jit, w->pcs[k], 1, w->modgen);
+	}
+}
+
+static void add_samples(struct profile *p, struct image *im, const uint64_t *ids,
                         int64_t period_ns)
 {
 	struct jit jit = {0, NULL};
@@ -149,19 +180,8 @@ static void add_samples(struct profile *p, const struct image *im, const uint64_
 			cap = n;
 			locs = prof_xrealloc(locs, cap, sizeof *locs);
 		}
-		for (size_t k = 0; k < n; k++) {
-			/* Callers' entries are return addresses: the call is the
-			 * instruction before (pprof's rule: address - 1). */
-			if (RING_PC_IS_MARKER(e->words[2 + k])) {
-				locs[k] = record_marker_location(p, e->words[2 + k]);
-				continue;
-			}
-			uint64_t pc = e->words[2 + k] - (k > 0);
-			uint64_t mid = mapping_of(im, ids, pc, gen);
-			locs[k] = mid ? 0 : jit_location(p, im, &jit, pc);
-			if (!locs[k])
-				locs[k] = prof_intern_location(p, mid, pc);
-		}
+		for (size_t k = 0; k < n; k++)
+			locs[k] = entry_location(p, im, ids, &jit, e->words[2 + k], k > 0, gen);
 		/* in another PID namespace, the main thread's id is the pid
 		 * there: shown as the one here (nspid.c) */
 		uint32_t shown = im->ns_pid && tid == im->ns_pid ? im->pid : tid;
@@ -169,14 +189,15 @@ static void add_samples(struct profile *p, const struct image *im, const uint64_
 		                image_thread_name(im, tid), im->comm);
 	}
 	(void)period_ns;
+	add_fork_paths(p, im, ids, &jit);
 	free(locs);
 	sym_perfmap_free(jit.map);
 }
 
-void record_build(struct profile *p, const struct images *set, int64_t period_ns)
+void record_build(struct profile *p, struct images *set, int64_t period_ns)
 {
 	for (size_t i = 0; i < set->n; i++) {
-		const struct image *im = &set->v[i];
+		struct image *im = &set->v[i];
 		if (!image_valid(im))
 			continue;
 		prof_add_process(p, im->pid, im->ppid, im->cmdline);

@@ -14,6 +14,10 @@
  * ancestor's: the words of an image of another namespace are keyed by
  * that namespace (its inode, nspid.c; UNKNOWN_NS when it was not told),
  * so that they never answer for a process of ours with the same number.
+ *
+ * The word written at the fork carries the call that forked the child
+ * (its callers, as locations once record_build() has made them); a later
+ * word (an exec that failed) carries none, and the first one's is kept.
  */
 #include "record_int.h"
 #include "../model/profile.h"
@@ -26,6 +30,8 @@ struct word {
 	uint64_t pidns; /* 0: ours */
 	uint32_t pid, order;
 	int execing;
+	const uint64_t *path; /* locations of the fork's callers, or NULL */
+	size_t npath;
 };
 
 struct forked_words {
@@ -56,15 +62,21 @@ struct forked_words *forked_words(const struct images *set)
 	struct forked_words *fw = prof_xcalloc(1, sizeof *fw);
 	struct word *w = prof_xcalloc(cap, sizeof *w);
 	for (size_t i = 0; i < set->n; i++)
-		for (size_t j = 0; j < set->v[i].nforked; j++, k++)
-			w[k] = (struct word){namespace_of(&set->v[i]),
-			                     set->v[i].forked[j] & 0x7fffffffu, (uint32_t)k,
-			                     (int)(set->v[i].forked[j] >> 31)};
+		for (size_t j = 0; j < set->v[i].nforked; j++, k++) {
+			const struct forked_word *f = &set->v[i].forked[j];
+			w[k] = (struct word){namespace_of(&set->v[i]), f->pid, (uint32_t)k,
+			                     f->execing, f->locs, f->locs ? f->npcs : 0};
+		}
 	qsort(w, k, sizeof *w, by_child_then_order);
 	size_t m = 0;
 	for (size_t i = 0; i < k; i++) {
-		if (m && w[m - 1].pid == w[i].pid && w[m - 1].pidns == w[i].pidns)
-			m--; /* a later word of the same child */
+		if (m && w[m - 1].pid == w[i].pid && w[m - 1].pidns == w[i].pidns) {
+			m--; /* a later word of the same child: its state wins */
+			if (!w[i].path) {
+				w[i].path = w[m].path;
+				w[i].npath = w[m].npath;
+			}
+		}
 		w[m++] = w[i];
 	}
 	fw->v = w;
@@ -80,10 +92,13 @@ static int child_vs_word(const void *key, const void *elem)
 	return k->pid < e->pid ? -1 : k->pid > e->pid;
 }
 
-int forked_ended_unsampled(const struct forked_words *fw, uint64_t pidns, uint32_t pid)
+int forked_ended_unsampled(const struct forked_words *fw, uint64_t pidns, uint32_t pid,
+                           const uint64_t **path, size_t *npath)
 {
-	struct word key = {pidns, pid, 0, 0};
+	struct word key = {pidns, pid, 0, 0, NULL, 0};
 	const struct word *f = fw->n ? bsearch(&key, fw->v, fw->n, sizeof key, child_vs_word) : NULL;
+	*path = f ? f->path : NULL;
+	*npath = f ? f->npath : 0;
 	return f && !f->execing;
 }
 

@@ -231,6 +231,10 @@ void images_free(struct images *set)
 		free(im->mods);
 		free(im->threads);
 		free(im->reaped);
+		for (size_t k = 0; k < im->nforked; k++) {
+			free(im->forked[k].pcs);
+			free(im->forked[k].locs);
+		}
 		free(im->forked);
 		agg_free(&im->samples);
 	}

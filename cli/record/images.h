@@ -71,8 +71,8 @@ struct image {
 	struct reaped_child *reaped; /* children this image reaped */
 	size_t nreaped;
 	/* what forked children without a ring file told here (ring.h
-	 * RING_FORKED), in order: pid, and bit 31 set for EXECING */
-	uint32_t *forked;
+	 * RING_FORKED), in order */
+	struct forked_word *forked;
 	size_t nforked;
 	int execing;            /* its process was exec'ing at the last read
 	                         * (ring.h RING_EXECING) */
@@ -81,6 +81,16 @@ struct image {
 	                         * threads' ids are that namespace's. */
 	uint64_t pidns;         /* with ns_pid: that namespace's inode, 0 if
 	                         * unknown (reaped.c matches its reaps by it) */
+};
+
+/* A forked child's word (ring.h RING_FORKED). */
+struct forked_word {
+	uint32_t pid;       /* as the child saw it */
+	int execing;        /* RING_FORKED_EXECING */
+	uint32_t modgen;
+	uint32_t npcs;
+	uint64_t *pcs;      /* the fork's callers (its first word's), or NULL */
+	uint64_t *locs;     /* their locations in the profile: record_build() */
 };
 
 /* nspid.c: a ring file's name and the pid its process has here. */

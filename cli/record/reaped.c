@@ -30,7 +30,8 @@
  * agent/defer.c), only its word in an ancestor's ring (ring.h
  * RING_FORKED): when its parent is a process of the recording and told
  * its total, all of its own time is credited, at "[unsampled]" (what the
- * settling of its exit would have written: account.c), on its pid under
+ * settling of its exit would have written: account.c) under the fork's
+ * callers when its word told them (forked.c), on its pid under
  * its parent's name (a fork copies it); in a PID namespace not ours, on
  * its number there (the words and reaps of such a namespace are keyed
  * by it: forked.c).  Not with --no-children,
@@ -274,30 +275,41 @@ static int64_t periods_owed(const struct told *me, uint64_t accounted, int64_t p
 }
 
 /* The forked children that never had an image (see above), at
- * [unsampled]: a process that ended before any sample reached it. */
+ * [unsampled]: a process that ended before any sample reached it; under
+ * the call that forked it when its word told that (ring.h RING_FORKED). */
 static void credit_unimaged(struct profile *p, const struct images *set, const struct told *t,
                             size_t nt, const struct proc *v, size_t np, int64_t period_ns,
-                            int64_t *carry, uint64_t *loc)
+                            int64_t *carry)
 {
 	struct forked_words *words = forked_words(set);
+	uint64_t *locs = NULL;
+	size_t cap = 0;
 	for (size_t i = 0; i < nt; i++) {
 		const struct proc *parent = t[i].parent ? proc_of(v, np, t[i].parent) : NULL;
+		const uint64_t *path = NULL;
+		size_t npath = 0;
 		if (!t[i].pid || !parent || parent->cut ||
 		    (!t[i].pidns && proc_of(v, np, t[i].pid)) ||
 		    find_in((struct told *)t, nt, t[i].pidns, t[i].pid) != &t[i] ||
-		    !forked_ended_unsampled(words, t[i].pidns, t[i].pid))
+		    !forked_ended_unsampled(words, t[i].pidns, t[i].pid, &path, &npath))
 			continue; /* not one of ours, or it became a program no
 			           * agent entered (then its time is no exit) */
 		int64_t w = periods_owed(&t[i], 0, period_ns, carry);
 		if (!w)
 			continue;
-		if (!*loc)
-			*loc = record_marker_location(p, RING_PC_UNSAMPLED);
+		if (npath + 1 > cap) {
+			cap = npath + 1;
+			locs = prof_xrealloc(locs, cap, sizeof *locs);
+		}
+		locs[0] = record_marker_location(p, RING_PC_UNSAMPLED);
+		for (size_t k = 0; k < npath; k++)
+			locs[1 + k] = path[k];
 		/* on its pid: in a namespace not ours, its number there (the
 		 * pid we would see is not known), as its threads' are shown */
 		const struct image *im = &set->v[parent->last];
-		prof_add_sample(p, loc, 1, w, t[i].pid, t[i].pid, im->comm, im->comm);
+		prof_add_sample(p, locs, 1 + npath, w, t[i].pid, t[i].pid, im->comm, im->comm);
 	}
+	free(locs);
 	forked_words_free(words);
 }
 
@@ -332,9 +344,8 @@ void record_credit_exits(struct profile *p, const struct images *set, int64_t pe
 		prof_add_sample(p, &loc, 1, w, last->pid, last->pid, image_thread_name(last, main_tid),
 		                last->comm);
 	}
-	uint64_t unsampled = 0;
 	if (children)
-		credit_unimaged(p, set, t, nt, v, np, period_ns, &carry, &unsampled);
+		credit_unimaged(p, set, t, nt, v, np, period_ns, &carry);
 	free(v);
 	free(t);
 }

@@ -103,7 +103,7 @@ int record_left_out(const char *dir, uint32_t pid);
  * record_unsampled_hint(): one when much of its time is at [unsampled]. */
 void record_unnamed_code_hint(const struct profile *p);
 void record_unsampled_hint(const struct profile *p);
-void record_build(struct profile *p, const struct images *set, int64_t period_ns);
+void record_build(struct profile *p, struct images *set, int64_t period_ns);
 /* build.c: the location of a marker (ring.h RING_PC_*), named "[...]". */
 uint64_t record_marker_location(struct profile *p, uint64_t marker);
 /* reaped.c: adds, for each process whose total CPU time its parent's
@@ -118,10 +118,13 @@ void record_credit_exits(struct profile *p, const struct images *set, int64_t pe
 /* forked.c: every forked child's last word (ring.h RING_FORKED), by its
  * PID namespace (0: ours; the inode of another) and its pid there;
  * forked_ended_unsampled(): whether that child's last word says it ended
- * before its first sample (it did not exec). */
+ * before its first sample (it did not exec), and the locations of the
+ * call that forked it into *path (*npath of them, 0 if not told: after
+ * record_build()). */
 struct forked_words;
 struct forked_words *forked_words(const struct images *set);
-int forked_ended_unsampled(const struct forked_words *w, uint64_t pidns, uint32_t pid);
+int forked_ended_unsampled(const struct forked_words *w, uint64_t pidns, uint32_t pid,
+                           const uint64_t **path, size_t *npath);
 void forked_words_free(struct forked_words *w);
 
 /* enginehint.c: a line on stderr when the engine the command ran on

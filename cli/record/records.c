@@ -62,6 +62,30 @@ static void note_thread(struct image *im, uint32_t tid)
 		t->name[strcspn(t->name, "\n")] = '\0';
 }
 
+/* A forked child's word (ring.h RING_FORKED) of bytes bytes; 0 when it
+ * is malformed (the image dropped). */
+static int take_forked(struct image *im, const struct ring_forked *r, uint64_t bytes)
+{
+	uint64_t npcs = (bytes - sizeof *r) / 8;
+	if (bytes < sizeof *r || npcs > RING_MAX_PCS ||
+	    (r->state != RING_FORKED_DEFERRED && r->state != RING_FORKED_EXECING)) {
+		images_drop(im, "forked-child record malformed");
+		return 0;
+	}
+	im->forked = prof_xrealloc(im->forked, im->nforked + 1, sizeof *im->forked);
+	struct forked_word *w = &im->forked[im->nforked++];
+	memset(w, 0, sizeof *w);
+	w->pid = r->pid;
+	w->execing = r->state == RING_FORKED_EXECING;
+	w->modgen = r->modgen;
+	if (npcs) {
+		w->npcs = (uint32_t)npcs;
+		w->pcs = prof_xcalloc(npcs, sizeof *w->pcs);
+		memcpy(w->pcs, r->pcs, npcs * 8);
+	}
+	return 1;
+}
+
 /* One committed record at data[off]; returns its size, 0 to stop. */
 static size_t take_record(struct image *im, unsigned char *data, uint64_t off, uint64_t size)
 {
@@ -104,15 +128,8 @@ static size_t take_record(struct image *im, unsigned char *data, uint64_t off, u
 		im->reaped[im->nreaped].pid = r->pid;
 		im->reaped[im->nreaped++].cpu_ns = r->cpu_ns;
 	} else if (RING_HDR_TYPE(hdr) == RING_FORKED) {
-		const struct ring_forked *r = (const void *)(data + off);
-		if (bytes != sizeof *r || (r->state != RING_FORKED_DEFERRED &&
-		                           r->state != RING_FORKED_EXECING)) {
-			images_drop(im, "forked-child record malformed");
+		if (!take_forked(im, (const void *)(data + off), bytes))
 			return 0;
-		}
-		im->forked = prof_xrealloc(im->forked, im->nforked + 1, sizeof *im->forked);
-		im->forked[im->nforked++] = (r->pid & 0x7fffffffu) |
-		                            (r->state == RING_FORKED_EXECING ? 1u << 31 : 0);
 	} else if (RING_HDR_TYPE(hdr) != RING_SKIP) {
 		images_drop(im, "unknown record type");
 		return 0;

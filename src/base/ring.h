@@ -117,17 +117,26 @@ struct ring_reaped {
  * [unsampled] marker; one whose last word is EXECING and has no image
  * after became a program no agent entered (statically linked, set-uid),
  * and its time is that program's (cli/record/reaped.c).  Written by the
- * child, async-signal-safe (an exec may run in a signal handler). */
+ * child, async-signal-safe (an exec may run in a signal handler).
+ *
+ * The word written at the fork carries where the child came from when
+ * stacks are recorded: pcs[] (size - 2 words) are the callers of the
+ * fork, return addresses only, from the first frame outside the agent
+ * and the C library (the fork() call's caller) out, a marker last when
+ * the walk did not reach the outermost frame; looked up among the
+ * ancestor's modules of generation modgen.  The reader shows an
+ * unsampled child's time under them.  Other words carry none. */
 enum ring_forked_state {
 	RING_FORKED_DEFERRED = 1,
 	RING_FORKED_EXECING = 2
 };
 
 struct ring_forked {
-	uint32_t hdr;            /* RING_HDR(RING_FORKED, 2) */
+	uint32_t hdr;            /* RING_HDR(RING_FORKED, 2 + callers) */
 	uint32_t pid;            /* as the child sees it */
 	uint32_t state;          /* enum ring_forked_state */
-	uint32_t zero;
+	uint32_t modgen;         /* the ring's module generation at the fork */
+	uint64_t pcs[];          /* the fork's callers, at the fork only */
 };
 
 /* Most pcs one record may carry (the stack depth limit's ceiling). */

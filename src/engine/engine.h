@@ -105,6 +105,12 @@ HIDDEN void sample_child_cpu(uint32_t pid, uint64_t cpu_ns);
 /* A whole ring record into ring table t, published or not (agent/defer.c);
  * async-signal-safe. */
 HIDDEN void sample_record_into(struct ptable *t, const void *rec);
+/* rec's head (size bytes) and the calling thread's callers after it, the
+ * leading frames in the library and in also's module (libc's, through
+ * one of its functions) left out, at most depth (1: none), into ring table t
+ * (sample_records.c); async-signal-safe. */
+HIDDEN void sample_record_callers(struct ptable *t, const void *rec, uint32_t size,
+                                  uint32_t depth, uintptr_t also);
 /* Set on a forked child's one thread while fork.c starts its profiling
  * (the atfork child handler, the agent's hook within it): a sample taken
  * then is that start's cost, recorded into a ring table at RING_PC_AGENT,
@@ -115,6 +121,16 @@ HIDDEN void sample_record_into(struct ptable *t, const void *rec);
  * syscall() as its hottest function (47%).  The thread's own: plain
  * stores by fork.c, read by sample.c on the same thread. */
 extern __thread volatile int sample_in_fork_start __attribute__((tls_model("initial-exec"))) HIDDEN;
+/* Set on the forking thread while fork.c's atfork parent handler runs:
+ * the expiries of the fork (the kernel's copy of the address space, with
+ * every signal blocked from the prepare handler on) arrive when that
+ * handler unblocks them, in our code under libc's handler runner, and a
+ * loop of forks showed 23% of its time in the agent's sigprocmask.  Such
+ * a sample is recorded at sample_fork_pc, the C library's fork(), under
+ * the frames that called it.  sample_fork_pc: written once by fork.c's
+ * constructor, before any fork; 0 leaves such samples where they fell. */
+extern __thread volatile int sample_in_fork_return __attribute__((tls_model("initial-exec"))) HIDDEN;
+extern uintptr_t sample_fork_pc HIDDEN;
 
 /*
  * engine lock: serialises every configuration change.  Never taken in

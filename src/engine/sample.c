@@ -1,11 +1,13 @@
 /*
  * sample.c - the sampling signal handler.  Everything that runs in signal
  * context lives in this file and in sample_write.c, its writers into the
- * published table (counters, pcsample slots, ring records), which are
- * held to the same contract and checked the same way.
+ * published table (counters, pcsample slots, ring records), and
+ * sample_records.c (a ring's other records), which are held to the same
+ * contract and checked the same way.
  *
  * CONTRACT (checked mechanically: `make check-handler` fails if this
- * object, or sample_write.o, references any undefined symbol outside tools/handler-allow.txt)
+ * object, sample_write.o or sample_records.o, references any undefined
+ * symbol outside tools/handler-allow.txt)
  *
  *   May call:  nothing.  Only compiler atomics (inline lock-prefixed
  *              instructions), arithmetic, and __builtin_setjmp (inline).
@@ -20,7 +22,9 @@
  *              profil_published, a pointer to an IMMUTABLE struct ptable
  *              that engine_publish() swaps atomically (its atomic pcnext
  *              aside); profil_pstats (atomic counters); sample_epoch;
- *              sample_in_fork_start (this thread's own flag, engine.h).
+ *              sample_in_fork_start, sample_in_fork_return (this
+ *              thread's own flags, engine.h) and sample_fork_pc
+ *              (written once, before any fork it matters for).
  *              For a ring table that wants stacks: unwind_published
  *              (IMMUTABLE, retired by the same handshake) and the
  *              interrupted stack, read by unwind.c under this contract.
@@ -66,6 +70,8 @@ __thread volatile int sample_writing __attribute__((tls_model("initial-exec"))) 
 __thread volatile int sample_active __attribute__((tls_model("initial-exec"))) HIDDEN;
 __thread volatile int sample_abandon __attribute__((tls_model("initial-exec"))) HIDDEN;
 __thread volatile int sample_in_fork_start __attribute__((tls_model("initial-exec"))) HIDDEN;
+__thread volatile int sample_in_fork_return __attribute__((tls_model("initial-exec"))) HIDDEN;
+uintptr_t sample_fork_pc HIDDEN;
 
 static uintptr_t pc_of(const void *ucontext)
 {

@@ -1,10 +1,9 @@
 /*
  * sample_write.c - what a sample writes, and where: saturating counters
  * of a histogram, pcsample slots, or records into a sample ring with the
- * interrupted stack; and the records written outside sampling into the
- * same table (weight credited at a thread's end or before sampling began,
- * a reaped child, a thread's name), which share the ring's reservation
- * and the fault recovery.
+ * interrupted stack; and the weight credited outside sampling as samples
+ * (at a thread's end, before sampling began).  The ring's reservation and
+ * commit are shared with the other records' writers (sample_records.c).
  *
  * Signal context: held to sample.c's CONTRACT (no calls but compiler
  * atomics and __builtin_setjmp; `make check-handler` checks this object
@@ -110,7 +109,7 @@ static void count_pc(struct ptable *t, uintptr_t pc, unsigned long w)
  * reservation checked against an older tail is still safe.  *at: the
  * record's position (a byte count, like head).
  */
-static unsigned char *ring_reserve(const struct ptable *t, uint32_t len, uint64_t *at)
+unsigned char *sample_ring_reserve(const struct ptable *t, uint32_t len, uint64_t *at)
 {
 	struct ring_file *rf = t->ring;
 	uint64_t size = rf->data_size, h, pad;
@@ -185,6 +184,35 @@ static uint32_t stack_room(const struct ptable *t, const void *uc, const struct 
 	return 1;
 }
 
+uint32_t sample_first_foreign(const struct uw_table *ut, const uint64_t *pcs, uint32_t n,
+                              uintptr_t also)
+{
+	const struct uw_module *own = unwind_module_at(ut, (uintptr_t)sample_first_foreign);
+	const struct uw_module *lib = also ? unwind_module_at(ut, also) : 0;
+	uint32_t k = 0;
+	for (; k < n && !RING_PC_IS_MARKER(pcs[k]); k++) {
+		const struct uw_module *m = unwind_module_at(ut, k ? pcs[k] - 1 : pcs[k]);
+		if (!m || (m != own && m != lib))
+			break;
+	}
+	return k;
+}
+
+/* A sample at the return from a fork (engine.h sample_in_fork_return):
+ * pcs[0, n) as fork() at sample_fork_pc under the first caller outside
+ * this library and the C library; unchanged when there is none. */
+static uint32_t as_fork(const struct uw_table *ut, uint64_t *pcs, uint32_t n)
+{
+	uintptr_t fork_pc = sample_fork_pc;
+	uint32_t k = fork_pc ? sample_first_foreign(ut, pcs, n, fork_pc) : 0;
+	if (k == 0 || k == n || RING_PC_IS_MARKER(pcs[k]))
+		return n;
+	pcs[0] = fork_pc;
+	for (uint32_t i = k; i < n; i++)
+		pcs[1 + i - k] = pcs[i];
+	return 1 + n - k;
+}
+
 static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const void *uc,
                        unsigned long w)
 {
@@ -197,8 +225,8 @@ static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const vo
 	uint32_t max = stack_room(t, uc, &ut);
 	uint32_t want = t->stack_depth > 1; /* room for a marker */
 	uint32_t room = head + max + want;
-	uint64_t at, end;
-	struct ring_record *r = (struct ring_record *)ring_reserve(t, room * 8, &at);
+	uint64_t at;
+	struct ring_record *r = (struct ring_record *)sample_ring_reserve(t, room * 8, &at);
 	if (!r) {
 		atomic_fetch_add_explicit(&t->ring->lost, w, memory_order_relaxed);
 		ADD(out_of_range, w);
@@ -209,26 +237,36 @@ static void count_ring(const struct ptable *t, pid_t tid, uintptr_t pc, const vo
 	r->modgen = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
 	r->pcs[0] = pc;
 	uint32_t words = head + 1;
-	if (ut)
+	if (ut) {
 		words = head + walk_stack(ut, uc, r->pcs, max);
-	else if (want && !RING_PC_IS_MARKER(pc)) /* no registers (weight credited at a thread's exit) */
+		if (sample_in_fork_return)
+			words = head + as_fork(ut, r->pcs, words - head);
+	} else if (want && !RING_PC_IS_MARKER(pc)) /* no registers (weight credited at a thread's exit) */
 		r->pcs[words++ - head] = RING_PC_UNKNOWN;
-	/* The rest of the reservation: given back when no writer reserved
-	 * after us (the usual case), else a SKIP record, committed before
-	 * ours so that the reader never stops in front of it. */
-	end = at + room * 8;
+	sample_ring_commit(t, (unsigned char *)r, at, room, words, RING_SAMPLE);
+	ADD(in_range, w);
+}
+
+/* The record at r (position at) of room words reserved, words of them
+ * used, committed as a record of type: the rest of the reservation given
+ * back when no writer reserved after it (the usual case), else made a
+ * SKIP record, committed before the record so that the reader never
+ * stops in front of it. */
+void sample_ring_commit(const struct ptable *t, unsigned char *r, uint64_t at, uint32_t room,
+                        uint32_t words, uint32_t type)
+{
+	uint64_t end = at + (uint64_t)room * 8;
 	if (words < room &&
 	    !atomic_compare_exchange_strong_explicit(&t->ring->head, &end, at + words * 8,
 	                                             memory_order_relaxed, memory_order_relaxed))
-		__atomic_store_n((uint32_t *)&r->pcs[words - head],
-		                 RING_HDR(RING_SKIP, room - words), __ATOMIC_RELEASE);
-	__atomic_store_n(&r->hdr, RING_HDR(RING_SAMPLE, words), __ATOMIC_RELEASE);
-	ADD(in_range, w);
+		__atomic_store_n((uint32_t *)(r + (size_t)words * 8), RING_HDR(RING_SKIP, room - words),
+		                 __ATOMIC_RELEASE);
+	__atomic_store_n((uint32_t *)r, RING_HDR(type, words), __ATOMIC_RELEASE);
 }
 
 /* A write faulted: withdraw the table so no later sample touches it.  The
  * engine still owns t and frees it at the next publish. */
-static void withdraw(struct ptable *t)
+void sample_withdraw(struct ptable *t)
 {
 	struct ptable *expect = t;
 	ADD(faults, 1);
@@ -246,7 +284,7 @@ void sample_record(struct ptable *t, pid_t tid, uintptr_t pc, const void *uc, un
 		if (sample_abandon) /* interrupted, nothing faulted (fault.c) */
 			sample_self.deferred += w;
 		else
-			withdraw(t);
+			sample_withdraw(t);
 		return;
 	}
 	sample_writing = 1;
@@ -292,71 +330,3 @@ void sample_credit_startup(pid_t tid, uintptr_t marker, unsigned long w)
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
-/* Writes rec, a record of size bytes (a multiple of 8) whose first word
- * is its hdr, into the ring table t as a record of that type, under the
- * same fault recovery as sample_record(): the ring is memory the program could
- * unmap.  Outside sampling (a thread's name, a reaped child). */
-static __attribute__((noinline)) void record_plain(struct ptable *t, const void *rec,
-                                                   uint32_t size, uint32_t type)
-{
-	if (__builtin_setjmp(sample_recover)) {
-		sample_writing = 0;
-		if (!sample_abandon)
-			withdraw(t);
-		return;
-	}
-	sample_writing = 1;
-	uint64_t at;
-	unsigned char *r;
-	if (!sample_abandon && (r = ring_reserve(t, size, &at)) != 0) {
-		const unsigned char *from = rec;
-		for (uint32_t i = sizeof(uint32_t); i < size; i++) /* no memcpy: see CONTRACT */
-			r[i] = from[i];
-		__atomic_store_n((uint32_t *)r, RING_HDR(type, size / 8), __ATOMIC_RELEASE);
-	}
-	sample_writing = 0;
-}
-
-/* A child's CPU time as its parent reaped it (agent/reap.c: maybe in a
- * SIGCHLD handler), for the reader: ring tables only.  Same in-flight
- * handshake as sample_credit(). */
-void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
-{
-	atomic_fetch_add(&profil_inflight, 1);
-	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING) {
-		struct ring_reaped r = {0, pid, cpu_ns};
-		record_plain(t, &r, sizeof r, RING_REAPED);
-	}
-	atomic_fetch_sub(&profil_inflight, 1);
-}
-
-/* rec, a whole record (its hdr says its type and size), written into the
- * ring table t, which need not be the published one: the agent copies a
- * forked child's scratch ring into its ring file (agent/defer.c).  Same
- * in-flight handshake as sample_credit(); async-signal-safe. */
-void sample_record_into(struct ptable *t, const void *rec)
-{
-	uint32_t hdr = *(const uint32_t *)rec;
-	uint32_t words = RING_HDR_WORDS(hdr);
-	if (!t || t->mode != PTABLE_RING || words < 1)
-		return;
-	atomic_fetch_add(&profil_inflight, 1);
-	record_plain(t, rec, words * 8, RING_HDR_TYPE(hdr));
-	atomic_fetch_sub(&profil_inflight, 1);
-}
-
-/* A thread's name at its exit (threads.c), for the reader: ring tables
- * only.  Same in-flight handshake as sample_credit(). */
-void sample_thread_name(pid_t tid, const char name[16])
-{
-	atomic_fetch_add(&profil_inflight, 1);
-	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING) {
-		struct ring_thread r = {0, (uint32_t)tid, {0}};
-		for (unsigned i = 0; i + 1 < sizeof r.name; i++)
-			r.name[i] = name[i];
-		record_plain(t, &r, sizeof r, RING_THREAD);
-	}
-	atomic_fetch_sub(&profil_inflight, 1);
-}

@@ -1,6 +1,6 @@
 /*
  * sampling.h - declarations shared by the signal-context code (sample.c,
- * sample_write.c)
+ * sample_write.c, sample_records.c)
  * and the code that installs it (signals.c, fault.c).  Separate from
  * engine.h because <signal.h> with _GNU_SOURCE pulls in <unistd.h>, whose
  * nonnull declaration of profil() profil.c must not see (docs/contract.md,
@@ -24,6 +24,19 @@ HIDDEN uint32_t sample_walk_whole(const void *uc, uint64_t *pcs, uint32_t max);
  * fault recovery; the caller holds profil_inflight raised. */
 HIDDEN __attribute__((noinline)) void sample_record(struct ptable *t, pid_t tid, uintptr_t pc,
                                                     const void *uc, unsigned long w);
+/* sample_write.c, for sample_records.c: len bytes of t's ring reserved
+ * (*at its position), or 0 when the reader is too far behind; a record
+ * reserved as room words, words of them written, committed as type; a
+ * table whose memory faulted withdrawn. */
+HIDDEN unsigned char *sample_ring_reserve(const struct ptable *t, uint32_t len, uint64_t *at);
+HIDDEN void sample_ring_commit(const struct ptable *t, unsigned char *r, uint64_t at,
+                               uint32_t room, uint32_t words, uint32_t type);
+HIDDEN void sample_withdraw(struct ptable *t);
+/* The first entry of a walk (pcs[0] exact, then return addresses) that is
+ * neither in this library nor in the module holding also (0: none), n if
+ * none; a marker ends the search there. */
+HIDDEN uint32_t sample_first_foreign(const struct uw_table *ut, const uint64_t *pcs,
+                                     uint32_t n, uintptr_t also);
 /* The interrupted stack (uc) into pcs[], at most max frames, *n the count
  * so far: its own recovery point armed around the walk, the caller's put
  * back after (a bad stack costs the sample its callers, not the table). */

@@ -43,8 +43,10 @@ static void prepare(void)
 
 static void parent(void)
 {
+	sample_in_fork_return = 1; /* the fork's expiries arrive here: engine.h */
 	alloc_atfork_parent();
 	fault_atfork_parent();
+	sample_in_fork_return = 0;
 	engine_unlock();
 }
 
@@ -103,5 +105,6 @@ int64_t fork_child_timer_cpu = -1;
 
 __attribute__((constructor)) static void fork_hooks(void)
 {
+	sample_fork_pc = (uintptr_t)fork;
 	pthread_atfork(prepare, parent, child);
 }

@@ -153,6 +153,11 @@ int unwind_covers(const struct uw_table *t, uintptr_t pc)
 	return find_module(t, pc) != 0;
 }
 
+const struct uw_module *unwind_module_at(const struct uw_table *t, uintptr_t pc)
+{
+	return find_module(t, pc);
+}
+
 /* Steps f to its caller; returns 1 when f was the outermost frame,
  * -1 when it cannot be unwound, 0 on success. */
 static int step(const struct uw_table *t, struct frame *f, struct bounds *b)

@@ -152,6 +152,8 @@ enum uw_end {
 };
 /* Whether pc lies in a module of t (signal context, as unwind_walk()). */
 HIDDEN int unwind_covers(const struct uw_table *t, uintptr_t pc);
+/* The module of t holding pc, 0 if none (signal context too). */
+HIDDEN const struct uw_module *unwind_module_at(const struct uw_table *t, uintptr_t pc);
 HIDDEN enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp,
                                uintptr_t bp, uint64_t *pcs, uint32_t max,
                                volatile uint32_t *n);

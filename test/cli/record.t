@@ -1515,3 +1515,20 @@ needs bwrap
 needs python3
 !stderr /cannot be preloaded/
 row /^ +[0-9]+ .* rec-prog +2$/ 2 >= 70
+
+# A forked child that ends within a sample period of its start is never
+# sampled; its parent's reap tells its time, at [unsampled].  It is now
+# shown under the call that forked it: the child's fork hook writes the
+# fork's callers with its word (ring.h RING_FORKED, agent/child.c), so
+# fork_site, which forks 400 children of 0.2 ms, holds nearly all the
+# time (its cum was the parent's own 28% before).  And the parent's
+# fork, whose expiries arrive when the agent's atfork handler unblocks
+# signals, is at libc's fork under fork_site (engine.h
+# sample_in_fork_return), not at the agent's sigprocmask under it: a
+# quarter of this program's time, 23% of a shell loop's, looked like
+# the profiler's own
+$ profil record -o sk.pprof $REC/rec-lazy shortkids 40 && profil report sk.pprof && profil report --format folded sk.pprof
+row /fork_site +rec-lazy$/ 4 >= 85
+stdout /;fork_site;\[unsampled\] [0-9]+$/
+stdout /;fork_site;__libc_fork [0-9]+$/
+!stdout /;parent;fault_raw_sigmask/

@@ -37,6 +37,12 @@
  *                           kill_hot until the parent kills it (SIGKILL)
  *   rec-lazy quick UNITS    10 x UNITS forked children, one at a time,
  *                           each ending at once with _exit(0)
+ *   rec-lazy shortkids UNITS
+ *                           32 MiB touched (a fork copies its page
+ *                           tables), then 10 x UNITS children forked
+ *                           one at a time in fork_site, each burning
+ *                           0.2 ms of CPU there before its _exit(0):
+ *                           shorter than a sample period
  */
 #include "rec.h"
 
@@ -222,6 +228,37 @@ static int run_quick(unsigned long units)
 	return 0;
 }
 
+#define SHORT_KID_NS 200000ULL
+#define SHORT_HEAP (32u << 20)
+
+static __attribute__((noinline)) int fork_site(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		pid_t child = fork();
+		if (child == 0) {
+			volatile unsigned long acc = 0;
+			unsigned long long end = rec_thread_ns() + SHORT_KID_NS;
+			while (rec_thread_ns() < end)
+				for (int k = 0; k < 1000; k++)
+					acc += (unsigned long)k ^ (acc >> 3);
+			_exit(0);
+		}
+		if (child < 0 || waitpid(child, NULL, 0) != child)
+			return 1;
+	}
+	return 0;
+}
+
+static int run_shortkids(unsigned long units)
+{
+	char *heap = mmap(NULL, SHORT_HEAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	                  -1, 0);
+	if (heap == MAP_FAILED)
+		return 1;
+	memset(heap, 1, SHORT_HEAP);
+	return fork_site(10 * units);
+}
+
 static int run_fork(const char *self, unsigned long units)
 {
 	pid_t quick = fork();
@@ -259,6 +296,8 @@ int main(int argc, char **argv)
 		return run_forkkill(units);
 	} else if (strcmp(argv[1], "quick") == 0) {
 		return run_quick(units);
+	} else if (strcmp(argv[1], "shortkids") == 0) {
+		return run_shortkids(units);
 	} else if (strcmp(argv[1], "qsort") == 0) {
 		int v[2] = {2, 1};
 		qsort_units = units;

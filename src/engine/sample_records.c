@@ -1,0 +1,178 @@
+/*
+ * sample_records.c - the records a ring gets outside sampling (ring.h):
+ * a reaped child's CPU time, a thread's name, a forked child's word with
+ * the call that forked it, and whole records copied from a scratch ring.
+ * They share the samples' reservation (sample_write.c) and fault recovery:
+ * a ring is memory the program could unmap.
+ *
+ * Held to sample.c's CONTRACT (`make check-handler` checks this object
+ * with sample.c's and sample_write.c's): a SIGCHLD handler may reap, a
+ * forked child writes its word while the locks of threads it does not
+ * have may be held, and an exec may run in a signal handler.  Every
+ * writer runs between an increment and a decrement of profil_inflight,
+ * so the table it writes is not freed under it (engine_publish()).
+ */
+#include "engine/sampling.h"
+#include "base/ring.h"
+#include "unwind/unwind.h"
+#include "engine/engine_int.h"
+
+#include <ucontext.h>
+
+/* Writes rec, a record of size bytes (a multiple of 8) whose first word
+ * is its hdr, into the ring table t as a record of that type, under the
+ * same fault recovery as sample_record(): the ring is memory the program could
+ * unmap.  Outside sampling (a thread's name, a reaped child). */
+static __attribute__((noinline)) void record_plain(struct ptable *t, const void *rec,
+                                                   uint32_t size, uint32_t type)
+{
+	if (__builtin_setjmp(sample_recover)) {
+		sample_writing = 0;
+		if (!sample_abandon)
+			sample_withdraw(t);
+		return;
+	}
+	sample_writing = 1;
+	uint64_t at;
+	unsigned char *r;
+	if (!sample_abandon && (r = sample_ring_reserve(t, size, &at)) != 0) {
+		const unsigned char *from = rec;
+		for (uint32_t i = sizeof(uint32_t); i < size; i++) /* no memcpy: see CONTRACT */
+			r[i] = from[i];
+		__atomic_store_n((uint32_t *)r, RING_HDR(type, size / 8), __ATOMIC_RELEASE);
+	}
+	sample_writing = 0;
+}
+
+/* A child's CPU time as its parent reaped it (agent/reap.c: maybe in a
+ * SIGCHLD handler), for the reader: ring tables only.  Same in-flight
+ * handshake as sample_credit(). */
+void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	if (t && t->mode == PTABLE_RING) {
+		struct ring_reaped r = {0, pid, cpu_ns};
+		record_plain(t, &r, sizeof r, RING_REAPED);
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
+/* rec, a whole record (its hdr says its type and size), written into the
+ * ring table t, which need not be the published one: the agent copies a
+ * forked child's scratch ring into its ring file (agent/defer.c).  Same
+ * in-flight handshake as sample_credit(); async-signal-safe. */
+void sample_record_into(struct ptable *t, const void *rec)
+{
+	uint32_t hdr = *(const uint32_t *)rec;
+	uint32_t words = RING_HDR_WORDS(hdr);
+	if (!t || t->mode != PTABLE_RING || words < 1)
+		return;
+	atomic_fetch_add(&profil_inflight, 1);
+	record_plain(t, rec, words * 8, RING_HDR_TYPE(hdr));
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
+/* A thread's name at its exit (threads.c), for the reader: ring tables
+ * only.  Same in-flight handshake as sample_credit(). */
+void sample_thread_name(pid_t tid, const char name[16])
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	if (t && t->mode == PTABLE_RING) {
+		struct ring_thread r = {0, (uint32_t)tid, {0}};
+		for (unsigned i = 0; i + 1 < sizeof r.name; i++)
+			r.name[i] = name[i];
+		record_plain(t, &r, sizeof r, RING_THREAD);
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
+#if defined(__x86_64__)
+/* Frames of the walk that are the writer's own or libc's (the agent's
+ * fork hook, the atfork handlers and libc's fork that called them):
+ * room for them beyond the depth asked. */
+#define OWN_FRAMES_ROOM 16u
+
+/* The calling thread's callers into pcs[] (room for max + 1 words), the
+ * leading frames in this object or in also's module left out, at most
+ * depth of them, then a marker when the walk did not reach the outermost
+ * frame (ring.h).  Returns the words written. */
+static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t max,
+                             uint32_t depth, uintptr_t also)
+{
+	uintptr_t pc, sp, bp;
+	/* this frame's registers at one instruction, as a signal would
+	 * find them: the CFI row at pc says where the caller's frame is */
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+	                 : "=r"(pc), "=r"(sp), "=r"(bp));
+	ucontext_t uc;
+	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)bp;
+	volatile uint32_t got = 0;
+	enum uw_end end = sample_walk_recovered(ut, &uc, pcs, max, &got);
+	uint32_t n = got, k = sample_first_foreign(ut, pcs, n, also), w = 0;
+	for (; k < n && w < depth; k++)
+		pcs[w++] = pcs[k];
+	if (k < n || end == UW_END_TRUNCATED)
+		pcs[w++] = RING_PC_TRUNCATED;
+	else if (end == UW_END_FAILED)
+		pcs[w++] = RING_PC_UNKNOWN;
+	return w;
+}
+#endif
+
+/* record_plain()'s, with the callers after the record's head. */
+static __attribute__((noinline)) void record_callers(struct ptable *t, const void *rec,
+                                                     uint32_t size, uint32_t depth,
+                                                     uintptr_t also)
+{
+	const struct uw_table *ut = 0;
+	uint32_t max = 0;
+#if defined(__x86_64__)
+	if (depth > 1 && (ut = atomic_load(&unwind_published)) != 0) {
+		if (depth > RING_MAX_DEPTH)
+			depth = RING_MAX_DEPTH;
+		max = depth + OWN_FRAMES_ROOM;
+	}
+#endif
+	if (__builtin_setjmp(sample_recover)) {
+		sample_writing = 0;
+		if (!sample_abandon)
+			sample_withdraw(t);
+		return;
+	}
+	sample_writing = 1;
+	uint32_t head = size / 8, room = head + (ut ? max + 1 : 0), words = head;
+	uint64_t at;
+	unsigned char *r;
+	if (!sample_abandon && (r = sample_ring_reserve(t, room * 8, &at)) != 0) {
+		const unsigned char *from = rec;
+		for (uint32_t i = sizeof(uint32_t); i < size; i++) /* no memcpy: see CONTRACT */
+			r[i] = from[i];
+#if defined(__x86_64__)
+		if (ut)
+			words += walk_callers(ut, (uint64_t *)(r + size), max, depth, also);
+#endif
+		sample_ring_commit(t, r, at, room, words, RING_HDR_TYPE(*(const uint32_t *)rec));
+	}
+	sample_writing = 0;
+}
+
+/* rec, the head of a record (its hdr's type; size bytes, a multiple of
+ * 8), with the calling thread's callers after it: from the first frame
+ * outside this object and also's module (a function of the C library,
+ * whose own frames are left out too), at most depth of them, a marker
+ * last when the walk did not reach the outermost frame; no stack when
+ * depth is 1 or no unwind table is published.  Into ring table t
+ * (published or not); async-signal-safe. */
+void sample_record_callers(struct ptable *t, const void *rec, uint32_t size, uint32_t depth,
+                           uintptr_t also)
+{
+	if (!t || t->mode != PTABLE_RING || size < 8 || size % 8)
+		return;
+	atomic_fetch_add(&profil_inflight, 1);
+	record_callers(t, rec, size, depth, also);
+	atomic_fetch_sub(&profil_inflight, 1);
+}
