@@ -276,6 +276,6 @@ void record_unsampled_hint(const struct profile *p)
 	fprintf(stderr, "profil record: note: %.0f%% of the CPU time is at [unsampled], where no "
 	        "sample reached: processes and threads that ended within a sample period of "
 	        "their start (a shell's subshells, which fork and exit without an exec), or that "
-	        "blocked the sampling signal by a system call instruction; `profil report --by "
-	        "command` shows whose\n", 100.0 * (double)unsampled / (double)all);
+	        "blocked the sampling signal by a system call instruction; a forked child's is "
+	        "under the call that forked it, and `profil report --by command` shows whose\n", 100.0 * (double)unsampled / (double)all);
 }

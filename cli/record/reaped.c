@@ -256,17 +256,34 @@ static const struct proc *proc_of(const struct proc *v, size_t n, uint32_t pid)
 	return n ? bsearch(&pid, v, n, sizeof *v, pid_vs_proc) : NULL;
 }
 
+/* Saturating: the times told and the periods counted come from rings,
+ * which the profiled processes may have written anything into (fuzz-ring
+ * found a lost count whose periods overflowed). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static int64_t sat_ns(uint64_t ns)
+{
+	return ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ns;
+}
+
 /* What a process's reap told beyond what w periods cover, into *carry;
  * the whole periods that makes, taken out of it. */
 static int64_t periods_owed(const struct told *me, uint64_t accounted, int64_t period_ns,
                             int64_t *carry)
 {
-	int64_t own = (int64_t)me->cpu_ns - (int64_t)me->children_ns;
+	int64_t own = sat_add(sat_ns(me->cpu_ns), -sat_ns(me->children_ns)), covered;
+	if (accounted > (uint64_t)INT64_MAX ||
+	    __builtin_mul_overflow((int64_t)accounted, period_ns, &covered))
+		covered = INT64_MAX;
 	/* Signed: an image's credits are whole periods, rounded up at
 	 * random (account.c), so a short process is as often accounted
 	 * a period more than it ran as a fraction less; clipping those
 	 * to 0 credited 0.15 ms too much to each child of fork+_exit */
-	*carry += own - (int64_t)accounted * period_ns;
+	*carry = sat_add(*carry, sat_add(own, -covered));
 	if (*carry < period_ns)
 		return 0; /* (a negative carry stays whole) */
 	int64_t w = *carry / period_ns;
