@@ -212,8 +212,8 @@ static void tell_forked(uint32_t state, int at_fork)
 	struct ring_file *rf = ancestor_ring;
 	if (!rf)
 		return;
-	struct ring_forked r = {RING_HDR(RING_FORKED, 2), (uint32_t)getpid(), state,
-	                        atomic_load_explicit(&rf->modgen, memory_order_acquire)};
+	/* modgen: set by sample_record_callers(), under its fault recovery */
+	struct ring_forked r = {RING_HDR(RING_FORKED, 2), (uint32_t)getpid(), state, 0};
 	struct ptable *t = defer_final_table(rf);
 	if (at_fork)
 		sample_record_callers(t, &r, sizeof r, agent_stack_depth, (uintptr_t)fork);

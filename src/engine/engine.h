@@ -91,6 +91,11 @@ extern _Atomic unsigned int sample_epoch HIDDEN; /* bumped by timers.c */
 /* Records owed (weight never delivered: counted as new ticks) plus held
  * (ticks already counted, held back by the handler) at a thread's exit. */
 HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held);
+/* The same for a thread whose start routine (pc) just returned to the
+ * library's wrapper and was never sampled: on a ring that records stacks,
+ * under the wrapper's frame and its callers, as its samples would have
+ * been (sample_records.c). */
+HIDDEN void sample_credit_entry(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held);
 /* Weight w at a marker (ring.h: RING_PC_STARTUP, RING_PC_AGENT) of a ring
  * table: CPU time before sampling began (agent.c).  Outside signal
  * context. */

@@ -19,6 +19,10 @@
 
 #include <ucontext.h>
 
+#define ADD(field, n) atomic_fetch_add_explicit(&profil_pstats.field, (n), memory_order_relaxed)
+/* walk_callers(): keep the last frame of ours (the thread's entry). */
+#define CALLERS_ENTRY 1
+
 /* Writes rec, a record of size bytes (a multiple of 8) whose first word
  * is its hdr, into the ring table t as a record of that type, under the
  * same fault recovery as sample_record(): the ring is memory the program could
@@ -95,11 +99,12 @@ void sample_thread_name(pid_t tid, const char name[16])
 #define OWN_FRAMES_ROOM 16u
 
 /* The calling thread's callers into pcs[] (room for max + 1 words), the
- * leading frames in this object or in also's module left out, at most
- * depth of them, then a marker when the walk did not reach the outermost
- * frame (ring.h).  Returns the words written. */
+ * leading frames in this object or in also's module left out (but the
+ * last of them with CALLERS_ENTRY), at most depth of them, then a marker
+ * when the walk did not reach the outermost frame (ring.h).  Returns the
+ * words written. */
 static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t max,
-                             uint32_t depth, uintptr_t also)
+                             uint32_t depth, uintptr_t also, int flags)
 {
 	uintptr_t pc, sp, bp;
 	/* this frame's registers at one instruction, as a signal would
@@ -113,6 +118,8 @@ static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t 
 	volatile uint32_t got = 0;
 	enum uw_end end = sample_walk_recovered(ut, &uc, pcs, max, &got);
 	uint32_t n = got, k = sample_first_foreign(ut, pcs, n, also), w = 0;
+	if ((flags & CALLERS_ENTRY) && k > 0)
+		k--;
 	for (; k < n && w < depth; k++)
 		pcs[w++] = pcs[k];
 	if (k < n || end == UW_END_TRUNCATED)
@@ -123,10 +130,15 @@ static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t 
 }
 #endif
 
-/* record_plain()'s, with the callers after the record's head. */
-static __attribute__((noinline)) void record_callers(struct ptable *t, const void *rec,
-                                                     uint32_t size, uint32_t depth,
-                                                     uintptr_t also)
+/* record_plain()'s, with the callers after the record's head, whose
+ * fourth 32-bit word is set to the ring's module generation (struct
+ * ring_record's and struct ring_forked's modgen), read under the same
+ * recovery.  Whether the record was written; a record of weight w that
+ * finds no room adds w to the ring's lost count, as a sample does. */
+static __attribute__((noinline)) int record_callers(struct ptable *t, const void *rec,
+                                                    uint32_t size, uint32_t depth,
+                                                    uintptr_t also, int flags,
+                                                    unsigned long w)
 {
 	const struct uw_table *ut = 0;
 	uint32_t max = 0;
@@ -141,23 +153,27 @@ static __attribute__((noinline)) void record_callers(struct ptable *t, const voi
 		sample_writing = 0;
 		if (!sample_abandon)
 			sample_withdraw(t);
-		return;
+		return 0;
 	}
 	sample_writing = 1;
 	uint32_t head = size / 8, room = head + (ut ? max + 1 : 0), words = head;
 	uint64_t at;
-	unsigned char *r;
+	unsigned char *r = 0;
 	if (!sample_abandon && (r = sample_ring_reserve(t, room * 8, &at)) != 0) {
 		const unsigned char *from = rec;
 		for (uint32_t i = sizeof(uint32_t); i < size; i++) /* no memcpy: see CONTRACT */
 			r[i] = from[i];
+		((uint32_t *)r)[3] = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
 #if defined(__x86_64__)
 		if (ut)
-			words += walk_callers(ut, (uint64_t *)(r + size), max, depth, also);
+			words += walk_callers(ut, (uint64_t *)(r + size), max, depth, also, flags);
 #endif
 		sample_ring_commit(t, r, at, room, words, RING_HDR_TYPE(*(const uint32_t *)rec));
+	} else if (!sample_abandon && w) {
+		atomic_fetch_add_explicit(&t->ring->lost, w, memory_order_relaxed);
 	}
 	sample_writing = 0;
+	return r != 0;
 }
 
 /* rec, the head of a record (its hdr's type; size bytes, a multiple of
@@ -173,6 +189,36 @@ void sample_record_callers(struct ptable *t, const void *rec, uint32_t size, uin
 	if (!t || t->mode != PTABLE_RING || size < 8 || size % 8)
 		return;
 	atomic_fetch_add(&profil_inflight, 1);
-	record_callers(t, rec, size, depth, also);
+	record_callers(t, rec, size, depth, also, 0, 0);
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
+/* sample_credit()'s (sample_write.c), for a thread that ends where it
+ * began, in its start routine's caller: weight at pc (the start routine),
+ * under the frame that called it and that frame's callers (the thread's
+ * start: the library's wrapper, libc's start_thread, clone3), as its
+ * samples' stacks are.  Ring tables that record stacks; others as
+ * sample_credit(). */
+void sample_credit_entry(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held)
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	unsigned long w = owed + held;
+	if (t && t->mode == PTABLE_RING && t->stack_depth > 1 && w <= UINT32_MAX) {
+		ADD(ticks, owed);
+		ADD(reconciled, owed);
+		struct {
+			struct ring_record r;
+			uint64_t pc;
+		} rec = {{RING_HDR(RING_SAMPLE, 3), (uint32_t)tid, (uint32_t)w, 0}, pc};
+		if (record_callers(t, &rec, sizeof rec, t->stack_depth - 1, 0, CALLERS_ENTRY, w))
+			ADD(in_range, w);
+		else /* full (counted lost), or it faulted: as a sample */
+			ADD(out_of_range, w);
+	} else {
+		atomic_fetch_sub(&profil_inflight, 1);
+		sample_credit(tid, pc, owed, held);
+		return;
+	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }

@@ -44,13 +44,21 @@ struct threads_start {
  * deleted, and the expiries of its grid it passed but was never sent (the
  * kernel looks at CPU timers only at ticks, so a thread shorter than a tick
  * may never be) are credited now: to the last pc sampled on this thread,
- * or, if none was, to the start routine's first instruction.  The sampling
+ * or, if none was, to the start routine's first instruction (under the
+ * thread's start, its wrapper's frame and libc's, when the routine
+ * returned to the wrapper: sample_credit_entry()).  The sampling
  * signal is blocked first so the tally cannot change under us, and stays
  * blocked: a signal still queued from the deleted timer would count twice.
  * Its name goes to the ring last (`profil record` reads names from /proc
  * at a thread's first sample, too late for a short thread, too early for
  * one renamed later).
  */
+/* Set by the thread's wrapper when its start routine returned, just
+ * before the wrapper's own frame runs the settling (not set when the
+ * thread ends by pthread_exit() or cancellation, whose unwinding runs it
+ * from deeper frames).  The thread's own. */
+static __thread int returned_to_entry __attribute__((tls_model("initial-exec")));
+
 void threads_settle_locked(uintptr_t fallback_pc)
 {
 	int sig = timers_signal();
@@ -69,7 +77,9 @@ void threads_settle_locked(uintptr_t fallback_pc)
 		/* weight held back while the thread blocked SIGSEGV/SIGBUS
 		 * (sample.c) is written now rather than lost with the thread */
 		sample_self.deferred = 0;
-		if (owed || me.deferred)
+		if ((owed || me.deferred) && pc == fallback_pc && returned_to_entry)
+			sample_credit_entry(gettid(), pc, owed, me.deferred);
+		else if (owed || me.deferred)
 			sample_credit(gettid(), pc, owed, me.deferred);
 		/* its last name, for a ring's reader (ring.h RING_THREAD) */
 		char name[16] = {0};
@@ -163,6 +173,7 @@ static void *profil_thread_start(void *p)
 	threads_cover_self();
 	pthread_cleanup_push(threads_end_covered, (void *)s.fn);
 	ret = s.fn(s.arg);
+	returned_to_entry = 1;
 	pthread_cleanup_pop(1);
 	pthread_cleanup_pop(1);
 	return ret;
@@ -176,6 +187,7 @@ int profil_c11_thread_start(void *p)
 	threads_cover_self();
 	pthread_cleanup_push(threads_end_covered, (void *)s.c11_fn);
 	ret = s.c11_fn(s.arg);
+	returned_to_entry = 1;
 	pthread_cleanup_pop(1);
 	pthread_cleanup_pop(1);
 	return ret;

@@ -1532,3 +1532,13 @@ row /fork_site +rec-lazy$/ 4 >= 85
 stdout /;fork_site;\[unsampled\] [0-9]+$/
 stdout /;fork_site;__libc_fork [0-9]+$/
 !stdout /;parent;fault_raw_sigmask/
+
+# A thread that ends within a sample period of its start is credited at
+# its end, at its start routine (src/process/threads.c), and that sample
+# had no stack: "[unknown];short_worker", a root of its own in a flame
+# graph.  When the routine returned to the library's wrapper, the credit
+# is now written under the wrapper's frame and libc's, as the thread's
+# samples would have been (sample_credit_entry())
+$ profil record -o sth.pprof $REC/rec-lazy shortthreads 40 && profil report --format folded sth.pprof
+stdout /;start_thread;profil_thread_start;short_worker [0-9]+$/
+!stdout /^\[unknown\];short_worker /

@@ -43,6 +43,10 @@
  *                           one at a time in fork_site, each burning
  *                           0.2 ms of CPU there before its _exit(0):
  *                           shorter than a sample period
+ *   rec-lazy shortthreads UNITS
+ *                           10 x UNITS threads made one at a time in
+ *                           thread_site, each burning 0.2 ms of CPU in
+ *                           short_worker and returning
  */
 #include "rec.h"
 
@@ -249,6 +253,27 @@ static __attribute__((noinline)) int fork_site(unsigned long n)
 	return 0;
 }
 
+static void *short_worker(void *unused)
+{
+	(void)unused;
+	volatile unsigned long acc = 1;
+	unsigned long long end = rec_thread_ns() + SHORT_KID_NS;
+	while (rec_thread_ns() < end)
+		for (int k = 0; k < 1000; k++)
+			acc += (unsigned long)k ^ (acc >> 5);
+	return NULL;
+}
+
+static __attribute__((noinline)) int thread_site(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, short_worker, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 1;
+	}
+	return 0;
+}
+
 static int run_shortkids(unsigned long units)
 {
 	char *heap = mmap(NULL, SHORT_HEAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -298,6 +323,8 @@ int main(int argc, char **argv)
 		return run_quick(units);
 	} else if (strcmp(argv[1], "shortkids") == 0) {
 		return run_shortkids(units);
+	} else if (strcmp(argv[1], "shortthreads") == 0) {
+		return thread_site(10 * units);
 	} else if (strcmp(argv[1], "qsort") == 0) {
 		int v[2] = {2, 1};
 		qsort_units = units;
