@@ -212,10 +212,14 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 		ADD(ticks, w);
 		ADD(overruns, w - 1);
 		tally(w, pc_of(uc));
-		if (faults_blocked(uc)) {
+		if (faults_blocked(uc) || sample_writing) {
 			/* A faulting write here would kill the process: the
 			 * kernel does not deliver a blocked SIGSEGV, it kills.
-			 * Hold the weight for this thread's next sample. */
+			 * Or this thread was writing a record outside sampling
+			 * (sample_records.c: a fork's callers take a walk) with
+			 * its recovery point armed, which a sample would re-arm
+			 * and disarm under it.  Hold the weight for this
+			 * thread's next sample. */
 			sample_self.deferred += w;
 			ADD(deferred, w);
 		} else {
