@@ -1526,8 +1526,9 @@ row /^ +[0-9]+ .* rec-prog +2$/ 2 >= 70
 # signals, is at libc's fork under fork_site (engine.h
 # sample_in_fork_return), not at the agent's sigprocmask under it: a
 # quarter of this program's time, 23% of a shell loop's, looked like
-# the profiler's own
-$ profil record -o sk.pprof $REC/rec-lazy shortkids 40 && profil report sk.pprof && profil report --format folded sk.pprof
+# the profiler's own.  At 250 Hz: a child (0.6 ms of CPU here) would
+# need 4 ms to be sampled, and its exit would then be at [process exit]
+$ profil record -F 250 -o sk.pprof $REC/rec-lazy shortkids 40 && profil report sk.pprof && profil report --format folded sk.pprof
 row /fork_site +rec-lazy$/ 4 >= 85
 stdout /;fork_site;\[unsampled\] [0-9]+$/
 stdout /;fork_site;__libc_fork [0-9]+$/
@@ -1538,7 +1539,9 @@ stdout /;fork_site;__libc_fork [0-9]+$/
 # had no stack: "[unknown];short_worker", a root of its own in a flame
 # graph.  When the routine returned to the library's wrapper, the credit
 # is now written under the wrapper's frame and libc's, as the thread's
-# samples would have been (sample_credit_entry())
-$ profil record -o sth.pprof $REC/rec-lazy shortthreads 40 && profil report --format folded sth.pprof
+# samples would have been (sample_credit_entry()).  At 250 Hz, so that
+# no thread (0.25 ms of CPU) is sampled, whose end would be credited at
+# its last pc with no stack
+$ profil record -F 250 -o sth.pprof $REC/rec-lazy shortthreads 40 && profil report --format folded sth.pprof
 stdout /;start_thread;profil_thread_start;short_worker [0-9]+$/
 !stdout /^\[unknown\];short_worker /
