@@ -25,6 +25,9 @@ def forked(pid, state, gen, pcs=()):
     return struct.pack("<IIII", (5 << 24) | words, pid, state, gen) + \
         b"".join(struct.pack("<Q", p) for p in pcs)
 
+def repeat(tid, weight):
+    return struct.pack("<IIII", (6 << 24) | 2, tid, weight, 0)
+
 def reaped(pid, cpu_ns):
     return struct.pack("<IIQ", (4 << 24) | 2, pid, cpu_ns)
 
@@ -74,6 +77,8 @@ seeds = {
     "forked": seed(0x04, recs + forked(5000, 1, 2, [0x401020, 0x7f0000001235, 0xfffffffffffffffe]) +
                    forked(5001, 1, 1) + forked(5001, 2, 1) + forked(5001, 1, 3, [0x401031]) +
                    reaped(5000, 3000000) + reaped(5001, 2000000), mods),
+    # threads' last weights: one after a sample of its own, one with none
+    "repeat": seed(0x04, recs + repeat(4243, 2) + repeat(4242, 1) + repeat(4999, 3), mods),
 }
 for name, data in seeds.items():
     with open(os.path.join(out, name), "wb") as f:

@@ -50,7 +50,7 @@ static void rehash(struct agg *a)
 	a->nslots = n;
 }
 
-void agg_add(struct agg *a, const uint64_t *words, uint32_t nwords, uint64_t count)
+size_t agg_add(struct agg *a, const uint64_t *words, uint32_t nwords, uint64_t count)
 {
 	if ((a->nentries + 1) * 2 > a->nslots)
 		rehash(a);
@@ -59,7 +59,7 @@ void agg_add(struct agg *a, const uint64_t *words, uint32_t nwords, uint64_t cou
 		struct agg_entry *e = entry_at(a, i);
 		if (e->nwords == nwords && memcmp(e->words, words, (size_t)nwords * 8) == 0) {
 			e->count += count;
-			return;
+			return a->slots[i];
 		}
 	}
 	size_t need = entry_size(nwords);
@@ -77,6 +77,12 @@ void agg_add(struct agg *a, const uint64_t *words, uint32_t nwords, uint64_t cou
 	a->slots[i] = a->used + 1;
 	a->used += need;
 	a->nentries++;
+	return a->slots[i];
+}
+
+void agg_bump(struct agg *a, size_t at, uint64_t count)
+{
+	((struct agg_entry *)(a->arena + at - 1))->count += count;
 }
 
 const struct agg_entry *agg_next(const struct agg *a, size_t *pos)

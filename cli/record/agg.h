@@ -23,7 +23,10 @@ struct agg {
 	size_t nslots, nentries;
 };
 
-void agg_add(struct agg *a, const uint64_t *words, uint32_t nwords, uint64_t count);
+/* Adds count to the entry of words (made if new); returns where it is, for
+ * agg_bump() (stable while a lives: an offset in the arena, plus one). */
+size_t agg_add(struct agg *a, const uint64_t *words, uint32_t nwords, uint64_t count);
+void agg_bump(struct agg *a, size_t at, uint64_t count);
 /* Iteration: pass *pos = 0 first; NULL at the end. */
 const struct agg_entry *agg_next(const struct agg *a, size_t *pos);
 void agg_free(struct agg *a);

@@ -40,6 +40,7 @@ struct reaped_child {
 struct thread_name {
 	uint32_t tid;
 	char name[16];
+	size_t last; /* its last sample's entry in samples (agg_add()), 0: none */
 };
 
 struct image {

@@ -50,16 +50,33 @@ static void name_thread(struct image *im, const struct ring_thread *r)
 	t->name[n] = '\0';
 }
 
-static void note_thread(struct image *im, uint32_t tid)
+static struct thread_name *note_thread(struct image *im, uint32_t tid)
 {
 	int added;
 	struct thread_name *t = thread_entry(im, tid, &added);
 	if (!added || im->ns_pid) /* its tids are its namespace's */
-		return;
+		return t;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%u/task/%u/comm", im->pid, tid);
 	if (record_read_small(path, 0, t->name, sizeof t->name) >= 0)
 		t->name[strcspn(t->name, "\n")] = '\0';
+	return t;
+}
+
+/* Weight a thread ended with (ring.h RING_REPEAT): on the stack of its
+ * last sample here, or at [unsampled] if it had none. */
+static void take_repeat(struct image *im, const struct ring_repeat *r)
+{
+	uint32_t weight = r->weight; /* once: the two sums must agree */
+	int added;
+	struct thread_name *t = thread_entry(im, r->tid, &added);
+	if (t->last) {
+		agg_bump(&im->samples, t->last, weight);
+	} else {
+		uint64_t key[3] = {r->tid, 0, RING_PC_UNSAMPLED};
+		agg_add(&im->samples, key, 3, weight);
+	}
+	im->weight += weight;
 }
 
 /* A forked child's word (ring.h RING_FORKED) of bytes bytes; 0 when it
@@ -109,9 +126,9 @@ static size_t take_record(struct image *im, unsigned char *data, uint64_t off, u
 		key[1] = r->modgen;
 		memcpy(key + 2, r->pcs, npcs * 8);
 		uint32_t weight = r->weight; /* once: the two sums must agree */
-		agg_add(&im->samples, key, (uint32_t)(2 + npcs), weight);
+		size_t at = agg_add(&im->samples, key, (uint32_t)(2 + npcs), weight);
 		im->weight += weight;
-		note_thread(im, r->tid);
+		note_thread(im, r->tid)->last = at;
 	} else if (RING_HDR_TYPE(hdr) == RING_THREAD) {
 		if (bytes != sizeof(struct ring_thread)) {
 			images_drop(im, "thread record malformed");
@@ -127,6 +144,12 @@ static size_t take_record(struct image *im, unsigned char *data, uint64_t off, u
 		im->reaped = prof_xrealloc(im->reaped, im->nreaped + 1, sizeof *im->reaped);
 		im->reaped[im->nreaped].pid = r->pid;
 		im->reaped[im->nreaped++].cpu_ns = r->cpu_ns;
+	} else if (RING_HDR_TYPE(hdr) == RING_REPEAT) {
+		if (bytes != sizeof(struct ring_repeat)) {
+			images_drop(im, "repeat record malformed");
+			return 0;
+		}
+		take_repeat(im, (const struct ring_repeat *)(data + off));
 	} else if (RING_HDR_TYPE(hdr) == RING_FORKED) {
 		if (!take_forked(im, (const void *)(data + off), bytes))
 			return 0;

@@ -24,7 +24,9 @@
  *   hdr     bits 31..24 type (RING_SAMPLE, RING_SKIP, RING_THREAD: a
  *           thread's name, struct ring_thread below; RING_REAPED: a
  *           child's CPU, struct ring_reaped; RING_FORKED: a forked
- *           child without a ring file, struct ring_forked), 23..0 size in
+ *           child without a ring file, struct ring_forked; RING_REPEAT:
+ *           weight for a thread's last sample's stack, struct
+ *           ring_repeat), 23..0 size in
  *           8-byte words, header included (so never 0 once committed)
  *   tid     thread that was sampled
  *   weight  timer expiries this sample stands for (1 + overrun)
@@ -67,7 +69,8 @@ enum ring_type {
 	RING_SKIP = 2,
 	RING_THREAD = 3,
 	RING_REAPED = 4,
-	RING_FORKED = 5
+	RING_FORKED = 5,
+	RING_REPEAT = 6
 };
 
 #define RING_HDR(type, words) (((uint32_t)(type) << 24) | ((uint32_t)(words) & 0xffffffu))
@@ -90,6 +93,18 @@ struct ring_thread {
 	uint32_t hdr;            /* RING_HDR(RING_THREAD, 3) */
 	uint32_t tid;
 	char name[16];
+};
+
+/* Weight a thread is credited at its end (its expiries never sent:
+ * src/process/threads.c) on the stack of its last sample record in this
+ * ring, which the reader keeps (cli/record/records.c); at [unsampled]
+ * when it has none there (the sample was lost).  Written outside signal
+ * context. */
+struct ring_repeat {
+	uint32_t hdr;            /* RING_HDR(RING_REPEAT, 2) */
+	uint32_t tid;
+	uint32_t weight;
+	uint32_t modgen;         /* written (sample_records.c), not read */
 };
 
 /* A child this process reaped (wait4() and the calls made of it:

@@ -96,6 +96,9 @@ HIDDEN void sample_credit(pid_t tid, uintptr_t pc, unsigned long owed, unsigned 
  * under the wrapper's frame and its callers, as its samples would have
  * been (sample_records.c). */
 HIDDEN void sample_credit_entry(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held);
+/* ... and for a thread that was sampled (pc: its last sample's): on a
+ * ring, for that sample's stack (ring.h RING_REPEAT). */
+HIDDEN void sample_credit_repeat(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held);
 /* Weight w at a marker (ring.h: RING_PC_STARTUP, RING_PC_AGENT) of a ring
  * table: CPU time before sampling began (agent.c).  Outside signal
  * context. */

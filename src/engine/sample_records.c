@@ -193,6 +193,29 @@ void sample_record_callers(struct ptable *t, const void *rec, uint32_t size, uin
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
+/* sample_credit()'s (sample_write.c), for a thread that ends after a
+ * sample of its own: on a ring, its weight for that sample's stack
+ * (ring.h RING_REPEAT); elsewhere at pc, that sample's. */
+void sample_credit_repeat(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held)
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	unsigned long w = owed + held;
+	if (t && t->mode == PTABLE_RING && w <= UINT32_MAX) {
+		ADD(ticks, owed);
+		ADD(reconciled, owed);
+		struct ring_repeat rec = {RING_HDR(RING_REPEAT, 2), (uint32_t)tid, (uint32_t)w, 0};
+		if (record_callers(t, &rec, sizeof rec, 0, 0, 0, w))
+			ADD(in_range, w);
+		else /* full (counted lost), or it faulted: as a sample */
+			ADD(out_of_range, w);
+		atomic_fetch_sub(&profil_inflight, 1);
+		return;
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
+	sample_credit(tid, pc, owed, held);
+}
+
 /* sample_credit()'s (sample_write.c), for a thread that ends where it
  * began, in its start routine's caller: weight at pc (the start routine),
  * under the frame that called it and that frame's callers (the thread's

@@ -43,10 +43,11 @@ struct threads_start {
  * At the thread's exit (return, pthread_exit, cancellation): its timer is
  * deleted, and the expiries of its grid it passed but was never sent (the
  * kernel looks at CPU timers only at ticks, so a thread shorter than a tick
- * may never be) are credited now: to the last pc sampled on this thread,
- * or, if none was, to the start routine's first instruction (under the
- * thread's start, its wrapper's frame and libc's, when the routine
- * returned to the wrapper: sample_credit_entry()).  The sampling
+ * may never be) are credited now: to the last pc sampled on this thread
+ * (in a ring, to that sample's stack: sample_credit_repeat()), or, if
+ * none was, to the start routine's first instruction (under the thread's
+ * start, its wrapper's frame and libc's, when the routine returned to
+ * the wrapper: sample_credit_entry()).  The sampling
  * signal is blocked first so the tally cannot change under us, and stays
  * blocked: a signal still queued from the deleted timer would count twice.
  * Its name goes to the ring last (`profil record` reads names from /proc
@@ -70,14 +71,17 @@ void threads_settle_locked(uintptr_t fallback_pc)
 		struct sample_self me = sample_self;
 		unsigned long credited = 0, owed;
 		uintptr_t pc = fallback_pc;
-		if (me.epoch == atomic_load(&sample_epoch) && me.credited)
+		int sampled = me.epoch == atomic_load(&sample_epoch) && me.credited;
+		if (sampled)
 			credited = me.credited, pc = me.pc;
 		if (timers_reconcile_self(credited, &owed) != 0)
 			owed = 0;
 		/* weight held back while the thread blocked SIGSEGV/SIGBUS
 		 * (sample.c) is written now rather than lost with the thread */
 		sample_self.deferred = 0;
-		if ((owed || me.deferred) && pc == fallback_pc && returned_to_entry)
+		if ((owed || me.deferred) && sampled)
+			sample_credit_repeat(gettid(), pc, owed, me.deferred);
+		else if ((owed || me.deferred) && returned_to_entry)
 			sample_credit_entry(gettid(), pc, owed, me.deferred);
 		else if (owed || me.deferred)
 			sample_credit(gettid(), pc, owed, me.deferred);

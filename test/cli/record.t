@@ -1545,3 +1545,12 @@ stdout /;fork_site;__libc_fork [0-9]+$/
 $ profil record -F 250 -o sth.pprof $REC/rec-lazy shortthreads 40 && profil report --format folded sth.pprof
 stdout /;start_thread;profil_thread_start;short_worker [0-9]+$/
 !stdout /^\[unknown\];short_worker /
+
+# A thread's last expiries, never sent (src/process/threads.c), were
+# credited at its last sampled pc with no stack: "[unknown];main_hot 1"
+# and "[unknown];lib_hot 1", roots of their own in every flame graph.
+# They are now added to that last sample's stack (ring.h RING_REPEAT)
+$ profil record -o rpt.pprof $REC/rec-prog threads 30 && profil report --format folded rpt.pprof
+stdout /^_start;.*;main_hot [0-9]+$/
+stdout /;second;lib_hot [0-9]+$/
+!stdout /^\[unknown\];(main_hot|lib_hot) [0-9]+$/
