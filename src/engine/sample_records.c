@@ -1,7 +1,9 @@
 /*
  * sample_records.c - the records a ring gets outside sampling (ring.h):
  * a reaped child's CPU time, a thread's name, a forked child's word with
- * the call that forked it, and whole records copied from a scratch ring.
+ * the call that forked it, whole records copied from a scratch ring, and
+ * a thread's last weight (on its last sample's stack, or at its start
+ * routine under the thread's start).
  * They share the samples' reservation (sample_write.c) and fault recovery:
  * a ring is memory the program could unmap.
  *
@@ -20,77 +22,10 @@
 #include <ucontext.h>
 
 #define ADD(field, n) atomic_fetch_add_explicit(&profil_pstats.field, (n), memory_order_relaxed)
-/* walk_callers(): keep the last frame of ours (the thread's entry). */
+/* record_write()'s flags: keep the last frame of ours in the walk (the
+ * thread's entry); set the record's module generation. */
 #define CALLERS_ENTRY 1
-
-/* Writes rec, a record of size bytes (a multiple of 8) whose first word
- * is its hdr, into the ring table t as a record of that type, under the
- * same fault recovery as sample_record(): the ring is memory the program could
- * unmap.  Outside sampling (a thread's name, a reaped child). */
-static __attribute__((noinline)) void record_plain(struct ptable *t, const void *rec,
-                                                   uint32_t size, uint32_t type)
-{
-	if (__builtin_setjmp(sample_recover)) {
-		sample_writing = 0;
-		if (!sample_abandon)
-			sample_withdraw(t);
-		return;
-	}
-	sample_writing = 1;
-	uint64_t at;
-	unsigned char *r;
-	if (!sample_abandon && (r = sample_ring_reserve(t, size, &at)) != 0) {
-		const unsigned char *from = rec;
-		for (uint32_t i = sizeof(uint32_t); i < size; i++) /* no memcpy: see CONTRACT */
-			r[i] = from[i];
-		__atomic_store_n((uint32_t *)r, RING_HDR(type, size / 8), __ATOMIC_RELEASE);
-	}
-	sample_writing = 0;
-}
-
-/* A child's CPU time as its parent reaped it (agent/reap.c: maybe in a
- * SIGCHLD handler), for the reader: ring tables only.  Same in-flight
- * handshake as sample_credit(). */
-void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
-{
-	atomic_fetch_add(&profil_inflight, 1);
-	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING) {
-		struct ring_reaped r = {0, pid, cpu_ns};
-		record_plain(t, &r, sizeof r, RING_REAPED);
-	}
-	atomic_fetch_sub(&profil_inflight, 1);
-}
-
-/* rec, a whole record (its hdr says its type and size), written into the
- * ring table t, which need not be the published one: the agent copies a
- * forked child's scratch ring into its ring file (agent/defer.c).  Same
- * in-flight handshake as sample_credit(); async-signal-safe. */
-void sample_record_into(struct ptable *t, const void *rec)
-{
-	uint32_t hdr = *(const uint32_t *)rec;
-	uint32_t words = RING_HDR_WORDS(hdr);
-	if (!t || t->mode != PTABLE_RING || words < 1)
-		return;
-	atomic_fetch_add(&profil_inflight, 1);
-	record_plain(t, rec, words * 8, RING_HDR_TYPE(hdr));
-	atomic_fetch_sub(&profil_inflight, 1);
-}
-
-/* A thread's name at its exit (threads.c), for the reader: ring tables
- * only.  Same in-flight handshake as sample_credit(). */
-void sample_thread_name(pid_t tid, const char name[16])
-{
-	atomic_fetch_add(&profil_inflight, 1);
-	struct ptable *t = atomic_load(&profil_published);
-	if (t && t->mode == PTABLE_RING) {
-		struct ring_thread r = {0, (uint32_t)tid, {0}};
-		for (unsigned i = 0; i + 1 < sizeof r.name; i++)
-			r.name[i] = name[i];
-		record_plain(t, &r, sizeof r, RING_THREAD);
-	}
-	atomic_fetch_sub(&profil_inflight, 1);
-}
+#define CALLERS_MODGEN 2
 
 #if defined(__x86_64__)
 /* Frames of the walk that are the writer's own or libc's (the agent's
@@ -130,15 +65,21 @@ static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t 
 }
 #endif
 
-/* record_plain()'s, with the callers after the record's head, whose
- * fourth 32-bit word is set to the ring's module generation (struct
- * ring_record's and struct ring_forked's modgen), read under the same
- * recovery.  Whether the record was written; a record of weight w that
- * finds no room adds w to the ring's lost count, as a sample does. */
-static __attribute__((noinline)) int record_callers(struct ptable *t, const void *rec,
-                                                    uint32_t size, uint32_t depth,
-                                                    uintptr_t also, int flags,
-                                                    unsigned long w)
+/*
+ * Writes rec, size bytes (a multiple of 8) whose first word is its hdr,
+ * into the ring table t as a record of type, under the same fault
+ * recovery as sample_record(): the ring is memory the program could
+ * unmap.  With depth > 1, the calling thread's callers after it
+ * (walk_callers()); with CALLERS_MODGEN, its fourth 32-bit word set to
+ * the ring's module generation (struct ring_record's, ring_forked's and
+ * ring_repeat's modgen), read under the same recovery.  Whether it was
+ * written; a record of weight w that finds no room adds w to the ring's
+ * lost count, as a sample does.
+ */
+static __attribute__((noinline)) int record_write(struct ptable *t, const void *rec,
+                                                  uint32_t size, uint32_t type,
+                                                  uint32_t depth, uintptr_t also, int flags,
+                                                  unsigned long w)
 {
 	const struct uw_table *ut = 0;
 	uint32_t max = 0;
@@ -163,17 +104,76 @@ static __attribute__((noinline)) int record_callers(struct ptable *t, const void
 		const unsigned char *from = rec;
 		for (uint32_t i = sizeof(uint32_t); i < size; i++) /* no memcpy: see CONTRACT */
 			r[i] = from[i];
-		((uint32_t *)r)[3] = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
+		if (flags & CALLERS_MODGEN)
+			((uint32_t *)r)[3] = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
 #if defined(__x86_64__)
 		if (ut)
 			words += walk_callers(ut, (uint64_t *)(r + size), max, depth, also, flags);
 #endif
-		sample_ring_commit(t, r, at, room, words, RING_HDR_TYPE(*(const uint32_t *)rec));
+		sample_ring_commit(t, r, at, room, words, type);
 	} else if (!sample_abandon && w) {
 		atomic_fetch_add_explicit(&t->ring->lost, w, memory_order_relaxed);
 	}
 	sample_writing = 0;
 	return r != 0;
+}
+
+/* A thread's last weight (owed expiries and held weight) as the record
+ * rec, counted as sample_credit() counts it. */
+static void credit_record(struct ptable *t, const void *rec, uint32_t size, uint32_t depth,
+                          int flags, unsigned long owed, unsigned long held)
+{
+	ADD(ticks, owed);
+	ADD(reconciled, owed);
+	uint32_t type = RING_HDR_TYPE(*(const uint32_t *)rec);
+	if (record_write(t, rec, size, type, depth, 0, flags | CALLERS_MODGEN, owed + held))
+		ADD(in_range, owed + held);
+	else /* full (counted lost), or it faulted: as a sample */
+		ADD(out_of_range, owed + held);
+}
+
+/* A child's CPU time as its parent reaped it (agent/reap.c: maybe in a
+ * SIGCHLD handler), for the reader: ring tables only.  Same in-flight
+ * handshake as sample_credit(). */
+void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	if (t && t->mode == PTABLE_RING) {
+		struct ring_reaped r = {0, pid, cpu_ns};
+		record_write(t, &r, sizeof r, RING_REAPED, 0, 0, 0, 0);
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
+/* rec, a whole record (its hdr says its type and size), written into the
+ * ring table t, which need not be the published one: the agent copies a
+ * forked child's scratch ring into its ring file (agent/defer.c).  Same
+ * in-flight handshake as sample_credit(); async-signal-safe. */
+void sample_record_into(struct ptable *t, const void *rec)
+{
+	uint32_t hdr = *(const uint32_t *)rec;
+	uint32_t words = RING_HDR_WORDS(hdr);
+	if (!t || t->mode != PTABLE_RING || words < 1)
+		return;
+	atomic_fetch_add(&profil_inflight, 1);
+	record_write(t, rec, words * 8, RING_HDR_TYPE(hdr), 0, 0, 0, 0);
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
+/* A thread's name at its exit (threads.c), for the reader: ring tables
+ * only.  Same in-flight handshake as sample_credit(). */
+void sample_thread_name(pid_t tid, const char name[16])
+{
+	atomic_fetch_add(&profil_inflight, 1);
+	struct ptable *t = atomic_load(&profil_published);
+	if (t && t->mode == PTABLE_RING) {
+		struct ring_thread r = {0, (uint32_t)tid, {0}};
+		for (unsigned i = 0; i + 1 < sizeof r.name; i++)
+			r.name[i] = name[i];
+		record_write(t, &r, sizeof r, RING_THREAD, 0, 0, 0, 0);
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
 }
 
 /* rec, the head of a record (its hdr's type; size bytes, a multiple of
@@ -189,7 +189,8 @@ void sample_record_callers(struct ptable *t, const void *rec, uint32_t size, uin
 	if (!t || t->mode != PTABLE_RING || size < 8 || size % 8)
 		return;
 	atomic_fetch_add(&profil_inflight, 1);
-	record_callers(t, rec, size, depth, also, 0, 0);
+	record_write(t, rec, size, RING_HDR_TYPE(*(const uint32_t *)rec), depth, also,
+	             CALLERS_MODGEN, 0);
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
@@ -202,13 +203,8 @@ void sample_credit_repeat(pid_t tid, uintptr_t pc, unsigned long owed, unsigned 
 	struct ptable *t = atomic_load(&profil_published);
 	unsigned long w = owed + held;
 	if (t && t->mode == PTABLE_RING && w <= UINT32_MAX) {
-		ADD(ticks, owed);
-		ADD(reconciled, owed);
 		struct ring_repeat rec = {RING_HDR(RING_REPEAT, 2), (uint32_t)tid, (uint32_t)w, 0};
-		if (record_callers(t, &rec, sizeof rec, 0, 0, 0, w))
-			ADD(in_range, w);
-		else /* full (counted lost), or it faulted: as a sample */
-			ADD(out_of_range, w);
+		credit_record(t, &rec, sizeof rec, 0, 0, owed, held);
 		atomic_fetch_sub(&profil_inflight, 1);
 		return;
 	}
@@ -228,16 +224,11 @@ void sample_credit_entry(pid_t tid, uintptr_t pc, unsigned long owed, unsigned l
 	struct ptable *t = atomic_load(&profil_published);
 	unsigned long w = owed + held;
 	if (t && t->mode == PTABLE_RING && t->stack_depth > 1 && w <= UINT32_MAX) {
-		ADD(ticks, owed);
-		ADD(reconciled, owed);
 		struct {
 			struct ring_record r;
 			uint64_t pc;
 		} rec = {{RING_HDR(RING_SAMPLE, 3), (uint32_t)tid, (uint32_t)w, 0}, pc};
-		if (record_callers(t, &rec, sizeof rec, t->stack_depth - 1, 0, CALLERS_ENTRY, w))
-			ADD(in_range, w);
-		else /* full (counted lost), or it faulted: as a sample */
-			ADD(out_of_range, w);
+		credit_record(t, &rec, sizeof rec, t->stack_depth - 1, CALLERS_ENTRY, owed, held);
 	} else {
 		atomic_fetch_sub(&profil_inflight, 1);
 		sample_credit(tid, pc, owed, held);
