@@ -37,7 +37,9 @@
  * leading frames in this object or in also's module left out (but the
  * last of them with CALLERS_ENTRY), at most depth of them, then a marker
  * when the walk did not reach the outermost frame (ring.h).  Returns the
- * words written. */
+ * words kept; the words the walk wrote beyond them are zeroed again: the
+ * rest of a reservation goes back to the ring, whose free space the
+ * reader takes for records where it is not zero. */
 static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t max,
                              uint32_t depth, uintptr_t also, int flags)
 {
@@ -61,6 +63,8 @@ static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t 
 		pcs[w++] = RING_PC_TRUNCATED;
 	else if (end == UW_END_FAILED)
 		pcs[w++] = RING_PC_UNKNOWN;
+	for (uint32_t i = w; i < n; i++) /* stores a compiler keeps: no memset (CONTRACT) */
+		__atomic_store_n(&pcs[i], 0, __ATOMIC_RELAXED);
 	return w;
 }
 #endif

@@ -200,7 +200,9 @@ uint32_t sample_first_foreign(const struct uw_table *ut, const uint64_t *pcs, ui
 
 /* A sample at the return from a fork (engine.h sample_in_fork_return):
  * pcs[0, n) as fork() at sample_fork_pc under the first caller outside
- * this library and the C library; unchanged when there is none. */
+ * this library and the C library; unchanged when there is none.  The
+ * words it no longer uses are zeroed: they go back to the ring's free
+ * space, which must read as no record. */
 static uint32_t as_fork(const struct uw_table *ut, uint64_t *pcs, uint32_t n)
 {
 	uintptr_t fork_pc = sample_fork_pc;
@@ -210,6 +212,8 @@ static uint32_t as_fork(const struct uw_table *ut, uint64_t *pcs, uint32_t n)
 	pcs[0] = fork_pc;
 	for (uint32_t i = k; i < n; i++)
 		pcs[1 + i - k] = pcs[i];
+	for (uint32_t i = 1 + n - k; i < n; i++) /* stores a compiler keeps: no memset (CONTRACT) */
+		__atomic_store_n(&pcs[i], 0, __ATOMIC_RELAXED);
 	return 1 + n - k;
 }
 

@@ -24,9 +24,16 @@
  *   uwprog dlstorm LIB   main -> uw_recurse x 21 -> uw_hot while a second
  *                    thread dlopen()s and dlclose()s LIB without pause
  *                    (each dlclose rebuilds and retires the tables)
+ *   uwprog forkwords main -> uw_fork_site, which forks 20 children that
+ *                    _exit(0) at once: each writes its word with the
+ *                    fork's callers into this ring (ring.h RING_FORKED)
  *
  * Prints "hot N", "full N" (stacks of the whole expected chain, complete),
- * "main N", "thread N", "truncated N", "unknown N"; the test judges.
+ * "main N", "thread N", "truncated N", "unknown N"; then "forked N" (the
+ * children's words whose first caller is uw_fork_site) and "dirty N" (the
+ * bytes of the ring's free space after its last record that are not
+ * zero: a writer must leave none, or the reader takes them for a record);
+ * the test judges.
  */
 #include "chain.h"
 #include "../../src/base/ring.h"
@@ -41,6 +48,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +64,7 @@ void uw_on_alarm(int sig);
 void uw_interrupted(void);
 void uw_fault_mid(uintptr_t page);
 void uw_fault_outer(void);
+int uw_fork_site(int n);
 
 /* Per thread: the hot loops of several threads use it, and a shared one
  * would be a data race (TSan stopped the program under `make tsan`). */
@@ -305,6 +314,26 @@ static void judge(const char *mode, const struct ring_record *r, struct tally *t
 		show(t, "not the full chain", r->pcs, n);
 }
 
+/* n children, one at a time, each ending at once. */
+__attribute__((noinline)) int uw_fork_site(int n)
+{
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p == 0)
+			_exit(0);
+		if (p < 0 || waitpid(p, NULL, 0) != p)
+			return -1;
+	}
+	return 0;
+}
+
+/* A child's word (ring.h RING_FORKED) whose first caller is uw_fork_site. */
+static int from_fork_site(const struct ring_forked *r)
+{
+	return RING_HDR_WORDS(r->hdr) > 2 && !RING_PC_IS_MARKER(r->pcs[0]) &&
+	       strcmp(name_of(r->pcs[0] - 1), "uw_fork_site") == 0;
+}
+
 /* truncate(2) to 0 bytes every cached table in $PROFIL_UNWIND_CACHE. */
 static void cut_cache(void)
 {
@@ -360,16 +389,25 @@ static void check_ring(const char *mode)
 		exit(2);
 	}
 	struct tally t = {0};
-	for (uint64_t off = 0; off + 8 <= head;) {
+	long forked = 0, dirty = 0;
+	uint64_t off = 0;
+	while (off + 8 <= head) {
 		const struct ring_record *r = (const void *)(data + off);
 		if (r->hdr == 0)
 			break;
 		if (RING_HDR_TYPE(r->hdr) == RING_SAMPLE && RING_HDR_WORDS(r->hdr) > 2)
 			judge(mode, r, &t);
+		if (RING_HDR_TYPE(r->hdr) == RING_FORKED)
+			forked += from_fork_site((const struct ring_forked *)r);
 		off += RING_HDR_WORDS(r->hdr) * 8;
 	}
+	if (off != head)
+		dirty = -1; /* the records did not end at head */
+	for (uint64_t i = head; off == head && i < rf.data_size; i++)
+		dirty += data[i] != 0;
 	printf("hot %ld\nfull %ld\nmain %ld\nthread %ld\ntruncated %ld\nunknown %ld\n", t.hot,
 	       t.full, t.main, t.thread, t.truncated, t.unknown);
+	printf("forked %ld\ndirty %ld\n", forked, dirty);
 	free(data);
 	fclose(f);
 }
@@ -398,6 +436,9 @@ int main(int argc, char **argv)
 		storm_stop = 1;
 		pthread_join(th, NULL);
 		printf("cycles %ld\n", storm_cycles);
+	} else if (!strcmp(mode, "forkwords")) {
+		if (uw_fork_site(20) != 0)
+			return 2;
 	} else if (!strcmp(mode, "fault")) {
 		fault_case();
 	} else if (!strcmp(mode, "signal")) {
