@@ -228,10 +228,10 @@ void sample_credit_entry(pid_t tid, uintptr_t pc, unsigned long owed, unsigned l
 	struct ptable *t = atomic_load(&profil_published);
 	unsigned long w = owed + held;
 	if (t && t->mode == PTABLE_RING && t->stack_depth > 1 && w <= UINT32_MAX) {
-		struct {
-			struct ring_record r;
+		struct { /* struct ring_record with one pc */
+			uint32_t hdr, tid, weight, modgen;
 			uint64_t pc;
-		} rec = {{RING_HDR(RING_SAMPLE, 3), (uint32_t)tid, (uint32_t)w, 0}, pc};
+		} rec = {RING_HDR(RING_SAMPLE, 3), (uint32_t)tid, (uint32_t)w, 0, pc};
 		credit_record(t, &rec, sizeof rec, t->stack_depth - 1, CALLERS_ENTRY, owed, held);
 	} else {
 		atomic_fetch_sub(&profil_inflight, 1);
