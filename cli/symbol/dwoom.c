@@ -22,9 +22,14 @@
  *
  * libdw does not check every allocation: 0.188's dwarf_getsrclines()
  * dereferences a failed malloc() (SIGSEGV, found by the test of this
- * file).  So a guard also catches SIGSEGV and SIGBUS (a module's file
- * truncated while mapped, damaged DWARF) raised while it is set, to the
- * same end, and the stack's growth refused under the same limit is one
+ * file), and its concurrent hash tables assert that a resize's malloc()
+ * did not fail ("resize_coordinator: Assertion `htab->table' failed",
+ * then abort(): the same test, once libprofil.so's DWARF grew).  So a
+ * guard also catches SIGSEGV and SIGBUS (a module's file truncated while
+ * mapped, damaged DWARF) and SIGABRT raised while it is set, to the
+ * same end (glibc's abort() has released its lock when it raises the
+ * signal, so leaving its handler by longjmp leaves nothing held; the
+ * assertion's own line is printed first), and the stack's growth refused under the same limit is one
  * (read_srclines() takes 150 KiB of it): the handler runs on a stack of
  * its own.  It is installed with the first guard (the actions before it
  * are put back at the driver's end, sym_oom_end()), SA_NODEFER so that
@@ -43,6 +48,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 static jmp_buf *volatile guard;   /* the running lookup's, NULL outside one */
@@ -95,19 +101,26 @@ Dwarf *sym_module_dwarf(Dwfl_Module *mod, Dwarf_Addr *bias)
 	return dbg;
 }
 
-static void on_fault(int sig)
+/* A SIGABRT is ours only when this process raised it (an assertion's
+ * abort()); one sent by another process keeps its default action. */
+static void on_fault(int sig, siginfo_t *info, void *uc)
 {
-	if (guard) {
+	(void)uc;
+	int raised_here = sig != SIGABRT || (info && info->si_pid == getpid() &&
+	                                      (info->si_code == SI_TKILL || info->si_code == SI_USER));
+	if (guard && raised_here) {
 		prof_reserve_release(); /* munmap(): safe here */
 		lost = 1;
 		longjmp(*guard, 1);
 	}
 	signal(sig, SIG_DFL); /* the fault again, with its default action */
+	if (sig == SIGABRT)
+		raise(sig); /* not repeated by returning, as a fault is */
 }
 
 /* The actions and stack before catch_faults(), put back by sym_oom_end(). */
 static int caught;
-static struct sigaction old_segv, old_bus;
+static struct sigaction old_segv, old_bus, old_abrt;
 static stack_t old_stack;
 
 static void catch_faults(void)
@@ -119,11 +132,13 @@ static void catch_faults(void)
 	stack_t st = {.ss_sp = altstack, .ss_size = sizeof altstack};
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_fault;
-	sa.sa_flags = SA_NODEFER | (sigaltstack(&st, &old_stack) == 0 ? SA_ONSTACK : 0);
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER |
+	              (sigaltstack(&st, &old_stack) == 0 ? SA_ONSTACK : 0);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGSEGV, &sa, &old_segv);
 	sigaction(SIGBUS, &sa, &old_bus);
+	sigaction(SIGABRT, &sa, &old_abrt);
 }
 
 void sym_oom_end(void)
@@ -133,6 +148,7 @@ void sym_oom_end(void)
 	caught = 0;
 	sigaction(SIGSEGV, &old_segv, NULL);
 	sigaction(SIGBUS, &old_bus, NULL);
+	sigaction(SIGABRT, &old_abrt, NULL);
 	sigaltstack(&old_stack, NULL);
 }
 
