@@ -216,7 +216,7 @@ static void tell_forked(uint32_t state, int at_fork)
 	struct ring_forked r = {RING_HDR(RING_FORKED, 2), (uint32_t)getpid(), state, 0};
 	struct ptable *t = defer_final_table(rf);
 	if (at_fork)
-		sample_record_callers(t, &r, sizeof r, agent_stack_depth, (uintptr_t)fork);
+		sample_record_callers(t, &r, sizeof r, agent_stack_depth, sample_fork_pc);
 	else
 		sample_record_into(t, &r);
 }

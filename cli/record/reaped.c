@@ -299,7 +299,7 @@ static void credit_unimaged(struct profile *p, const struct images *set, const s
                             int64_t *carry)
 {
 	struct forked_words *words = forked_words(set);
-	uint64_t *locs = NULL;
+	uint64_t *locs = NULL, unsampled = 0;
 	size_t cap = 0;
 	for (size_t i = 0; i < nt; i++) {
 		const struct proc *parent = t[i].parent ? proc_of(v, np, t[i].parent) : NULL;
@@ -318,7 +318,9 @@ static void credit_unimaged(struct profile *p, const struct images *set, const s
 			cap = npath + 1;
 			locs = prof_xrealloc(locs, cap, sizeof *locs);
 		}
-		locs[0] = record_marker_location(p, RING_PC_UNSAMPLED);
+		if (!unsampled)
+			unsampled = record_marker_location(p, RING_PC_UNSAMPLED);
+		locs[0] = unsampled;
 		for (size_t k = 0; k < npath; k++)
 			locs[1 + k] = path[k];
 		/* on its pid: in a namespace not ours, its number there (the

@@ -136,7 +136,8 @@ extern __thread volatile int sample_in_fork_start __attribute__((tls_model("init
  * loop of forks showed 23% of its time in the agent's sigprocmask.  Such
  * a sample is recorded at sample_fork_pc, the C library's fork(), under
  * the frames that called it.  sample_fork_pc: written once by fork.c's
- * constructor, before any fork; 0 leaves such samples where they fell. */
+ * constructor, before any fork; 0 leaves such samples where they fell
+ * (the agent's fork word leaves the module holding it out, too). */
 extern __thread volatile int sample_in_fork_return __attribute__((tls_model("initial-exec"))) HIDDEN;
 extern uintptr_t sample_fork_pc HIDDEN;
 

@@ -79,12 +79,11 @@ void threads_settle_locked(uintptr_t fallback_pc)
 		/* weight held back while the thread blocked SIGSEGV/SIGBUS
 		 * (sample.c) is written now rather than lost with the thread */
 		sample_self.deferred = 0;
-		if ((owed || me.deferred) && sampled)
-			sample_credit_repeat(gettid(), pc, owed, me.deferred);
-		else if ((owed || me.deferred) && returned_to_entry)
-			sample_credit_entry(gettid(), pc, owed, me.deferred);
-		else if (owed || me.deferred)
-			sample_credit(gettid(), pc, owed, me.deferred);
+		void (*credit)(pid_t, uintptr_t, unsigned long, unsigned long) =
+			sampled ? sample_credit_repeat
+			: returned_to_entry ? sample_credit_entry : sample_credit;
+		if (owed || me.deferred)
+			credit(gettid(), pc, owed, me.deferred);
 		/* its last name, for a ring's reader (ring.h RING_THREAD) */
 		char name[16] = {0};
 		if (prctl(PR_GET_NAME, name) == 0)
