@@ -3,13 +3,15 @@
  * each dlclose (interposed), at each sweep of the helper thread when the
  * loader's counters moved, and at exit().
  *
- * dlopen is not interposed: glibc resolves a bare name against the
- * RUNPATH of dlopen's caller, which a wrapper would change.  Loads are
- * found by modules_poll() every sweep (100 ms) and at every dlclose;
- * a sample taken in a library before its load was logged carries an
- * older generation, and the reader then takes the next load that covers
- * its pc (cli/record/).  dlclose is interposed: the library's unload must
- * be logged, and its load too if it was never seen.
+ * Loads are found by modules_poll(): after a dlopen() whose caller a
+ * wrapper cannot change (dlopen.c), every sweep (100 ms) for the others
+ * (glibc resolves a name along its caller's paths, and the C library's
+ * own loads, NSS and iconv modules, call no symbol of ours), and at
+ * every dlclose; a sample taken in a library before its load was logged
+ * carries an older generation, and the reader then takes the next load
+ * that covers its pc (cli/record/).  dlclose is interposed: the
+ * library's unload must be logged, and its load too if it was never
+ * seen.
  *
  * Outside signal context; every dl_iterate_phdr() here goes through
  * modules_iterate(), under the lock a fork's prepare handler takes

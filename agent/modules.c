@@ -6,7 +6,8 @@
  * library that was dlclose'd before it looked, so the agent writes every
  * load and unload of an executable segment into the ring file's module
  * log as it happens: at start (every object dl_iterate_phdr lists,
- * including the vDSO), and after each dlopen and dlclose (interposed).
+ * including the vDSO), after each dlopen it can follow (dlopen.c) and
+ * each dlclose (interposed), and at the helper's polls (modpoll.c).
  * Each event bumps the log's generation, which every sample carries.
  *
  * All of this runs outside signal context under `mu`; dlopen and dlclose

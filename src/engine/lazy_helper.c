@@ -15,7 +15,8 @@
  * and it is made at the first safe point:
  *
  *   - a call that is itself not async-signal-safe, made by the program:
- *     pthread_create() (threads.c) and dlclose() (agent/modules.c), which
+ *     pthread_create() (threads.c), dlclose() (agent/modpoll.c) and a
+ *     dlopen() the agent cannot follow at once (agent/dlopen.c), which
  *     make the helper first, at any time (lazy_helper_now());
  *   - once the main thread has used LAZY_HELPER_CPU_NS of CPU time, a sample
  *     whose interrupted stack proves the thread is in the program's own

@@ -1554,3 +1554,22 @@ $ profil record -o rpt.pprof $REC/rec-prog threads 30 && profil report --format 
 stdout /^_start;.*;main_hot [0-9]+$/
 stdout /;second;lib_hot [0-9]+$/
 !stdout /^\[unknown\];(main_hot|lib_hot) [0-9]+$/
+
+# A library dlopen'ed by its full path is in the stack walk's tables as
+# dlopen returns (agent/dlopen.c).  Every sample of the plugin's hot
+# loop was "[unknown];0x...;plug_hot": the tables follow loads at the
+# helper's polls, and the helper, deferred until a sample walks whole,
+# was never made (a Python script's first 100 ms after `import hashlib`
+# had the same: 55% of a short one's samples)
+$ profil record -o dw.pprof $REC/rec-prog dlopen 60 && profil report --format folded dw.pprof
+stdout /^_start;.*;plugin_named;plug_hot [0-9]+$/
+!stdout /^\[unknown\];.*plug_hot [0-9]+$/
+
+# A name only the caller gives a meaning to, a bare name along the
+# program's DT_RUNPATH or $ORIGIN, is left to glibc's dlopen untouched
+# (a wrapper that called it would search from its own object and fail);
+# the helper is made there, so its polls still bring the tables
+$ profil record -o db.pprof $REC/rec-prog plugbare 100 && profil report --format folded db.pprof
+stdout /^_start;.*;plugin_named;plug_hot [0-9]+$/
+$ profil record -o do.pprof $REC/rec-prog plugorigin 60 && profil report do.pprof
+row /plug_hot +librecplug.so/ 2 >= 30

@@ -14,6 +14,11 @@
  *   plugexit  plug_hot in librecplug.so (dlopen'ed), then exit(0) with the
  *             library still loaded: with few UNITS, before the agent's
  *             first sweep, which would have logged the load
+ *   plugbare  as dlopen, the library named "librecplug.so": found only
+ *             along this program's DT_RUNPATH (the caller's, which a
+ *             wrapper of dlopen must not replace with its own)
+ *   plugorigin  as dlopen, named "$ORIGIN/librecplug.so": the caller's
+ *             directory, as the loader expands it
  *   fork      a forked child runs child_hot while the parent runs main_hot
  *   closefork as fork, after closing every descriptor above 2 (as a
  *             daemon does at its start: close_range)
@@ -181,9 +186,8 @@ static int blockall(unsigned long main_units)
 	return 0;
 }
 
-static int plugin(const char *self, int then_exit)
+static int plugin_named(void *h, int then_exit)
 {
-	void *h = rec_open_plug(self);
 	if (!h)
 		return 1;
 	void (*hot)(unsigned long) = (void (*)(unsigned long))dlsym(h, "plug_hot");
@@ -193,6 +197,20 @@ static int plugin(const char *self, int then_exit)
 	dlclose(h);
 	main_hot(units);
 	return 0;
+}
+
+static int plugin(const char *self, int then_exit)
+{
+	return plugin_named(rec_open_plug(self), then_exit);
+}
+
+/* The plugin by a name only the caller's object gives a meaning to. */
+static int plugin_as(const char *name)
+{
+	void *h = dlopen(name, RTLD_NOW);
+	if (!h)
+		fprintf(stderr, "rec-prog: %s\n", dlerror());
+	return plugin_named(h, 0);
 }
 
 static int forked(void)
@@ -567,6 +585,10 @@ int main(int argc, char **argv)
 		return plugin(argv[0], 0);
 	if (!strcmp(mode, "plugexit"))
 		return plugin(argv[0], 1);
+	if (!strcmp(mode, "plugbare"))
+		return plugin_as("librecplug.so");
+	if (!strcmp(mode, "plugorigin"))
+		return plugin_as("$ORIGIN/librecplug.so");
 	if (!strcmp(mode, "fork"))
 		return forked();
 	if (!strcmp(mode, "closefork")) {
