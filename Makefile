@@ -50,7 +50,7 @@ TEST_SRC   += $(BUILD)/test/test-cli-cases.c
 REC_T      := $(BUILD)/test/rec
 REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
-REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so \
+REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so librecrpath.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
               rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid \
@@ -508,6 +508,9 @@ $(REC_T):
 	mkdir -p $@
 $(REC_T)/lib%.so: test/rec/lib%.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -fPIC -shared -o $@ $<
+# DT_RPATH (not RUNPATH), naming the plugin's directory: test/cli/record.t
+$(REC_T)/librecrpath.so: test/rec/librecrpath.c test/rec/rec.h | $(REC_T)
+	$(CC) $(REC_CFLAGS) -fPIC -shared -Wl,--disable-new-dtags -Wl,-rpath,$(abspath $(REC_T)) -o $@ $< -ldl
 $(REC_T)/rec-prog: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
 	$(CC) $(REC_CFLAGS) -o $@ $< $(REC_LINK)
 $(REC_T)/rec-prog-nopie: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so

@@ -1573,3 +1573,7 @@ $ profil record -o db.pprof $REC/rec-prog plugbare 100 && profil report --format
 stdout /^_start;.*;plugin_named;plug_hot [0-9]+$/
 $ profil record -o do.pprof $REC/rec-prog plugorigin 60 && profil report do.pprof
 row /plug_hot +librecplug.so/ 2 >= 30
+# ...and so is any call while a library has a DT_RPATH, which glibc
+# searches for a bare name from it (librecrpath.so opens the plugin so)
+$ profil record -o dr.pprof $REC/rec-prog plugrpath 60 && profil report dr.pprof
+row /plug_hot +librecplug.so/ 2 >= 30

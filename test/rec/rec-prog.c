@@ -19,6 +19,8 @@
  *             wrapper of dlopen must not replace with its own)
  *   plugorigin  as dlopen, named "$ORIGIN/librecplug.so": the caller's
  *             directory, as the loader expands it
+ *   plugrpath as dlopen, opened by librecrpath.so (itself dlopen'ed by
+ *             full path) by its bare name, along that library's DT_RPATH
  *   fork      a forked child runs child_hot while the parent runs main_hot
  *   closefork as fork, after closing every descriptor above 2 (as a
  *             daemon does at its start: close_range)
@@ -211,6 +213,21 @@ static int plugin_as(const char *name)
 	if (!h)
 		fprintf(stderr, "rec-prog: %s\n", dlerror());
 	return plugin_named(h, 0);
+}
+
+/* The plugin as librecrpath.so opens it (by its DT_RPATH). */
+static int plugin_by_rpath(const char *self)
+{
+	char path[4096];
+	const char *slash = strrchr(self, '/');
+	snprintf(path, sizeof path, "%.*slibrecrpath.so", slash ? (int)(slash - self + 1) : 0, self);
+	void *lib = dlopen(path, RTLD_NOW);
+	void *(*open_plug)(void) = lib ? (void *(*)(void))dlsym(lib, "rpath_open_plug") : NULL;
+	if (!open_plug) {
+		fprintf(stderr, "rec-prog: %s\n", dlerror());
+		return 1;
+	}
+	return plugin_named(open_plug(), 0);
 }
 
 static int forked(void)
@@ -589,6 +606,8 @@ int main(int argc, char **argv)
 		return plugin_as("librecplug.so");
 	if (!strcmp(mode, "plugorigin"))
 		return plugin_as("$ORIGIN/librecplug.so");
+	if (!strcmp(mode, "plugrpath"))
+		return plugin_by_rpath(argv[0]);
 	if (!strcmp(mode, "fork"))
 		return forked();
 	if (!strcmp(mode, "closefork")) {
