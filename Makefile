@@ -50,7 +50,7 @@ TEST_SRC   += $(BUILD)/test/test-cli-cases.c
 REC_T      := $(BUILD)/test/rec
 REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
-REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie librec.so librecplug.so librecrpath.so \
+REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie rec-prog-fp librec.so librecplug.so librecrpath.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
               rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid \
@@ -515,6 +515,10 @@ $(REC_T)/rec-prog: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/lib
 	$(CC) $(REC_CFLAGS) -o $@ $< $(REC_LINK)
 $(REC_T)/rec-prog-nopie: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
 	$(CC) $(REC_CFLAGS) -fno-pie -no-pie -o $@ $< $(REC_LINK)
+# no unwind tables, frame pointers (as Chromium is built): test/cli/record.t
+$(REC_T)/rec-prog-fp: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
+	$(CC) $(REC_CFLAGS) -fno-asynchronous-unwind-tables -fno-unwind-tables \
+	    -fno-omit-frame-pointer -o $@ $< $(REC_LINK)
 # built with AddressSanitizer (gcc: libasan.so, which wants to be loaded
 # first): test/cli/record.t
 $(REC_T)/rec-asan: test/rec/rec-prog.c test/rec/rec.h test/rawsig.h $(REC_T)/librec.so
