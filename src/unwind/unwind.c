@@ -173,6 +173,13 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 	const struct uw_row *r = m ? find_row(m, look) : 0;
 	if (r && r->cfa == UW_CFA_END)
 		return 1;
+	/* The ABI marks the deepest frame by a zero frame pointer, where no
+	 * CFI says more: ld.so's entry, whose code has no FDE, clears rbp
+	 * before it runs the constructors (_dl_start_user), so a walk from a
+	 * constructor ended "[unknown]" there.  Not at the interrupted frame,
+	 * whose rbp may be any register's value. */
+	if ((!r || r->cfa == UW_CFA_NONE) && !f->exact && f->bp_ok && f->bp == 0)
+		return 1;
 	if (r && r->cfa == UW_CFA_SIGNAL)
 		return step_signal(f, b);
 	if (cfa_of(f, r, look, &cfa) != 0 || cfa <= f->sp || load(b, cfa - 8, &ra) != 0)

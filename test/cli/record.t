@@ -1586,3 +1586,11 @@ row /plug_hot +librecplug.so/ 2 >= 30
 $ profil record -o fp.pprof $REC/rec-prog-fp threads 30 && profil report --format folded fp.pprof
 stdout /^_start;__libc_start_main_impl;__libc_start_call_main;(.*;)?main_hot [0-9]+$/
 !stdout /^\[unknown\];.*main_hot [0-9]+$/
+
+# A constructor run by ld.so at start is walked to ld.so's entry, whose
+# code has no FDE: its zero frame pointer (the ABI's mark of the deepest
+# frame) ends the walk complete, where it ended "[unknown]" (clang: 3%
+# of a compile's samples, its libraries' static initialisers)
+$ profil record -o ctf.pprof $REC/rec-ctor 30 && profil report --format folded ctf.pprof
+stdout /^_dl_start_user;_dl_init;.*;ctor_hot [0-9]+$/
+!stdout /^\[unknown\];.*ctor_hot [0-9]+$/
