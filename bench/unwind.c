@@ -74,7 +74,8 @@ static __attribute__((noinline)) struct result time_walk(void)
 		for (long i = 0; i < rounds; i++)
 			end = unwind_walk(t, (uintptr_t)uc.uc_mcontext.gregs[REG_RIP],
 			                  (uintptr_t)uc.uc_mcontext.gregs[REG_RSP],
-			                  (uintptr_t)uc.uc_mcontext.gregs[REG_RBP], pcs, 1000, &n);
+			                  (uintptr_t)uc.uc_mcontext.gregs[REG_RBP],
+			                  (uintptr_t)uc.uc_mcontext.gregs[REG_RDI], pcs, 1000, &n);
 		double t1 = now();
 		best = t1 - t0 < best ? t1 - t0 : best;
 	}

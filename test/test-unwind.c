@@ -12,6 +12,7 @@
 #include "../src/unwind/unwind_cfi.c"
 #include "../src/unwind/unwind_table.c"
 #include "../src/unwind/unwind_cache.c" /* uw_module_free() */
+#include "../src/unwind/unwind.c"       /* unwind_walk(), on rows built here */
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -439,9 +440,13 @@ static int readelf_row(const char *cfa, const char *rbp, const char *ra, struct 
 		want->cfa = UW_CFA_END;
 		return 0;
 	}
-	if (ra && strcmp(ra, "c-8") != 0)
+	int in_rdi = ra && !strcmp(ra, "r5"); /* glibc's vfork */
+	if (ra && strcmp(ra, "c-8") != 0 && !in_rdi)
 		return -1; /* the return address elsewhere: not followed */
-	if (!strncmp(cfa, "rsp+", 4) || !strncmp(cfa, "rbp+", 4)) {
+	if (in_rdi && !strncmp(cfa, "rsp+", 4)) {
+		want->cfa = UW_CFA_RA_RDI;
+		want->cfa_off = atoi(cfa + 4);
+	} else if (!in_rdi && (!strncmp(cfa, "rsp+", 4) || !strncmp(cfa, "rbp+", 4))) {
 		want->cfa = cfa[1] == 's' ? UW_CFA_RSP : UW_CFA_RBP;
 		want->cfa_off = atoi(cfa + 4);
 	} else {
@@ -643,5 +648,45 @@ TEST_IMPL(unwind_fdes_out_of_order)
 	ASSERT_EQ(a->rows[6].cfa, UW_CFA_NONE);
 	uw_module_free(a);
 	uw_module_free(b);
+	return 0;
+}
+
+/*
+ * glibc's vfork pops its return address into rdi before the system call
+ * and pushes it back after (parent and child share the stack), and says
+ * so in its CFI (DW_CFA_register ra, rdi).  A sample there, the vfork
+ * system call's own time in the parent or the child's first, ended
+ * "[unknown];__vfork": its row was a rule not followed.  Walked from an
+ * interrupted frame at such a row (Debian's libc has two), the caller
+ * is at rdi: here an address in no module with rbp zero, which ends
+ * the walk complete (the ABI's deepest frame).
+ */
+TEST_IMPL(unwind_vfork_return_in_rdi)
+{
+	struct target t = {"/libc.so.6", NULL, 0, ""};
+	dl_iterate_phdr(find_target, &t);
+	ASSERT(t.m != NULL);
+	const struct uw_row *in_rdi = NULL;
+	for (size_t i = 0; i < t.m->nrows && !in_rdi; i++)
+		if (t.m->rows[i].cfa == UW_CFA_RA_RDI)
+			in_rdi = &t.m->rows[i];
+	ASSERT(in_rdi != NULL); /* glibc's x86-64 vfork.S has had this CFI for years */
+	struct uw_table *table = malloc(sizeof *table + sizeof table->mods[0]);
+	ASSERT(table != NULL);
+	table->nmods = 1;
+	table->mods[0] = t.m;
+	uintptr_t stack[64] = {0};
+	uintptr_t pc = t.m->lo + in_rdi->pc, caller = 0x1234560;
+	uint64_t pcs[8];
+	volatile uint32_t n = 0;
+	enum uw_end end = unwind_walk(table, pc, (uintptr_t)&stack[8], 0, caller, pcs, 8, &n);
+	printf("vfork row at libc+%#x (CFA rsp+%d): %u frames, end %d\n", in_rdi->pc,
+	       (int)in_rdi->cfa_off, (unsigned)n, (int)end);
+	ASSERT_EQ(n, 2u);
+	ASSERT_EQ(pcs[0], (uint64_t)pc);
+	ASSERT_EQ(pcs[1], (uint64_t)caller);
+	ASSERT_EQ(end, UW_END_COMPLETE);
+	free(table);
+	uw_module_free(t.m);
 	return 0;
 }

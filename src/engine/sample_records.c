@@ -52,6 +52,7 @@ static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t 
 	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
 	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)bp;
+	uc.uc_mcontext.gregs[REG_RDI] = 0; /* read by the walk; no rule here needs it */
 	volatile uint32_t got = 0;
 	enum uw_end end = sample_walk_recovered(ut, &uc, pcs, max, &got);
 	uint32_t n = got, k = sample_first_foreign(ut, pcs, n, also), w = 0;

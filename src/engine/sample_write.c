@@ -150,7 +150,8 @@ enum uw_end sample_walk_recovered(const struct uw_table *ut, const void *ucontex
 	else
 		end = unwind_walk(ut, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
 		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, n);
+		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RDI], pcs, max, n);
 	for (int i = 0; i < 5; i++)
 		sample_recover[i] = outer[i];
 	return end;

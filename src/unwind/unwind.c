@@ -108,7 +108,8 @@ static int load(const struct bounds *b, uintptr_t a, uintptr_t *out)
 /* A frame: its pc, the registers we follow, and whether they are known. */
 struct frame {
 	uintptr_t pc, sp, bp;
-	int exact;   /* pc was interrupted (not a return address) */
+	uintptr_t di; /* rdi, known in an interrupted frame only */
+	int exact;    /* pc was interrupted (not a return address) */
 	int bp_ok;
 };
 
@@ -117,11 +118,11 @@ struct frame {
 static int step_signal(struct frame *f, struct bounds *b)
 {
 	uintptr_t g = f->sp + offsetof(ucontext_t, uc_mcontext.gregs);
-	uintptr_t pc, sp, bp;
+	uintptr_t pc, sp, bp, di;
 	if (load(b, g + 8 * REG_RIP, &pc) || load(b, g + 8 * REG_RSP, &sp) ||
-	    load(b, g + 8 * REG_RBP, &bp))
+	    load(b, g + 8 * REG_RBP, &bp) || load(b, g + 8 * REG_RDI, &di))
 		return -1;
-	f->pc = pc, f->sp = sp, f->bp = bp;
+	f->pc = pc, f->sp = sp, f->bp = bp, f->di = di;
 	f->exact = 1, f->bp_ok = 1;
 	bounds_at(b, sp);
 	return 0;
@@ -132,6 +133,7 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
 {
 	switch (r ? r->cfa : UW_CFA_NONE) {
 	case UW_CFA_RSP:
+	case UW_CFA_RA_RDI:
 		*cfa = f->sp + (uintptr_t)(intptr_t)r->cfa_off;
 		return 0;
 	case UW_CFA_RBP:
@@ -182,8 +184,15 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 		return 1;
 	if (r && r->cfa == UW_CFA_SIGNAL)
 		return step_signal(f, b);
-	if (cfa_of(f, r, look, &cfa) != 0 || cfa <= f->sp || load(b, cfa - 8, &ra) != 0)
+	if (r && r->cfa == UW_CFA_RA_RDI) {
+		/* vfork popped its return address into rdi: the caller's
+		 * stack pointer is this frame's (the CFA need not grow) */
+		if (!f->exact || cfa_of(f, r, look, &cfa) != 0 || cfa < f->sp)
+			return -1;
+		ra = f->di;
+	} else if (cfa_of(f, r, look, &cfa) != 0 || cfa <= f->sp || load(b, cfa - 8, &ra) != 0) {
 		return -1;
+	}
 	int bp_ok = f->bp_ok;
 	/* By frame pointer (no row, or a gap between FDEs: the end marker
 	 * says nothing of rbp), the caller's rbp is where the convention
@@ -212,9 +221,9 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 }
 
 enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-                        uint64_t *pcs, uint32_t max, volatile uint32_t *n)
+                        uintptr_t di, uint64_t *pcs, uint32_t max, volatile uint32_t *n)
 {
-	struct frame f = {pc, sp, bp, 1, 1};
+	struct frame f = {pc, sp, bp, di, 1, 1};
 	struct bounds b;
 	uint32_t k = 0;
 	bounds_at(&b, sp);

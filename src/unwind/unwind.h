@@ -7,7 +7,9 @@
  * frame is found as
  *
  *     CFA = rsp + off | rbp + off      (the caller's rsp after the return)
- *     return address at CFA - 8        (the x86-64 ABI; other rules: UNKNOWN)
+ *     return address at CFA - 8        (the x86-64 ABI; in rdi where an
+ *                                       interrupted frame keeps it there;
+ *                                       other rules: UNKNOWN)
  *     rbp saved at CFA + rbp_off, or unchanged
  *
  * and publishes a process-wide table of modules sorted by address.  In the
@@ -33,7 +35,11 @@ enum uw_cfa {
 	                       cfa_off (the linker's DW_CFA_def_cfa_expression) */
 	UW_CFA_SIGNAL = 4,  /* the signal trampoline: rsp points at a ucontext */
 	UW_CFA_END = 5,     /* return address undefined: the outermost frame */
-	UW_CFA_UNKNOWN = 6  /* a rule we do not follow: the walk fails here */
+	UW_CFA_UNKNOWN = 6, /* a rule we do not follow: the walk fails here */
+	UW_CFA_RA_RDI = 7   /* rsp + cfa_off, the return address in rdi: glibc's
+	                       vfork keeps it there across the system call
+	                       (parent and child share the stack); followed in
+	                       an interrupted frame only, whose rdi is known */
 };
 
 enum uw_rbp {
@@ -155,7 +161,7 @@ HIDDEN int unwind_covers(const struct uw_table *t, uintptr_t pc);
 /* The module of t holding pc, 0 if none (signal context too). */
 HIDDEN const struct uw_module *unwind_module_at(const struct uw_table *t, uintptr_t pc);
 HIDDEN enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp,
-                               uintptr_t bp, uint64_t *pcs, uint32_t max,
+                               uintptr_t bp, uintptr_t di, uint64_t *pcs, uint32_t max,
                                volatile uint32_t *n);
 
 /* unwind_cache.c: an object's GNU build-id from its notes in memory; its

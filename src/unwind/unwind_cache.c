@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CACHE_MAGIC 0x31574e55u /* "UNW1": bump with any change to the rows */
+#define CACHE_MAGIC 0x32574e55u /* "UNW2": bump with any change to the rows */
 
 /* The file: this header, nrows rows, nidx index entries. */
 struct cache_hdr {

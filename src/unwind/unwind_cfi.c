@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 
 /* DWARF register numbers (x86-64 psABI). */
-enum { DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
+enum { DWREG_RDI = 5, DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
 enum { CFA_REG, CFA_PLT, CFA_EXPR };
 
 /* Parses the CIE at p (its length field); 0 on success. */
@@ -78,7 +78,7 @@ static int parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *ci)
 
 /* The rules in force, as far as the handler cares: the CFA, and where
  * rbp (slot 0) and the return address (slot 1) were saved. */
-enum { R_SAME, R_OFF, R_UNDEF, R_OTHER };
+enum { R_SAME, R_OFF, R_UNDEF, R_OTHER, R_RDI };
 struct state {
 	uint8_t cfa;
 	uint8_t rule[2];
@@ -91,6 +91,18 @@ static struct uw_row row_of(const struct state *s)
 	struct uw_row r = {0, 0, 0, UW_CFA_UNKNOWN, UW_RBP_UNKNOWN};
 	if (s->rule[1] == R_UNDEF) {
 		r.cfa = UW_CFA_END;
+		return r;
+	}
+	if (s->rule[1] == R_RDI) { /* glibc's vfork, between its pop and push */
+		if (s->cfa == CFA_REG && s->cfa_reg == DWREG_RSP && s->cfa_off == (int32_t)s->cfa_off) {
+			r.cfa = UW_CFA_RA_RDI;
+			r.cfa_off = (int32_t)s->cfa_off;
+			r.rbp = UW_RBP_SAME;
+			if (s->rule[0] == R_OFF && s->off[0] == (int16_t)s->off[0])
+				r.rbp = UW_RBP_SAVED, r.rbp_off = (int16_t)s->off[0];
+			else if (s->rule[0] != R_SAME)
+				r.rbp = UW_RBP_UNKNOWN;
+		}
 		return r;
 	}
 	if (s->rule[1] != R_OFF || s->off[1] != -8)
@@ -231,7 +243,12 @@ static int run(struct cur *c, const struct cie *ci, struct state *s, const struc
 		case 0x06: restore_reg(s, init, uleb(c)); break;
 		case 0x07: set_reg(s, uleb(c), R_UNDEF, 0); break;
 		case 0x08: set_reg(s, uleb(c), R_SAME, 0); break;
-		case 0x09: reg = uleb(c); uleb(c); set_reg(s, reg, R_OTHER, 0); break;
+		case 0x09: { /* register: the return address in rdi is followed */
+			reg = uleb(c);
+			uint64_t in = uleb(c);
+			set_reg(s, reg, reg == DWREG_RA && in == DWREG_RDI ? R_RDI : R_OTHER, 0);
+			break;
+		}
 		case 0x0a:                                           /* remember_state */
 			if (depth == sizeof stack / sizeof stack[0])
 				return -1;
