@@ -25,11 +25,13 @@
  * open_then_poll(), which calls it and then polls (modpoll.c).
  *
  * No difference is possible (glibc 2.36's dl_open_worker_begin() and
- * _dl_map_object()) when the name is NULL, or has no '$', the caller is
- * in the base namespace (ours), no loaded object but the program has a
- * DT_RPATH (the loader chains then search only the program's, from any
- * caller), and either the name has a '/' (no search) or the caller has
- * no DT_RUNPATH (a search along the same paths as from this library).
+ * _dl_map_object()) when the name is NULL, or when no auditor watches
+ * (LD_AUDIT, DT_AUDIT: its la_objsearch() is told the loader), the name
+ * has no '$', the caller is in the base namespace (ours), no loaded
+ * object but the program has a DT_RPATH (the loader chains then search
+ * only the program's, from any caller), and either the name has a '/'
+ * (no search) or the caller has no DT_RUNPATH (a search along the same
+ * paths as from this library).
  * Python's extension modules are loaded by full path; ctypes' bare names
  * from a module with a DT_RUNPATH go straight to glibc, and wait for
  * the poll as before; a deferred helper is made first (dlopen is a safe
@@ -47,6 +49,7 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -86,6 +89,7 @@ struct callers_view {
 	int caller_runpath;
 	int other_rpath;  /* an object but the program has DT_RPATH */
 	int program_runpath;
+	int program_audit; /* DT_AUDIT, DT_DEPAUDIT: auditors see the loader */
 };
 
 static int dynamic_has(const struct dl_phdr_info *info, ElfW(Sxword) tag)
@@ -118,8 +122,10 @@ static int look(struct dl_phdr_info *info, size_t size, void *arg)
 	struct callers_view *v = arg;
 	int program = v->first;
 	v->first = 0;
-	if (program)
+	if (program) {
 		v->program_runpath = dynamic_has(info, DT_RUNPATH);
+		v->program_audit = dynamic_has(info, DT_AUDIT) || dynamic_has(info, DT_DEPAUDIT);
+	}
 	else if (dynamic_has(info, DT_RPATH))
 		v->other_rpath = 1;
 	if (!v->caller_seen && holds(info, v->from)) {
@@ -135,7 +141,8 @@ static int same_from_here(const char *file, uintptr_t from)
 {
 	if (!file)
 		return 1;
-	if (strchr(file, '$'))
+	const char *audit = getenv("LD_AUDIT");
+	if (strchr(file, '$') || (audit && *audit))
 		return 0;
 	struct callers_view v = {.from = from, .first = 1};
 	modules_iterate(look, &v); /* lists the base namespace only */
@@ -145,7 +152,7 @@ static int same_from_here(const char *file, uintptr_t from)
 			return 0; /* an object of another namespace */
 		v.caller_runpath = v.program_runpath; /* glibc takes the program */
 	}
-	if (v.other_rpath)
+	if (v.other_rpath || v.program_audit)
 		return 0;
 	return strchr(file, '/') != NULL || !v.caller_runpath;
 }

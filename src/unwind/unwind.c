@@ -179,8 +179,10 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 	 * CFI says more: ld.so's entry, whose code has no FDE, clears rbp
 	 * before it runs the constructors (_dl_start_user), so a walk from a
 	 * constructor ended "[unknown]" there.  Not at the interrupted frame,
-	 * whose rbp may be any register's value. */
-	if ((!r || r->cfa == UW_CFA_NONE) && !f->exact && f->bp_ok && f->bp == 0)
+	 * whose rbp may be any register's value, nor at a pc in no module:
+	 * a frame-pointer step through a frame that kept none reads a
+	 * return address that is no code, and that walk failed. */
+	if (r && r->cfa == UW_CFA_NONE && !f->exact && f->bp_ok && f->bp == 0)
 		return 1;
 	if (r && r->cfa == UW_CFA_SIGNAL)
 		return step_signal(f, b);

@@ -1594,3 +1594,11 @@ stdout /^_start;__libc_start_main_impl;__libc_start_call_main;(.*;)?main_hot [0-
 $ profil record -o ctf.pprof $REC/rec-ctor 30 && profil report --format folded ctf.pprof
 stdout /^_dl_start_user;_dl_init;.*;ctor_hot [0-9]+$/
 !stdout /^\[unknown\];.*ctor_hot [0-9]+$/
+
+# An rtld auditor (LD_AUDIT) is told which object a dlopen searches for:
+# the program's, as without the agent (librecaudit.so prints it), so
+# there dlopen is left to glibc too; the agent's own dlopen made the
+# call from itself, and the auditor saw libprofil-agent.so
+$ LD_AUDIT=$REC/librecaudit.so profil record -o da.pprof $REC/rec-prog dlopen 1
+stderr /^audit: .*librecplug.so searched for \(program\)$/
+!stderr /searched for .*libprofil-agent/
