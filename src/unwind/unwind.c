@@ -160,8 +160,9 @@ const struct uw_module *unwind_module_at(const struct uw_table *t, uintptr_t pc)
 	return find_module(t, pc);
 }
 
-/* Steps f to its caller; returns 1 when f was the outermost frame,
- * -1 when it cannot be unwound, 0 on success. */
+/* Steps f to its caller; returns 1 when f was the outermost frame (2 when
+ * it is a frame made by hand at a function's entry), -1 when it cannot be
+ * unwound, 0 on success. */
 static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 {
 	uintptr_t look = f->exact ? f->pc : f->pc - 1, cfa, ra, bp = f->bp;
@@ -175,6 +176,15 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 	const struct uw_row *r = m ? find_row(m, look) : 0;
 	if (r && r->cfa == UW_CFA_END)
 		return 1;
+	/* A return address that is the first byte of a function, with no
+	 * code of any function before it (a gap between FDEs), was not
+	 * pushed by a call: a frame made by hand to enter code, as
+	 * makecontext() pushes glibc's __start_context under a coroutine's
+	 * function.  Nothing of the thread lies beyond it on that stack
+	 * (2: the frame is named at its own pc, not the one before). */
+	if (r && r->cfa == UW_CFA_NONE && !f->exact && r + 1 < m->rows + m->nrows &&
+	    r[1].pc == (uint32_t)(f->pc - m->lo) && r[1].cfa != UW_CFA_NONE)
+		return 2;
 	/* The ABI marks the deepest frame by a zero frame pointer, where no
 	 * CFI says more: ld.so's entry, whose code has no FDE, clears rbp
 	 * before it runs the constructors (_dl_start_user), so a walk from a
@@ -233,6 +243,8 @@ enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, ui
 	*n = k;
 	for (;;) {
 		int s = step(t, &f, &b);
+		if (s == 2) /* written + 1, as an interrupted pc: read at itself */
+			pcs[k - 1] = f.pc + 1;
 		if (s != 0)
 			return s > 0 ? UW_END_COMPLETE : UW_END_FAILED;
 		if (k == max)

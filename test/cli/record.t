@@ -1602,3 +1602,14 @@ stdout /^_dl_start_user;_dl_init;.*;ctor_hot [0-9]+$/
 $ LD_AUDIT=$REC/librecaudit.so profil record -o da.pprof $REC/rec-prog dlopen 1
 stderr /^audit: .*librecplug.so searched for \(program\)$/
 !stderr /searched for .*libprofil-agent/
+
+# A coroutine made by makecontext() starts at glibc's __start_context,
+# whose address makecontext() pushes as the coroutine function's return
+# address: the first byte of a function after padding no FDE covers, so
+# the walk's look one byte before found no row, stepped by a frame
+# pointer the coroutine never had, and ended "[unknown];<garbage>".  Such
+# a frame made by hand at a function's entry now ends the walk, complete,
+# named at its own address
+$ profil record -o co.pprof $REC/rec-prog coro 60 && profil report --format folded co.pprof
+stdout /^[^[;]+;coro_body;main_hot [0-9]+$/
+!stdout /^\[unknown\];.*main_hot [0-9]+$/

@@ -21,6 +21,8 @@
  *             directory, as the loader expands it
  *   plugrpath as dlopen, opened by librecrpath.so (itself dlopen'ed by
  *             full path) by its bare name, along that library's DT_RPATH
+ *   coro      main_hot in a coroutine made by makecontext(), on a stack
+ *             of its own, which it leaves back to main twenty times
  *   fork      a forked child runs child_hot while the parent runs main_hot
  *   closefork as fork, after closing every descriptor above 2 (as a
  *             daemon does at its start: close_range)
@@ -100,6 +102,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
@@ -213,6 +216,33 @@ static int plugin_as(const char *name)
 	if (!h)
 		fprintf(stderr, "rec-prog: %s\n", dlerror());
 	return plugin_named(h, 0);
+}
+
+static ucontext_t coro_main, coro_self;
+
+__attribute__((noinline)) static void coro_body(void)
+{
+	for (int k = 0; k < 20; k++) {
+		main_hot(units / 20);
+		swapcontext(&coro_self, &coro_main);
+	}
+}
+
+/* main_hot on a coroutine's stack (glibc's __start_context under it). */
+static int coroutine(void)
+{
+	size_t size = 256 << 10;
+	char *stack = malloc(size);
+	if (!stack || getcontext(&coro_self) != 0)
+		return 1;
+	coro_self.uc_stack.ss_sp = stack;
+	coro_self.uc_stack.ss_size = size;
+	coro_self.uc_link = &coro_main;
+	makecontext(&coro_self, coro_body, 0);
+	for (int k = 0; k < 20; k++)
+		swapcontext(&coro_main, &coro_self);
+	free(stack);
+	return 0;
 }
 
 /* The plugin as librecrpath.so opens it (by its DT_RPATH). */
@@ -608,6 +638,8 @@ int main(int argc, char **argv)
 		return plugin_as("$ORIGIN/librecplug.so");
 	if (!strcmp(mode, "plugrpath"))
 		return plugin_by_rpath(argv[0]);
+	if (!strcmp(mode, "coro"))
+		return coroutine();
 	if (!strcmp(mode, "fork"))
 		return forked();
 	if (!strcmp(mode, "closefork")) {
