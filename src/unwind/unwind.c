@@ -160,6 +160,35 @@ const struct uw_module *unwind_module_at(const struct uw_table *t, uintptr_t pc)
 	return find_module(t, pc);
 }
 
+/* Whether f, at a pc between two FDEs of m (r, the end marker of the
+ * one before), is the outermost frame by a convention no CFI states: 1,
+ * or 2 for a frame made by hand at a function's entry (named at its own
+ * pc, not the one before); 0 if not.  Never the interrupted frame.
+ *
+ * A return address that is the first byte of a function, with no code
+ * of any function before it, was not pushed by a call: a frame made by
+ * hand to enter code, as makecontext() pushes glibc's __start_context
+ * under a coroutine's function.  Nothing of the thread lies beyond it on
+ * that stack.
+ *
+ * The ABI marks the deepest frame by a zero frame pointer: ld.so's
+ * entry, whose code has no FDE, clears rbp before it runs the
+ * constructors (_dl_start_user), so a walk from a constructor ended
+ * "[unknown]" there.  Not at the interrupted frame, whose rbp may be any
+ * register's value, nor at a pc in no module: a frame-pointer step
+ * through a frame that kept none reads a return address that is no
+ * code, and that walk failed. */
+static int ends_by_convention(const struct uw_module *m, const struct uw_row *r,
+                              const struct frame *f)
+{
+	if (!r || r->cfa != UW_CFA_NONE || f->exact)
+		return 0;
+	if (r + 1 < m->rows + m->nrows && r[1].pc == (uint32_t)(f->pc - m->lo) &&
+	    r[1].cfa != UW_CFA_NONE)
+		return 2;
+	return f->bp_ok && f->bp == 0;
+}
+
 /* Steps f to its caller; returns 1 when f was the outermost frame (2 when
  * it is a frame made by hand at a function's entry), -1 when it cannot be
  * unwound, 0 on success. */
@@ -176,24 +205,9 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 	const struct uw_row *r = m ? find_row(m, look) : 0;
 	if (r && r->cfa == UW_CFA_END)
 		return 1;
-	/* A return address that is the first byte of a function, with no
-	 * code of any function before it (a gap between FDEs), was not
-	 * pushed by a call: a frame made by hand to enter code, as
-	 * makecontext() pushes glibc's __start_context under a coroutine's
-	 * function.  Nothing of the thread lies beyond it on that stack
-	 * (2: the frame is named at its own pc, not the one before). */
-	if (r && r->cfa == UW_CFA_NONE && !f->exact && r + 1 < m->rows + m->nrows &&
-	    r[1].pc == (uint32_t)(f->pc - m->lo) && r[1].cfa != UW_CFA_NONE)
-		return 2;
-	/* The ABI marks the deepest frame by a zero frame pointer, where no
-	 * CFI says more: ld.so's entry, whose code has no FDE, clears rbp
-	 * before it runs the constructors (_dl_start_user), so a walk from a
-	 * constructor ended "[unknown]" there.  Not at the interrupted frame,
-	 * whose rbp may be any register's value, nor at a pc in no module:
-	 * a frame-pointer step through a frame that kept none reads a
-	 * return address that is no code, and that walk failed. */
-	if (r && r->cfa == UW_CFA_NONE && !f->exact && f->bp_ok && f->bp == 0)
-		return 1;
+	int end = ends_by_convention(m, r, f);
+	if (end)
+		return end;
 	if (r && r->cfa == UW_CFA_SIGNAL)
 		return step_signal(f, b);
 	if (r && r->cfa == UW_CFA_RA_RDI) {
