@@ -93,25 +93,17 @@ static struct uw_row row_of(const struct state *s)
 		r.cfa = UW_CFA_END;
 		return r;
 	}
-	if (s->rule[1] == R_RDI) { /* glibc's vfork, between its pop and push */
-		if (s->cfa == CFA_REG && s->cfa_reg == DWREG_RSP && s->cfa_off == (int32_t)s->cfa_off) {
-			r.cfa = UW_CFA_RA_RDI;
-			r.cfa_off = (int32_t)s->cfa_off;
-			r.rbp = UW_RBP_SAME;
-			if (s->rule[0] == R_OFF && s->off[0] == (int16_t)s->off[0])
-				r.rbp = UW_RBP_SAVED, r.rbp_off = (int16_t)s->off[0];
-			else if (s->rule[0] != R_SAME)
-				r.rbp = UW_RBP_UNKNOWN;
-		}
+	int in_rdi = s->rule[1] == R_RDI; /* glibc's vfork, between its pop and push */
+	if (!in_rdi && (s->rule[1] != R_OFF || s->off[1] != -8))
 		return r;
-	}
-	if (s->rule[1] != R_OFF || s->off[1] != -8)
-		return r;
-	if (s->cfa == CFA_PLT) {
+	int by_reg = s->cfa == CFA_REG && s->cfa_off == (int32_t)s->cfa_off;
+	if (in_rdi) {
+		if (by_reg && s->cfa_reg == DWREG_RSP)
+			r.cfa = UW_CFA_RA_RDI, r.cfa_off = (int32_t)s->cfa_off;
+	} else if (s->cfa == CFA_PLT) {
 		r.cfa = UW_CFA_PLT;
 		r.cfa_off = (int32_t)s->cfa_off;
-	} else if (s->cfa == CFA_REG && (s->cfa_reg == DWREG_RSP || s->cfa_reg == DWREG_RBP) &&
-	           s->cfa_off == (int32_t)s->cfa_off) {
+	} else if (by_reg && (s->cfa_reg == DWREG_RSP || s->cfa_reg == DWREG_RBP)) {
 		r.cfa = s->cfa_reg == DWREG_RSP ? UW_CFA_RSP : UW_CFA_RBP;
 		r.cfa_off = (int32_t)s->cfa_off;
 	}
