@@ -46,18 +46,20 @@ struct threads_start {
  * may never be) are credited now: to the last pc sampled on this thread
  * (in a ring, to that sample's stack: sample_credit_repeat()), or, if
  * none was, to the start routine's first instruction (under the thread's
- * start, its wrapper's frame and libc's, when the routine returned to
- * the wrapper: sample_credit_entry()).  The sampling
+ * start, its wrapper's frame and libc's, when the settling runs from the
+ * wrapper's frame: sample_credit_entry()).  The sampling
  * signal is blocked first so the tally cannot change under us, and stays
  * blocked: a signal still queued from the deleted timer would count twice.
  * Its name goes to the ring last (`profil record` reads names from /proc
  * at a thread's first sample, too late for a short thread, too early for
  * one renamed later).
  */
-/* Set by the thread's wrapper when its start routine returned, just
- * before the wrapper's own frame runs the settling (not set when the
- * thread ends by pthread_exit() or cancellation, whose unwinding runs it
- * from deeper frames).  The thread's own. */
+/* Set when the settling runs from the thread's wrapper's frame: its
+ * start routine returned to it, or (built without -fexceptions, as we
+ * build) it ended by pthread_exit() or cancellation, whose C cleanup
+ * glibc runs after a longjmp back to the frame that pushed it (with
+ * -fexceptions the unwinder would run it from deeper frames).  The
+ * thread's own. */
 static __thread int returned_to_entry __attribute__((tls_model("initial-exec")));
 
 void threads_settle_locked(uintptr_t fallback_pc)
@@ -104,6 +106,9 @@ int threads_settle_self(uintptr_t fallback_pc)
 
 void threads_end_covered(void *start_fn)
 {
+#ifndef __EXCEPTIONS
+	returned_to_entry = 1; /* only the wrappers push this handler */
+#endif
 	engine_lock();
 	threads_settle_locked((uintptr_t)start_fn);
 	engine_unlock();

@@ -1613,3 +1613,14 @@ stderr /^audit: .*librecplug.so searched for \(program\)$/
 $ profil record -o co.pprof $REC/rec-prog coro 60 && profil report --format folded co.pprof
 stdout /^[^[;]+;coro_body;main_hot [0-9]+$/
 !stdout /^\[unknown\];.*main_hot [0-9]+$/
+
+# ...and so is one that ends by pthread_exit() or cancellation: glibc
+# runs the wrapper's cleanup after a longjmp back to the wrapper's frame
+# (the library is built without -fexceptions), so the credit is written
+# from there too, where it was "[unknown];short_worker"
+$ profil record -F 250 -o ste.pprof $REC/rec-lazy exitthreads 40 && profil report --format folded ste.pprof
+stdout /;start_thread;profil_thread_start;short_worker [0-9]+$/
+!stdout /^\[unknown\];short_worker /
+$ profil record -F 250 -o stc.pprof $REC/rec-lazy cancelthreads 40 && profil report --format folded stc.pprof
+stdout /;start_thread;profil_thread_start;short_worker [0-9]+$/
+!stdout /^\[unknown\];short_worker /

@@ -47,6 +47,9 @@
  *                           10 x UNITS threads made one at a time in
  *                           thread_site, each burning 0.2 ms of CPU in
  *                           short_worker and returning
+ *   rec-lazy exitthreads UNITS   the same, each ending by pthread_exit()
+ *   rec-lazy cancelthreads UNITS the same, each cancelled at its end
+ *                           (deferred cancellation, pthread_testcancel)
  */
 #include "rec.h"
 
@@ -253,6 +256,11 @@ static __attribute__((noinline)) int fork_site(unsigned long n)
 	return 0;
 }
 
+/* How short_worker ends: by returning, pthread_exit() or cancellation. */
+enum { END_RETURN, END_EXIT, END_CANCEL };
+static int thread_end;
+static pthread_barrier_t burnt;
+
 static void *short_worker(void *unused)
 {
 	(void)unused;
@@ -261,14 +269,28 @@ static void *short_worker(void *unused)
 	while (rec_thread_ns() < end)
 		for (int k = 0; k < 1000; k++)
 			acc += (unsigned long)k ^ (acc >> 5);
+	if (thread_end == END_EXIT)
+		pthread_exit(NULL);
+	if (thread_end == END_CANCEL) {
+		pthread_barrier_wait(&burnt); /* its canceller may go on */
+		for (;;)
+			pthread_testcancel();
+	}
 	return NULL;
 }
 
-static __attribute__((noinline)) int thread_site(unsigned long n)
+static __attribute__((noinline)) int thread_site(unsigned long n, int how)
 {
+	thread_end = how;
+	if (how == END_CANCEL && pthread_barrier_init(&burnt, NULL, 2) != 0)
+		return 1;
 	for (unsigned long i = 0; i < n; i++) {
 		pthread_t t;
-		if (pthread_create(&t, NULL, short_worker, NULL) != 0 || pthread_join(t, NULL) != 0)
+		if (pthread_create(&t, NULL, short_worker, NULL) != 0)
+			return 1;
+		if (how == END_CANCEL && (pthread_barrier_wait(&burnt), pthread_cancel(t) != 0))
+			return 1;
+		if (pthread_join(t, NULL) != 0)
 			return 1;
 	}
 	return 0;
@@ -324,7 +346,11 @@ int main(int argc, char **argv)
 	} else if (strcmp(argv[1], "shortkids") == 0) {
 		return run_shortkids(units);
 	} else if (strcmp(argv[1], "shortthreads") == 0) {
-		return thread_site(10 * units);
+		return thread_site(10 * units, END_RETURN);
+	} else if (strcmp(argv[1], "exitthreads") == 0) {
+		return thread_site(10 * units, END_EXIT);
+	} else if (strcmp(argv[1], "cancelthreads") == 0) {
+		return thread_site(10 * units, END_CANCEL);
 	} else if (strcmp(argv[1], "qsort") == 0) {
 		int v[2] = {2, 1};
 		qsort_units = units;
