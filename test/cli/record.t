@@ -1095,12 +1095,16 @@ row /\[[0-9]+\] +rec-lazy \[[0-9]+\]$/ 2 >= 90
 # [io_uring worker], on it (src/engine/ioworkers.c); an io_uring's setup
 # through syscall() makes the helper first (agent/rawsig.c).  The waits
 # a sample ends early are the program's to retry, as io_uring_enter(2)
-# says (rec-uring counts them on stderr)
+# says (rec-uring counts them on stderr).  The main thread's own share
+# is 32-40% over runs (its system calls against the workers' copying:
+# the split itself varies, and ~390 samples add a binomial sd of 2.5
+# points); 40.16% failed a bound of 40 once in CI.  55 is 6 sd above
+# the highest seen and far below the 80% the wrong attribution gave
 $ profil record -o ur.pprof $REC/rec-uring zero 6000 && profil report ur.pprof && profil report --by thread ur.pprof
 needs io_uring
 stdout /^uring ok 6000 MiB$/
 row /\[io_uring worker\]/ 2 >= 50
-row / rec-uring \[[0-9]+\] +rec-uring/ 2 <= 40
+row / rec-uring \[[0-9]+\] +rec-uring/ 2 <= 55
 
 # A program started with every signal blocked (posix_spawn with a full
 # POSIX_SPAWN_SETSIGMASK, as a thread that blocked them all passes its
