@@ -42,6 +42,7 @@
  */
 #include "agent.h"
 #include "../src/engine/engine.h"
+#include "../src/unwind/unwind.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -105,17 +106,6 @@ static int dynamic_has(const struct dl_phdr_info *info, ElfW(Sxword) tag)
 	return 0;
 }
 
-static int holds(const struct dl_phdr_info *info, uintptr_t pc)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && pc >= start && pc - start < ph->p_memsz)
-			return 1;
-	}
-	return 0;
-}
-
 static int look(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -125,10 +115,11 @@ static int look(struct dl_phdr_info *info, size_t size, void *arg)
 	if (program) {
 		v->program_runpath = dynamic_has(info, DT_RUNPATH);
 		v->program_audit = dynamic_has(info, DT_AUDIT) || dynamic_has(info, DT_DEPAUDIT);
-	}
-	else if (dynamic_has(info, DT_RPATH))
+	} else if (dynamic_has(info, DT_RPATH)) {
 		v->other_rpath = 1;
-	if (!v->caller_seen && holds(info, v->from)) {
+	}
+	uintptr_t lo, hi;
+	if (!v->caller_seen && uw_segment_of(info, v->from, &lo, &hi) == 0) {
 		v->caller_seen = 1;
 		v->caller_runpath = dynamic_has(info, DT_RUNPATH);
 	}

@@ -118,6 +118,10 @@ extern __thread struct uw_stack unwind_stack
  * mem_alloc'd and freed by uw_module_free(); NULL when out of memory. */
 struct dl_phdr_info;
 HIDDEN struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr);
+/* unwind_table.c: the PT_LOAD segment of info holding addr, as [*lo,
+ * *hi); 0 when found. */
+HIDDEN int uw_segment_of(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t *lo,
+                         uintptr_t *hi);
 
 /* unwind_cache.c: tables shared by the processes of one recording, under
  * the object's build-id in a directory (uw_cache_dir(), "" or NULL: no

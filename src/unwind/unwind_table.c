@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The PT_LOAD segment holding addr, as [*lo, *hi); 0 when found. */
-static int segment_of(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t *lo,
-                      uintptr_t *hi)
+int uw_segment_of(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t *lo,
+                  uintptr_t *hi)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -130,7 +129,7 @@ static struct uw_module *finish(struct trows *t, uintptr_t tlo, uintptr_t thi)
 static void all_fdes(const struct dl_phdr_info *info, uintptr_t hdr, struct trows *t)
 {
 	uintptr_t hlo, hhi, elo, ehi;
-	if (segment_of(info, hdr, &hlo, &hhi) != 0)
+	if (uw_segment_of(info, hdr, &hlo, &hhi) != 0)
 		return;
 	struct cur c = {(const uint8_t *)hdr, (const uint8_t *)hhi, 0};
 	uint8_t version = (uint8_t)fixed(&c, 1), ptr_enc = (uint8_t)fixed(&c, 1);
@@ -138,7 +137,7 @@ static void all_fdes(const struct dl_phdr_info *info, uintptr_t hdr, struct trow
 	if (version != 1 || ptr_enc == 0xff)
 		return;
 	uintptr_t eh = encoded(&c, ptr_enc, hdr);
-	if (c.bad || segment_of(info, eh, &elo, &ehi) != 0)
+	if (c.bad || uw_segment_of(info, eh, &elo, &ehi) != 0)
 		return;
 	const uint8_t *limit = (const uint8_t *)ehi;
 	t->eh_lo = (const uint8_t *)elo, t->eh_hi = limit;
