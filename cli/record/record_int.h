@@ -28,9 +28,14 @@ struct record_opts {
 };
 
 /* spawn.c.  Checks that CMD can take a preload (exists, dynamically
- * linked, not set-user-ID); 0, or -1 after one line on stderr, with the
- * exit status to use in *status. */
+ * linked, not run in secure-execution mode); 0, or -1 after one line on
+ * stderr, with the exit status to use in *status. */
 int spawn_check(const char *cmd, int *status);
+/* secure.c.  Why the loader would run file (st: its stat) in
+ * secure-execution mode, ignoring LD_PRELOAD ("is set-user-ID", "has file
+ * capabilities", ...), or NULL when it would not. */
+struct stat;
+const char *secure_exec_reason(const char *file, const struct stat *st);
 /* Starts CMD with the agent and the ring directory; its pid, or -1 after
  * one line on stderr, with the exit status to use in *status. */
 pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir,

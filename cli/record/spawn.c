@@ -98,9 +98,10 @@ int spawn_check(const char *cmd, int *status)
 		*status = errno == ENOENT ? 127 : 126;
 		return -1;
 	}
-	if ((st.st_mode & (S_ISUID | S_ISGID)) && getuid() != 0) {
-		fprintf(stderr, "profil record: %s is set-user-ID or set-group-ID: the dynamic "
-		        "loader ignores LD_PRELOAD for it, so it cannot be profiled\n", file);
+	const char *secure = secure_exec_reason(file, &st);
+	if (secure) {
+		fprintf(stderr, "profil record: %s %s: the dynamic loader ignores LD_PRELOAD "
+		        "for it, so it cannot be profiled\n", file, secure);
 		*status = 2;
 		return -1;
 	}

@@ -1629,3 +1629,30 @@ stdout /;start_thread;profil_thread_start;short_worker [0-9]+$/
 $ profil record -F 250 -o stc.pprof $REC/rec-lazy cancelthreads 40 && profil report --format folded stc.pprof
 stdout /;start_thread;profil_thread_start;short_worker [0-9]+$/
 !stdout /^\[unknown\];short_worker /
+
+# A program with file capabilities runs in secure-execution mode for a
+# user who is not root (the kernel's AT_SECURE), where the loader drops
+# LD_PRELOAD: it ran unprofiled and the recording ended in "was not
+# profiled" (exit 1) afterwards; it is now refused before it runs, in one
+# line, as a set-uid one is (cli/record/secure.c)
+$ d=$(mktemp -d /tmp/profil-cap.XXXXXX) && chmod 755 "$d" && cp "$(command -v profil)" "$(dirname "$(command -v profil)")/libprofil-agent.so" "$d"/ && cp "$(command -v cat)" "$d/capped" && python3 -c 'import os, struct, sys; os.setxattr(sys.argv[1], "security.capability", struct.pack("<5I", 0x02000001, 1 << 13, 0, 0, 0))' "$d/capped" && setpriv --reuid=65534 --regid=65534 --clear-groups "$d/profil" record -o /tmp/cap.pprof "$d/capped" /dev/null; rc=$?; rm -rf "$d"; exit $rc
+needs root
+needs setpriv
+needs python3
+exit 2
+stderr /capped has file capabilities: the dynamic loader ignores LD_PRELOAD for it, so it cannot be profiled$/
+stderr-lines 1
+
+# ... and root's exec of a set-user-ID program of another user is in that
+# mode too (its effective user changes): it was run, then "not profiled";
+# a set-user-ID program of the user who runs it is not (nothing changes)
+# and is profiled, where it was refused
+$ d=$(mktemp -d /tmp/profil-suid.XXXXXX) && chmod 755 "$d" && cp "$REC/rec-prog" "$REC/librec.so" "$d"/ && chown 65534 "$d/rec-prog" && chmod 4755 "$d/rec-prog" && LD_LIBRARY_PATH="$d" profil record -o /tmp/suid.pprof "$d/rec-prog" threads 10; rc=$?; rm -rf "$d"; exit $rc
+needs root
+exit 2
+stderr /rec-prog is set-user-ID: the dynamic loader ignores LD_PRELOAD for it/
+stderr-lines 1
+$ d=$(mktemp -d /tmp/profil-suid.XXXXXX) && cp "$(command -v profil)" "$(dirname "$(command -v profil)")/libprofil-agent.so" "$REC/rec-prog" "$REC/librec.so" "$d"/ && chown -R 65534 "$d" && chmod 755 "$d" "$d/libprofil-agent.so" && chmod 4755 "$d/rec-prog" && setpriv --reuid=65534 --regid=65534 --clear-groups env LD_LIBRARY_PATH="$d" HOME="$d" "$d/profil" record -o "$d/own.pprof" "$d/rec-prog" threads 20 && profil report "$d/own.pprof"; rc=$?; rm -rf "$d"; exit $rc
+needs root
+needs setpriv
+row /main_hot/ 2 >= 30
