@@ -54,7 +54,7 @@ REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie rec-prog-fp librec.s
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
               rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid \
-              rec-uring)
+              rec-uring recgo.go)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -490,7 +490,7 @@ SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c 
                 test/sym/symcases-table.c test/sym/symcases-stubs.c \
                 test/sym/symcases-cache.c test/sym/symcases-lines.c \
                 test/sym/symcases-kids.c test/sym/symcases-addrs.c \
-                test/sym/symcases-oom.c
+                test/sym/symcases-oom.c test/sym/symcases-go.c
 $(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
             cli/symbol/*.h cli/model/profile.c cli/model/profile.h | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest/sym -DSYM_BIN='"$(abspath $(SYM_T))"' \
@@ -573,6 +573,9 @@ $(REC_T)/rec-rawsig: test/rec/rec-rawsig.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 $(REC_T)/rec-static: test/rec/rec-static.c | $(REC_T)
 	$(CC) -O2 -static -o $@ $<
+# a Go program's source, which test/cli/record.t builds when go is there
+$(REC_T)/recgo.go: test/rec/recgo.go | $(REC_T)
+	cp $< $@
 rec-progs: $(REC_FILES)
 
 # The HTML report's style and script (cli/format/html/*.css, *.js) are
@@ -603,7 +606,7 @@ $(BUILD)/test/busy.py: examples/busy.py | $(BUILD)/test
 # pthread_create) come after ASan's; it takes the sanitizer runtime from
 # the program (-z undefs: clang links that runtime into programs only).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := pprof ring forms bins gmon addrs
+FUZZ_TARGETS := pprof ring forms bins gmon addrs gopcln
 FUZZ_SAN   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=nonnull-attribute \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 .PHONY: fuzz fuzz-build
@@ -615,7 +618,8 @@ fuzz-build: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
 FUZZ_CLI_OBJ = $(filter-out $(BUILD)/cli-obj/main.o,$(CLI_OBJ))
 # fuzz-addrs reads kept answers, which name the build of their reader:
 # its build-id, asked for here (the symbolizer keeps nothing without one).
-$(BUILD)/fuzz/fuzz-pprof $(BUILD)/fuzz/fuzz-ring $(BUILD)/fuzz/fuzz-addrs: $(BUILD)/fuzz/fuzz-%: \
+$(BUILD)/fuzz/fuzz-pprof $(BUILD)/fuzz/fuzz-ring $(BUILD)/fuzz/fuzz-addrs \
+$(BUILD)/fuzz/fuzz-gopcln: $(BUILD)/fuzz/fuzz-%: \
     fuzz/fuzz-%.c $(FUZZ_CLI_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -fsanitize=fuzzer -Icli -Wl,--build-id -o $@ $^ $(CLI_LIBS) -lm \

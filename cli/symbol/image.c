@@ -25,6 +25,7 @@ struct sym_image {
 	struct sym_scopes *scopes;  /* scopes.c's, per CU */
 	struct sym_symtab *symtab;  /* symtab.c's, built on first use */
 	struct sym_plt *plt;        /* plt.c's, built on first use */
+	struct sym_gopcln *gopcln;  /* gopcln.c's, found on first use */
 	struct sym_fdes *fdes;      /* fde.c's, built on first use */
 	struct sym_keptset kept;    /* keptset.c's: answers kept across runs */
 	int cxx;                    /* symbols named _Z...: 1, 0, -1 not looked */
@@ -91,6 +92,7 @@ void sym_cache_free(struct sym_cache *c)
 		sym_scopes_free(im->scopes);
 		sym_symtab_free(im->symtab);
 		sym_plt_free(im->plt);
+		sym_gopcln_free(im->gopcln);
 		sym_fdes_free(im->fdes);
 		sym_keptset_free(&im->kept);
 		if (im->dwfl && !sym_dwarf_lost()) /* dwoom.c: libdw's state is suspect */
@@ -327,6 +329,11 @@ struct sym_symtab **sym_image_symtab(struct sym_image *im)
 struct sym_plt **sym_image_plt(struct sym_image *im)
 {
 	return &im->plt;
+}
+
+struct sym_gopcln **sym_image_gopcln(struct sym_image *im)
+{
+	return &im->gopcln;
 }
 
 struct sym_fdes **sym_image_fdes(struct sym_image *im)

@@ -284,6 +284,9 @@ static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_fram
 	}
 	size_t n = cu ? dwarf_chain(im, cu, vaddr - bias, &sym, src, lineno, out, max) : 0;
 	const char *symname = n > 0 || max == 0 ? NULL : symname_get(&sym);
+	if (n == 0 && max > 0 && !symname)
+		/* a stripped Go program's code: its own table names it */
+		return (size_t)sym_gopcln_lookup(sym_image_gopcln(im), mod, vaddr, out);
 	if (n > 0 || !symname || max == 0)
 		return n;
 	/* no DWARF function here: the symbol table's, with the line table's

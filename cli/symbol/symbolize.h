@@ -30,7 +30,8 @@
  * separate debuginfo by build-id (<dir>/.build-id/xx/rest.debug, as
  * Debian's -dbgsym and libc6-dbg packages install) or by .gnu_debuglink;
  * DEBUGINFOD_URLS is honoured when set (elfutils' libdebuginfod, if
- * installed); with no DWARF, .symtab or else .dynsym names the function.
+ * installed); with no DWARF, .symtab or else .dynsym names the function,
+ * and Go code none of them names, a Go program's own table (.gopclntab).
  * "[vdso]" is read from this process's own vDSO: the profile is
  * symbolized on the kernel that recorded it.
  *

@@ -9,6 +9,7 @@
  *   symkeep.c symtab.c's index kept across recordings, by build-id
  *   reach.c   intervals by start, for symtab.c and perfmap.c
  *   plt.c     the PLT's stubs named after the functions they jump to
+ *   gopcln.c  Go functions named by the program's own table
  *   fde.c     the start of the function (FDE) holding an address
  *   zcache.c  separate debuginfo kept decompressed, by build-id
  *   cuindex.c CU address ranges kept across recordings, by build-id
@@ -128,6 +129,20 @@ struct sym_plt;
 struct sym_plt **sym_image_plt(struct sym_image *im);
 const char *sym_plt_name(struct sym_plt **t, struct Dwfl_Module *mod, uint64_t vaddr);
 void sym_plt_free(struct sym_plt *t);
+
+/* gopcln.c: a Go function's name, file and line at vaddr from the
+ * program's own table (.gopclntab), for Go code nothing else names: 1
+ * with out filled, or 0.  *t (the image's, NULL at first) is found on
+ * first use. */
+struct sym_gopcln;
+struct sym_gopcln **sym_image_gopcln(struct sym_image *im);
+int sym_gopcln_lookup(struct sym_gopcln **t, struct Dwfl_Module *mod, uint64_t vaddr,
+                      struct sym_frame *out);
+void sym_gopcln_free(struct sym_gopcln *t);
+/* The same on a table at bytes[0, size) (tests, fuzz-gopcln): parse
+ * gives NULL when its header does not check out; at names vaddr. */
+struct sym_gopcln *sym_gopcln_parse(const void *bytes, size_t size);
+int sym_gopcln_at(const struct sym_gopcln *g, uint64_t vaddr, struct sym_frame *out);
 
 /* cuindex.c: the CU of an address by libdw's aranges, kept across
  * recordings by build-id in zcache.c's directory.  sym_image_cus() loads

@@ -1656,3 +1656,21 @@ $ d=$(mktemp -d /tmp/profil-suid.XXXXXX) && cp "$(command -v profil)" "$(dirname
 needs root
 needs setpriv
 row /main_hot/ 2 >= 30
+
+# A Go program without symbols or DWARF (Debian's, `go build -ldflags=-s
+# -w`) had every Go function named after the module and one address
+# ("recgo+0x4022e0": no FDE covers Go code, so all of it was grouped
+# under the C function before it); its functions, files and lines are now
+# read from the table Go keeps for its runtime (cli/symbol/gopcln.c):
+# .gopclntab in an executable, found by its header inside .data.rel.ro in
+# a position-independent one
+$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof
+needs go
+row /main\.hotLoop +recgo$/ 2 >= 80
+stdout /^ +[0-9]+ .* runtime\.main +recgo$/
+stdout /\/main\.go:(19|20) +main\.hotLoop$/
+$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -buildmode=pie -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof
+needs go
+row /main\.hotLoop +recgo$/ 2 >= 80
+stdout /^ +[0-9]+ .* runtime\.main +recgo$/
+stdout /\/main\.go:(19|20) +main\.hotLoop$/

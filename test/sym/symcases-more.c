@@ -170,6 +170,7 @@ const struct symcase symcases[] = {
 	{"sym_symtab_kept", sym_symtab_kept},
 	{"sym_plt_stubs", sym_plt_stubs},
 	{"sym_fde_start_names", sym_fde_start_names},
+	{"sym_go_table", sym_go_table},
 	{"sym_debug_cache", sym_debug_cache},
 	{"sym_debug_cache_first_run", sym_debug_cache_first_run},
 	{"sym_debuginfod_only_with_servers", sym_debuginfod_only_with_servers},

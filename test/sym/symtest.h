@@ -86,6 +86,7 @@ void sym_symtab_kept(void);
 void sym_demangle_names(void);
 void sym_plt_stubs(void);
 void sym_fde_start_names(void);
+void sym_go_table(void);
 void sym_debug_cache(void);
 void sym_debug_cache_first_run(void);
 void sym_debuginfod_only_with_servers(void);
