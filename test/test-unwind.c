@@ -11,6 +11,7 @@
 
 #include "../src/unwind/unwind_cfi.c"
 #include "../src/unwind/unwind_table.c"
+#include "../src/unwind/unwind_go.c"
 #include "../src/unwind/unwind_cache.c" /* uw_module_free() */
 #include "../src/unwind/unwind.c"       /* unwind_walk(), on rows built here */
 

@@ -132,6 +132,10 @@ HIDDEN struct uw_module *uw_cache_load(const struct dl_phdr_info *info, uintptr_
 HIDDEN void uw_cache_store(const struct dl_phdr_info *info, uintptr_t hdr,
                            const struct uw_module *m);
 HIDDEN void uw_module_free(struct uw_module *m);
+/* The path of the object's file into buf: its dlpi_name, or for the main
+ * program /proc/self/exe (the file base/maps.c finds its code mapped from
+ * where the dynamic loader was run as the program); 0, or -1. */
+HIDDEN int uw_object_path(const struct dl_phdr_info *info, char *buf, size_t size);
 
 /* unwind_build.c (not signal context).  unwind_start() turns unwinding on
  * (builds and publishes the table, notes this thread's stack), with tables

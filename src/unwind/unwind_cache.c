@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CACHE_MAGIC 0x32574e55u /* "UNW2": bump with any change to the rows */
+#define CACHE_MAGIC 0x33574e55u /* "UNW3": bump with any change to the rows */
 
 /* The file: this header, nrows rows, nidx index entries. */
 struct cache_hdr {
@@ -85,30 +85,32 @@ size_t object_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap
 	return 0;
 }
 
+int uw_object_path(const struct dl_phdr_info *info, char *buf, size_t size)
+{
+	const char *name = info->dlpi_name;
+	if (name && name[0])
+		snprintf(buf, size, "%s", name);
+	else if (!maps_loader_was_run())
+		snprintf(buf, size, "/proc/self/exe"); /* found even once the file is replaced */
+	else
+		maps_program_file(info, buf, size);
+	return buf[0] == '/' ? 0 : -1;
+}
+
 /* The key of an object without a build-id: its file's identity,
- * "file-<device>-<inode>-<size>-<mtime ns>".  The main program's
- * dlpi_name is "": its file is /proc/self/exe, or, where the dynamic
- * loader was run as the program, the file base/maps.c finds its code
- * mapped from.  A file replaced or rewritten gets a new inode or mtime,
- * so a table is never reused for other code.  0, or -1 when the file
- * cannot be stat'ed. */
+ * "file-<device>-<inode>-<size>-<mtime ns>" (uw_object_path()'s file).  A
+ * file replaced or rewritten gets a new inode or mtime, so a table is
+ * never reused for other code.  0, or -1 when the file cannot be
+ * stat'ed. */
 static int file_key(const struct dl_phdr_info *info, char *out, size_t size)
 {
 	struct stat st;
-	const char *name = info->dlpi_name;
-	char *exe = NULL; /* off the stack: this may run on a small thread's */
-	if (!name || !name[0]) {
-		if (!maps_loader_was_run()) {
-			name = "/proc/self/exe"; /* found even once the file is replaced */
-		} else {
-			if (!(exe = mem_alloc(PATH_MAX)))
-				return -1;
-			maps_program_file(info, exe, PATH_MAX);
-			name = exe;
-		}
-	}
-	int found = name[0] == '/' && stat(name, &st) == 0 && S_ISREG(st.st_mode);
-	mem_free(exe);
+	char *path = mem_alloc(PATH_MAX); /* off the stack: this may run on a small thread's */
+	if (!path)
+		return -1;
+	int found = uw_object_path(info, path, PATH_MAX) == 0 && stat(path, &st) == 0 &&
+	            S_ISREG(st.st_mode);
+	mem_free(path);
 	if (!found)
 		return -1;
 	int n = snprintf(out, size, "file-%lx-%lx-%lx-%lx.%09ld", (unsigned long)st.st_dev,

@@ -118,5 +118,9 @@ struct trows {
 HIDDEN void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r);
 /* One FDE at p (its length field) into rows; CIEs are skipped. */
 HIDDEN void uw_fde(const uint8_t *p, struct trows *t);
+/* unwind_go.c: rows for a Go program's code, which has no FDEs, from the
+ * stack-pointer tables Go keeps for its runtime (nothing for other
+ * objects). */
+HIDDEN void uw_go_rows(const struct dl_phdr_info *info, struct trows *t);
 
 #endif /* PROFIL_UNWIND_DWARF_H */

@@ -193,6 +193,7 @@ struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr
 	t.text_lo = tlo, t.text_hi = thi, t.origin = lowest_load(info);
 	if (hdr)
 		all_fdes(info, hdr, &t);
+	uw_go_rows(info, &t);
 	struct uw_module *m = t.oom ? NULL : finish(&t, tlo, thi);
 	mem_free(t.v);
 	return m;

@@ -1663,14 +1663,25 @@ row /main_hot/ 2 >= 30
 # under the C function before it); its functions, files and lines are now
 # read from the table Go keeps for its runtime (cli/symbol/gopcln.c):
 # .gopclntab in an executable, found by its header inside .data.rel.ro in
-# a position-independent one
-$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof
+# a position-independent one.  And every sample in a Go function without
+# a frame (hotLoop, a leaf) lost its caller: the walk took a frame-pointer
+# step there, with rbp still the caller's; Go code is now walked by rows
+# made from the same table's stack-pointer deltas (src/unwind/unwind_go.c)
+$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof && profil report --format folded go.pprof
 needs go
 row /main\.hotLoop +recgo$/ 2 >= 80
 stdout /^ +[0-9]+ .* runtime\.main +recgo$/
 stdout /\/main\.go:(19|20) +main\.hotLoop$/
-$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -buildmode=pie -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof
+stdout /^runtime\.goexit;runtime\.main;main\.main;main\.hotLoop [0-9]+$/
+stdout /^runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [0-9]+$/
+!stdout /^runtime\.goexit;runtime\.main;main\.hotLoop [0-9]+$/
+!stdout /\[unknown\];.*main\.hotLoop/
+$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -buildmode=pie -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof && profil report --format folded go.pprof
 needs go
 row /main\.hotLoop +recgo$/ 2 >= 80
 stdout /^ +[0-9]+ .* runtime\.main +recgo$/
 stdout /\/main\.go:(19|20) +main\.hotLoop$/
+stdout /^runtime\.goexit;runtime\.main;main\.main;main\.hotLoop [0-9]+$/
+stdout /^runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [0-9]+$/
+!stdout /^runtime\.goexit;runtime\.main;main\.hotLoop [0-9]+$/
+!stdout /\[unknown\];.*main\.hotLoop/

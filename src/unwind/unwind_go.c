@@ -1,0 +1,274 @@
+/*
+ * unwind_go.c - rows for a Go program's code from the stack-pointer tables
+ * Go keeps for its own runtime, as unwind_cfi.c makes them from FDEs.
+ * Outside signal context.
+ *
+ * Why: Go's linker writes no .eh_frame for Go code, so the walk took a
+ * frame-pointer step there.  That is right in a function that has saved
+ * rbp, but Go gives leaf functions without locals no frame: rbp is still
+ * the caller's, and the step returned to the caller's caller.  Every
+ * sample in such a leaf lost its caller (`runtime.main;main.hotLoop`
+ * where main.main called it).  Go's runtime unwinds by its pcsp tables:
+ * for every pc of a function, how far rsp is below its value at entry.
+ * So are the rows here:
+ *
+ *     CFA = rsp + delta + 8, the return address at CFA - 8,
+ *     rbp saved at CFA - 16 where delta > 0, else unchanged.
+ *
+ * The rbp rule is Go's frame layout on amd64: a function with a frame
+ * saves rbp just below its return address, by "push rbp" first (Go 1.21
+ * on) or by "sub $n, rsp; mov rbp, n-8(rsp)" (before): in that form the
+ * one instruction after the sub has not saved it yet and gets a row of
+ * its own with rbp unchanged (recognised by its bytes, 48 89 6c 24 disp8
+ * or 48 89 ac 24 disp32).  A function marked as writing rsp in ways the
+ * table does not follow (SPWRITE: stack switches in the runtime's
+ * assembly) gets no rows, and a walk there takes the frame-pointer step
+ * as before; one marked as the top of a stack (TOPFRAME: runtime.goexit,
+ * runtime.mstart, rt0_go) ends the walk, complete.
+ *
+ * The table (.gopclntab; gopcln.c in the command reads the same for
+ * names): pcHeader (magic 0xfffffff0 for Go 1.18-1.19, 0xfffffff1 from
+ * 1.20; u8 0, 0, instruction quantum, pointer size 8; u64 nfunc, nfiles,
+ * textStart and the offsets of its parts from the header), the function
+ * table (nfunc + 1 pairs of u32: entry - textStart, offset of the _func),
+ * each _func (u32 entry offset, i32 name, args, deferreturn, pcsp, ...;
+ * its flags byte at 37, or 41 from 1.20) and pc-value tables (varint
+ * pairs: zig-zagged value delta, pc delta in quanta, from -1 at the
+ * entry).  It is found by the section headers of the object's file: the
+ * section named .gopclntab, else in .data.rel.ro (where an external
+ * linker puts it in a position-independent program) by its header, which
+ * must check out.  Every read stays inside the PT_LOAD segment that holds
+ * the table.  Only objects with Go's build-id note are looked at.
+ */
+#include "unwind/unwind_dwarf.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GO_NOTE_TYPE 4 /* "Go" note with the Go build ID */
+#define FLAG_TOPFRAME 1
+#define FLAG_SPWRITE 2
+#define HEADER_SIZE 72
+#define FUNC_SIZE 44 /* _func's fixed part, from 1.20 (40 before) */
+#define MAX_SECTIONS 4096
+
+struct gotab {
+	const uint8_t *tab, *end; /* the header; the end of its segment */
+	uintptr_t text;           /* textStart, in the process */
+	uint64_t nfunc, pctab, functab;
+	unsigned quantum, flag_at;
+};
+
+static int has_go_note(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t at = info->dlpi_addr + ph->p_vaddr, lo, hi;
+		if (ph->p_type != PT_NOTE || uw_segment_of(info, at, &lo, &hi) != 0)
+			continue;
+		uintptr_t lim = ph->p_memsz < hi - at ? at + ph->p_memsz : hi;
+		struct cur c = {(const uint8_t *)at, (const uint8_t *)lim, 0};
+		while (!c.bad && c.p < c.end) {
+			uint32_t namesz = (uint32_t)fixed(&c, 4), descsz = (uint32_t)fixed(&c, 4);
+			uint32_t type = (uint32_t)fixed(&c, 4);
+			const uint8_t *name = c.p;
+			uint64_t skip = ((uint64_t)namesz + 3) / 4 * 4 + ((uint64_t)descsz + 3) / 4 * 4;
+			if (c.bad || skip > (uint64_t)(c.end - c.p))
+				break;
+			if (type == GO_NOTE_TYPE && (namesz == 3 || namesz == 4) && namesz <= skip &&
+			    memcmp(name, "Go", 3) == 0)
+				return 1;
+			c.p += skip;
+		}
+	}
+	return 0;
+}
+
+/* Whether the bytes at p (up to end) are a header this file reads, whose
+ * function table lies before end; fills g. */
+static int header_ok(struct gotab *g, const uint8_t *p, const uint8_t *end)
+{
+	struct cur c = {p, end, 0};
+	uint32_t magic = (uint32_t)fixed(&c, 4);
+	uint32_t pads = (uint32_t)fixed(&c, 2), quantum = (uint32_t)fixed(&c, 1);
+	uint32_t ptr = (uint32_t)fixed(&c, 1);
+	uint64_t nfunc = fixed(&c, 8);
+	fixed(&c, 8); /* nfiles */
+	uint64_t text = fixed(&c, 8);
+	fixed(&c, 8 * 3); /* funcnametab, cutab, filetab */
+	uint64_t pctab = fixed(&c, 8), functab = fixed(&c, 8);
+	uint64_t size = (uint64_t)(end - p);
+	if (c.bad || (magic != 0xfffffff0u && magic != 0xfffffff1u) || pads || ptr != 8 ||
+	    (quantum != 1 && quantum != 2 && quantum != 4) || pctab < HEADER_SIZE ||
+	    pctab >= size || functab < HEADER_SIZE || functab >= size || nfunc == 0 ||
+	    nfunc >= (size - functab) / 8 || text == 0)
+		return 0;
+	/* textStart is a pointer, with a RELATIVE relocation in a
+	 * position-independent program that the loader has applied: in
+	 * memory it is the runtime address already */
+	*g = (struct gotab){p, end, (uintptr_t)text, nfunc, pctab, functab, quantum,
+	                    magic == 0xfffffff0u ? 37 : 41};
+	return 1;
+}
+
+/* A header inside [lo, hi) (both in one segment), found by its magic. */
+static int search(struct gotab *g, const uint8_t *lo, const uint8_t *hi, const uint8_t *seg_end)
+{
+	static const uint8_t tail[] = {0xff, 0xff, 0xff, 0, 0}; /* the magic's, the pads */
+	for (const uint8_t *p = lo; p + HEADER_SIZE <= hi; p++) {
+		p = memmem(p, (size_t)(hi - p), tail, sizeof tail);
+		if (!p)
+			return 0;
+		if (p > lo && header_ok(g, p - 1, seg_end))
+			return 1;
+	}
+	return 0;
+}
+
+/* The section named .gopclntab (or ending so), else the header searched
+ * for in .data.rel.ro; 1 with g filled. */
+static int find_in_sections(struct gotab *g, const struct dl_phdr_info *info, int fd)
+{
+	ElfW(Ehdr) eh;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_shentsize != sizeof(ElfW(Shdr)) ||
+	    eh.e_shnum == 0 || eh.e_shnum > MAX_SECTIONS || eh.e_shstrndx >= eh.e_shnum)
+		return 0;
+	size_t bytes = eh.e_shnum * sizeof(ElfW(Shdr));
+	ElfW(Shdr) *sh = mem_alloc(bytes);
+	char *names = NULL;
+	int found = 0;
+	if (!sh || pread(fd, sh, bytes, (off_t)eh.e_shoff) != (ssize_t)bytes)
+		goto out;
+	const ElfW(Shdr) *strs = &sh[eh.e_shstrndx];
+	if (strs->sh_size == 0 || strs->sh_size > (1 << 20) || !(names = mem_alloc(strs->sh_size + 1)) ||
+	    pread(fd, names, strs->sh_size, (off_t)strs->sh_offset) != (ssize_t)strs->sh_size)
+		goto out;
+	names[strs->sh_size] = '\0';
+	for (int pass = 0; pass < 2 && !found; pass++)
+		for (size_t i = 0; i < eh.e_shnum && !found; i++) {
+			const char *name = sh[i].sh_name < strs->sh_size ? names + sh[i].sh_name : "";
+			size_t len = strlen(name);
+			uintptr_t at = info->dlpi_addr + sh[i].sh_addr, lo, hi;
+			int want = pass == 0 ? len >= 9 && strcmp(name + len - 9, "gopclntab") == 0
+			                     : strcmp(name, ".data.rel.ro") == 0;
+			if (!want || !(sh[i].sh_flags & SHF_ALLOC) || sh[i].sh_type != SHT_PROGBITS ||
+			    uw_segment_of(info, at, &lo, &hi) != 0)
+				continue;
+			uintptr_t stop = sh[i].sh_size < hi - at ? at + sh[i].sh_size : hi;
+			found = pass == 0 ? header_ok(g, (const uint8_t *)at, (const uint8_t *)hi)
+			                  : search(g, (const uint8_t *)at, (const uint8_t *)stop,
+			                           (const uint8_t *)hi);
+		}
+out:
+	mem_free(names);
+	mem_free(sh);
+	return found;
+}
+
+static int find_table(struct gotab *g, const struct dl_phdr_info *info)
+{
+	char *path = mem_alloc(PATH_MAX); /* off the stack: this may run on a small thread's */
+	int fd = path && uw_object_path(info, path, PATH_MAX) == 0
+	             ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	mem_free(path);
+	if (fd < 0)
+		return 0;
+	int found = find_in_sections(g, info, fd);
+	close(fd);
+	return found;
+}
+
+/* Unsigned LEB128 of at most 32 bits; 0 at the table's end. */
+static int varint(struct cur *c, uint32_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; shift < 35; shift += 7) {
+		uint8_t b = (uint8_t)fixed(c, 1);
+		if (c->bad)
+			return 0;
+		*v |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the instruction at pc saves rbp below rsp: "mov %rbp,
+ * disp(%rsp)", the second instruction of a Go 1.20-and-earlier frame. */
+static int saves_rbp(const struct trows *t, uintptr_t pc)
+{
+	if (pc < t->text_lo || t->text_hi - pc < 8)
+		return 0;
+	const uint8_t *b = (const uint8_t *)pc;
+	return b[0] == 0x48 && b[1] == 0x89 && (b[2] == 0x6c || b[2] == 0xac) && b[3] == 0x24;
+}
+
+static void emit_delta(struct trows *t, uintptr_t pc, uintptr_t next, int32_t delta)
+{
+	struct uw_row r = {0, delta + 8, 0, UW_CFA_RSP, UW_RBP_SAME};
+	if (delta > 0 && saves_rbp(t, pc)) {
+		uw_emit(t, pc, r);
+		pc += t->text_hi - pc >= 8 && ((const uint8_t *)pc)[2] == 0xac ? 8 : 5;
+		if (pc >= next)
+			return;
+	}
+	if (delta > 0)
+		r.rbp = UW_RBP_SAVED, r.rbp_off = -16;
+	uw_emit(t, pc, r);
+}
+
+/* One function's rows, [entry, end), from its pcsp table at off. */
+static void function_rows(const struct gotab *g, struct trows *t, uintptr_t entry, uintptr_t end,
+                          uint32_t off)
+{
+	struct cur c = {g->tab + g->pctab + off, g->end, 0};
+	if (off == 0 || g->pctab + off >= (uint64_t)(g->end - g->tab))
+		return;
+	int32_t delta = -1;
+	uintptr_t pc = entry;
+	for (int first = 1; pc < end; first = 0) {
+		uint32_t uv, step;
+		if (!varint(&c, &uv) || (uv == 0 && !first) || !varint(&c, &step))
+			break;
+		delta += (int32_t)(uv & 1 ? ~(uv >> 1) : uv >> 1);
+		uintptr_t next = pc + (uintptr_t)step * g->quantum;
+		if (delta < 0 || delta > (1 << 24) || next > end)
+			break;
+		if (next > pc)
+			emit_delta(t, pc, next, delta);
+		pc = next;
+	}
+	uw_emit(t, end, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+}
+
+void uw_go_rows(const struct dl_phdr_info *info, struct trows *t)
+{
+	struct gotab g;
+	if (!has_go_note(info) || !find_table(&g, info))
+		return;
+	struct cur fc = {g.tab + g.functab, g.end, 0};
+	uint32_t entry_off = (uint32_t)fixed(&fc, 4), func_off = (uint32_t)fixed(&fc, 4);
+	for (uint64_t i = 0; i < g.nfunc && !fc.bad && !t->oom; i++) {
+		uint32_t next_off = (uint32_t)fixed(&fc, 4), next_func = (uint32_t)fixed(&fc, 4);
+		uintptr_t entry = g.text + entry_off, end = g.text + next_off;
+		uint64_t avail = (uint64_t)(g.end - (g.tab + g.functab));
+		if (!fc.bad && (uint64_t)func_off + FUNC_SIZE <= avail && end > entry &&
+		    entry >= t->text_lo && end <= t->text_hi) {
+			const uint8_t *fn = g.tab + g.functab + func_off;
+			struct cur f = {fn + 16, g.end, 0};
+			uint32_t pcsp = (uint32_t)fixed(&f, 4);
+			uint8_t flag = fn[g.flag_at];
+			if (flag & FLAG_TOPFRAME) {
+				uw_emit(t, entry, (struct uw_row){0, 0, 0, UW_CFA_END, UW_RBP_SAME});
+				uw_emit(t, end, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+			} else if (!(flag & FLAG_SPWRITE)) {
+				function_rows(&g, t, entry, end, pcsp);
+			}
+		}
+		entry_off = next_off, func_off = next_func;
+	}
+}
