@@ -8,7 +8,9 @@
  *              profil_inflight increment, so it stays valid until the
  *              decrement, engine_drain()); this thread's unwind_stack; the
  *              interrupted thread's stack, every word checked against the
- *              bounds below.
+ *              bounds below; at a Go cgo call's frame, the two words of
+ *              the goroutine's descriptor that bound its stack (an
+ *              address the frame holds, read under the same recovery).
  *   Writes:    pcs[] and *n, which the caller reserved.
  *
  * Stack reads.  A word is read only if it is 8-aligned and lies at or above
@@ -113,6 +115,34 @@ struct frame {
 	int bp_ok;
 };
 
+/* Steps out of Go's asmcgocall to the goroutine that called C (row r):
+ * the frame holds g, whose first two words are its stack's [lo, hi), and
+ * hi minus the goroutine's stack pointer, under which asmcgocall (no
+ * frame of its own) has its return address.  The walk goes on with the
+ * goroutine's stack as its bounds; a depth that does not fit in it ends
+ * the walk, nothing read. */
+static int step_go_cgo(struct frame *f, struct bounds *b, const struct uw_row *r)
+{
+	uintptr_t g, depth, lo, hi, sp, ra;
+	if (load(b, f->sp + (uintptr_t)(intptr_t)r->cfa_off, &g) ||
+	    load(b, f->sp + (uintptr_t)(intptr_t)r->rbp_off, &depth) || !g || (g & 7))
+		return -1;
+	lo = *(const volatile uintptr_t *)g;
+	hi = *(const volatile uintptr_t *)(g + 8);
+	sp = hi - depth;
+	if (lo >= hi || depth > hi - lo)
+		return -1;
+	struct bounds gs = {sp, hi};
+	if (load(&gs, sp, &ra))
+		return -1;
+	if (ra == 0)
+		return 1;
+	f->pc = ra, f->sp = sp + 8;
+	f->exact = 0;
+	*b = (struct bounds){sp + 8, hi};
+	return 0;
+}
+
 /* Steps out of a signal trampoline: the interrupted registers are in the
  * ucontext at the trampoline's stack pointer. */
 static int step_signal(struct frame *f, struct bounds *b)
@@ -210,6 +240,8 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 		return end;
 	if (r && r->cfa == UW_CFA_SIGNAL)
 		return step_signal(f, b);
+	if (r && r->cfa == UW_CFA_GO_CGO)
+		return f->exact ? -1 : step_go_cgo(f, b, r);
 	if (r && r->cfa == UW_CFA_RA_RDI) {
 		/* vfork popped its return address into rdi: the caller's
 		 * stack pointer is this frame's (the CFA need not grow) */

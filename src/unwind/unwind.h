@@ -36,10 +36,15 @@ enum uw_cfa {
 	UW_CFA_SIGNAL = 4,  /* the signal trampoline: rsp points at a ucontext */
 	UW_CFA_END = 5,     /* return address undefined: the outermost frame */
 	UW_CFA_UNKNOWN = 6, /* a rule we do not follow: the walk fails here */
-	UW_CFA_RA_RDI = 7   /* rsp + cfa_off, the return address in rdi: glibc's
+	UW_CFA_RA_RDI = 7,  /* rsp + cfa_off, the return address in rdi: glibc's
 	                       vfork keeps it there across the system call
 	                       (parent and child share the stack); followed in
 	                       an interrupted frame only, whose rdi is known */
+	UW_CFA_GO_CGO = 8   /* Go's asmcgocall, returned to from C on the
+	                       thread's stack: the goroutine g is at rsp +
+	                       cfa_off, g's stack top minus the goroutine's
+	                       rsp at rsp + rbp_off; that rsp + 8 (its return
+	                       address below) on g's stack (unwind_go.c) */
 };
 
 enum uw_rbp {

@@ -24,7 +24,11 @@
  * table does not follow (SPWRITE: stack switches in the runtime's
  * assembly) gets no rows, and a walk there takes the frame-pointer step
  * as before; one marked as the top of a stack (TOPFRAME: runtime.goexit,
- * runtime.mstart, rt0_go) ends the walk, complete.
+ * runtime.mstart, rt0_go) ends the walk, complete, and so do
+ * runtime.mcall and runtime.morestack, which switch to the thread's own
+ * stack and call a function that never returns there (as Go's own
+ * profiles show them: at the root).  runtime.asmcgocall's call into C
+ * gets a row that leads back to the goroutine's stack (cgo_call_row()).
  *
  * The table (.gopclntab; gopcln.c in the command reads the same for
  * names): pcHeader (magic 0xfffffff0 for Go 1.18-1.19, 0xfffffff1 from
@@ -58,7 +62,7 @@
 struct gotab {
 	const uint8_t *tab, *end; /* the header; the end of its segment */
 	uintptr_t text;           /* textStart, in the process */
-	uint64_t nfunc, pctab, functab;
+	uint64_t nfunc, names, pctab, functab;
 	unsigned quantum, flag_at;
 };
 
@@ -98,7 +102,8 @@ static int header_ok(struct gotab *g, const uint8_t *p, const uint8_t *end)
 	uint64_t nfunc = fixed(&c, 8);
 	fixed(&c, 8); /* nfiles */
 	uint64_t text = fixed(&c, 8);
-	fixed(&c, 8 * 3); /* funcnametab, cutab, filetab */
+	uint64_t names = fixed(&c, 8);
+	fixed(&c, 8 * 2); /* cutab, filetab */
 	uint64_t pctab = fixed(&c, 8), functab = fixed(&c, 8);
 	uint64_t size = (uint64_t)(end - p);
 	if (c.bad || (magic != 0xfffffff0u && magic != 0xfffffff1u) || pads || ptr != 8 ||
@@ -109,7 +114,7 @@ static int header_ok(struct gotab *g, const uint8_t *p, const uint8_t *end)
 	/* textStart is a pointer, with a RELATIVE relocation in a
 	 * position-independent program that the loader has applied: in
 	 * memory it is the runtime address already */
-	*g = (struct gotab){p, end, (uintptr_t)text, nfunc, pctab, functab, quantum,
+	*g = (struct gotab){p, end, (uintptr_t)text, nfunc, names, pctab, functab, quantum,
 	                    magic == 0xfffffff0u ? 37 : 41};
 	return 1;
 }
@@ -245,30 +250,83 @@ static void function_rows(const struct gotab *g, struct trows *t, uintptr_t entr
 	uw_emit(t, end, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
 }
 
+/* Whether the function at fn is named name. */
+static int named(const struct gotab *g, const uint8_t *fn, const char *name)
+{
+	struct cur c = {fn + 4, g->end, 0};
+	uint64_t at = g->names + (uint32_t)fixed(&c, 4), len = strlen(name) + 1;
+	return !c.bad && at < (uint64_t)(g->end - g->tab) &&
+	       len <= (uint64_t)(g->end - g->tab) - at && memcmp(g->tab + at, name, len) == 0;
+}
+
+/*
+ * asmcgocall's call into C on the thread's stack, after it saved the
+ * goroutine and its depth in the goroutine's stack:
+ *     mov %rdi,G(%rsp); mov 8(%rdi),%rdi; sub %rdx,%rdi; mov %rdi,D(%rsp)
+ * (g, then g's stack top minus the goroutine's rsp), then "call *%rax" a
+ * few instructions on.  A row of its own at the call (UW_CFA_GO_CGO), so
+ * that a walk from C goes back to the goroutine's stack.  Matched byte
+ * for byte (Go 1.18-1.20's code): anything else gets no row, and a walk
+ * there ends "[unknown]" as before.
+ */
+static void cgo_call_row(struct trows *t, uintptr_t entry, uintptr_t end)
+{
+	static const uint8_t save[] = {0x48, 0x8b, 0x7f, 0x08, 0x48, 0x29, 0xd7, 0x48, 0x89, 0x7c, 0x24};
+	if (entry < t->text_lo || end > t->text_hi)
+		return;
+	for (uintptr_t p = entry; p + 5 + sizeof save + 1 + 16 <= end; p++) {
+		const uint8_t *b = (const uint8_t *)p;
+		if (b[0] != 0x48 || b[1] != 0x89 || b[2] != 0x7c || b[3] != 0x24 ||
+		    memcmp(b + 5, save, sizeof save) != 0)
+			continue;
+		int8_t g_at = (int8_t)b[4], depth_at = (int8_t)b[5 + sizeof save];
+		for (const uint8_t *c = b + 6 + sizeof save; c + 2 <= b + 6 + sizeof save + 16; c++)
+			if (c[0] == 0xff && c[1] == 0xd0) {
+				uw_emit(t, (uintptr_t)c, (struct uw_row){0, g_at, depth_at, UW_CFA_GO_CGO,
+				                                         UW_RBP_SAME});
+				uw_emit(t, (uintptr_t)c + 2,
+				        (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+				return;
+			}
+		return;
+	}
+}
+
+/* The rows of the function at fn, [entry, end). */
+static void one_function(const struct gotab *g, struct trows *t, const uint8_t *fn,
+                         uintptr_t entry, uintptr_t end)
+{
+	static const struct uw_row outermost = {0, 0, 0, UW_CFA_END, UW_RBP_SAME};
+	static const struct uw_row none = {0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN};
+	struct cur f = {fn + 16, g->end, 0};
+	uint32_t pcsp = (uint32_t)fixed(&f, 4);
+	uint8_t flag = fn[g->flag_at];
+	int spwrite = flag & FLAG_SPWRITE;
+	if ((flag & FLAG_TOPFRAME) || (spwrite && (named(g, fn, "runtime.mcall") ||
+	                                           named(g, fn, "runtime.morestack")))) {
+		uw_emit(t, entry, outermost);
+		uw_emit(t, end, none);
+	} else if (!spwrite) {
+		function_rows(g, t, entry, end, pcsp);
+	} else if (named(g, fn, "runtime.asmcgocall")) {
+		cgo_call_row(t, entry, end);
+	}
+}
+
 void uw_go_rows(const struct dl_phdr_info *info, struct trows *t)
 {
 	struct gotab g;
 	if (!has_go_note(info) || !find_table(&g, info))
 		return;
+	uint64_t avail = (uint64_t)(g.end - (g.tab + g.functab));
 	struct cur fc = {g.tab + g.functab, g.end, 0};
 	uint32_t entry_off = (uint32_t)fixed(&fc, 4), func_off = (uint32_t)fixed(&fc, 4);
 	for (uint64_t i = 0; i < g.nfunc && !fc.bad && !t->oom; i++) {
 		uint32_t next_off = (uint32_t)fixed(&fc, 4), next_func = (uint32_t)fixed(&fc, 4);
 		uintptr_t entry = g.text + entry_off, end = g.text + next_off;
-		uint64_t avail = (uint64_t)(g.end - (g.tab + g.functab));
 		if (!fc.bad && (uint64_t)func_off + FUNC_SIZE <= avail && end > entry &&
-		    entry >= t->text_lo && end <= t->text_hi) {
-			const uint8_t *fn = g.tab + g.functab + func_off;
-			struct cur f = {fn + 16, g.end, 0};
-			uint32_t pcsp = (uint32_t)fixed(&f, 4);
-			uint8_t flag = fn[g.flag_at];
-			if (flag & FLAG_TOPFRAME) {
-				uw_emit(t, entry, (struct uw_row){0, 0, 0, UW_CFA_END, UW_RBP_SAME});
-				uw_emit(t, end, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
-			} else if (!(flag & FLAG_SPWRITE)) {
-				function_rows(&g, t, entry, end, pcsp);
-			}
-		}
+		    entry >= t->text_lo && end <= t->text_hi)
+			one_function(&g, t, g.tab + g.functab + func_off, entry, end);
 		entry_off = next_off, func_off = next_func;
 	}
 }

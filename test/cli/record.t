@@ -1666,22 +1666,29 @@ row /main_hot/ 2 >= 30
 # a position-independent one.  And every sample in a Go function without
 # a frame (hotLoop, a leaf) lost its caller: the walk took a frame-pointer
 # step there, with rbp still the caller's; Go code is now walked by rows
-# made from the same table's stack-pointer deltas (src/unwind/unwind_go.c)
+# made from the same table's stack-pointer deltas (src/unwind/unwind_go.c),
+# and C called from Go ended "[unknown];runtime.asmcgocall;...": the call
+# runs on the thread's own stack, and is now followed back to the
+# goroutine's
 $ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof && profil report --format folded go.pprof
 needs go
 row /main\.hotLoop +recgo$/ 2 >= 80
 stdout /^ +[0-9]+ .* runtime\.main +recgo$/
-stdout /\/main\.go:(19|20) +main\.hotLoop$/
+stdout /\/main\.go:(27|28) +main\.hotLoop$/
 stdout /^runtime\.goexit;runtime\.main;main\.main;main\.hotLoop [0-9]+$/
 stdout /^runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [0-9]+$/
 !stdout /^runtime\.goexit;runtime\.main;main\.hotLoop [0-9]+$/
 !stdout /\[unknown\];.*main\.hotLoop/
+stdout /^runtime\.goexit;runtime\.main;main\.main;main\.callC;.*runtime\.asmcgocall;.*spin [0-9]+$/
+!stdout /^\[unknown\];.*spin [0-9]+$/
 $ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -buildmode=pie -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof && profil report --format folded go.pprof
 needs go
 row /main\.hotLoop +recgo$/ 2 >= 80
 stdout /^ +[0-9]+ .* runtime\.main +recgo$/
-stdout /\/main\.go:(19|20) +main\.hotLoop$/
+stdout /\/main\.go:(27|28) +main\.hotLoop$/
 stdout /^runtime\.goexit;runtime\.main;main\.main;main\.hotLoop [0-9]+$/
 stdout /^runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [0-9]+$/
 !stdout /^runtime\.goexit;runtime\.main;main\.hotLoop [0-9]+$/
 !stdout /\[unknown\];.*main\.hotLoop/
+stdout /^runtime\.goexit;runtime\.main;main\.main;main\.callC;.*runtime\.asmcgocall;.*spin [0-9]+$/
+!stdout /^\[unknown\];.*spin [0-9]+$/

@@ -4,7 +4,13 @@
 // named from the table Go keeps for its runtime (.gopclntab).
 package main
 
-// int twice(int x) { return 2 * x; }
+// unsigned long spin(unsigned long n)
+// {
+//	unsigned long s = 0;
+//	for (unsigned long i = 0; i < n; i++)
+//		s = s * 31 + (i ^ (s >> 3));
+//	return s;
+// }
 import "C"
 
 import (
@@ -13,6 +19,8 @@ import (
 	"strconv"
 )
 
+// Its loop is lines 27-28: test/cli/record.t's --lines cases look for them.
+//
 //go:noinline
 func hotLoop(n int) uint64 {
 	var s uint64
@@ -25,10 +33,15 @@ func hotLoop(n int) uint64 {
 //go:noinline
 func coldPath(n int) uint64 { return hotLoop(n / 4) }
 
+// C's time, on the thread's stack, under the goroutine that called it
+//
+//go:noinline
+func callC(n int) uint64 { return uint64(C.spin(C.ulong(n))) }
+
 func main() {
 	n, err := strconv.Atoi(os.Args[1])
 	if err != nil {
 		os.Exit(2)
 	}
-	fmt.Println(hotLoop(n)+coldPath(n), C.twice(2))
+	fmt.Println(hotLoop(n) + coldPath(n) + callC(n/4))
 }
