@@ -142,8 +142,9 @@ static int search(struct sym_gopcln *g, Elf_Data *d)
 	return 0;
 }
 
-/* The table of elf: .gopclntab, else in .data.rel.ro of a Go program (one
- * with Go's build-id note or build information). */
+/* The table of elf: .gopclntab (or a section named so at its end), else
+ * in .data.rel.ro of a Go program (one with Go's build-id note or build
+ * information). */
 static int find(struct sym_gopcln *g, Elf *elf)
 {
 	size_t shstrndx;
@@ -159,7 +160,9 @@ static int find(struct sym_gopcln *g, Elf *elf)
 				continue;
 			if (pass == 0) {
 				is_go |= !strcmp(name, ".note.go.buildid") || !strcmp(name, ".go.buildinfo");
-				if (!strcmp(name, ".gopclntab") && (d = section_data(scn, &sh)))
+				size_t len = strlen(name);
+				if (len >= 9 && !strcmp(name + len - 9, "gopclntab") &&
+				    (d = section_data(scn, &sh)))
 					return header_ok(g, d->d_buf, d->d_size);
 			} else if (is_go && !strcmp(name, ".data.rel.ro") &&
 			           (d = section_data(scn, &sh)) && search(g, d)) {

@@ -2,9 +2,10 @@
  * unwind.h - call stacks in the signal handler from DWARF CFI (x86-64).
  *
  * Outside signal context, unwind_build.c turns every loaded object's
- * .eh_frame (found through PT_GNU_EH_FRAME) into a compact, immutable
- * table of rows: from each row's pc on, until the next row's, the caller's
- * frame is found as
+ * .eh_frame (found through PT_GNU_EH_FRAME), and a Go program's own
+ * stack-pointer tables (unwind_go.c), into a compact, immutable table of
+ * rows: from each row's pc on, until the next row's, the caller's frame
+ * is found as
  *
  *     CFA = rsp + off | rbp + off      (the caller's rsp after the return)
  *     return address at CFA - 8        (the x86-64 ABI; in rdi where an
