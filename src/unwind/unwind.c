@@ -10,7 +10,10 @@
  *              interrupted thread's stack, every word checked against the
  *              bounds below; at a Go cgo call's frame, the two words of
  *              the goroutine's descriptor that bound its stack (an
- *              address the frame holds, read under the same recovery).
+ *              address the frame holds), and at Go's systemstack the
+ *              thread's g (%fs:-8), its m, the goroutine m runs and its
+ *              saved rsp: words of the Go runtime's, read under the same
+ *              recovery.
  *   Writes:    pcs[] and *n, which the caller reserved.
  *
  * Stack reads.  A word is read only if it is 8-aligned and lies at or above
@@ -115,6 +118,22 @@ struct frame {
 	int bp_ok;
 };
 
+/* Goes on from rsp sp on the goroutine stack whose descriptor is at g
+ * ([lo, hi) its first two words): the return address at sp. */
+static int onto_goroutine(struct frame *f, struct bounds *b, uintptr_t g, uintptr_t sp)
+{
+	uintptr_t lo = *(const volatile uintptr_t *)g, hi = *(const volatile uintptr_t *)(g + 8), ra;
+	struct bounds gs = {sp, hi};
+	if (lo >= hi || sp < lo || load(&gs, sp, &ra))
+		return -1;
+	if (ra == 0)
+		return 1;
+	f->pc = ra, f->sp = sp + 8;
+	f->exact = 0;
+	*b = (struct bounds){sp + 8, hi};
+	return 0;
+}
+
 /* Steps out of Go's asmcgocall to the goroutine that called C (row r):
  * the frame holds g, whose first two words are its stack's [lo, hi), and
  * hi minus the goroutine's stack pointer, under which asmcgocall (no
@@ -123,24 +142,38 @@ struct frame {
  * the walk, nothing read. */
 static int step_go_cgo(struct frame *f, struct bounds *b, const struct uw_row *r)
 {
-	uintptr_t g, depth, lo, hi, sp, ra;
+	uintptr_t g, depth;
 	if (load(b, f->sp + (uintptr_t)(intptr_t)r->cfa_off, &g) ||
 	    load(b, f->sp + (uintptr_t)(intptr_t)r->rbp_off, &depth) || !g || (g & 7))
 		return -1;
-	lo = *(const volatile uintptr_t *)g;
-	hi = *(const volatile uintptr_t *)(g + 8);
-	sp = hi - depth;
+	uintptr_t lo = *(const volatile uintptr_t *)g, hi = *(const volatile uintptr_t *)(g + 8);
 	if (lo >= hi || depth > hi - lo)
 		return -1;
-	struct bounds gs = {sp, hi};
-	if (load(&gs, sp, &ra))
+	return onto_goroutine(f, b, g, hi - depth);
+}
+
+/* Steps out of Go's systemstack to the goroutine that asked for it (row
+ * r): the goroutine's rsp, saved before the switch, is found from the
+ * thread's running g (the thread's own stack's, g0) through its m. */
+static int step_go_systemstack(struct frame *f, struct bounds *b, const struct uw_row *r)
+{
+#if defined(__x86_64__)
+	uintptr_t g0, m, g, sp;
+	__asm__ volatile("movq %%fs:-8, %0" : "=r"(g0));
+	if (!g0 || (g0 & 7))
 		return -1;
-	if (ra == 0)
-		return 1;
-	f->pc = ra, f->sp = sp + 8;
-	f->exact = 0;
-	*b = (struct bounds){sp + 8, hi};
-	return 0;
+	m = *(const volatile uintptr_t *)(g0 + (uint16_t)(r->rbp_off & 0xff));
+	if (!m || (m & 7))
+		return -1;
+	g = *(const volatile uintptr_t *)(m + (uint32_t)r->cfa_off);
+	if (!g || (g & 7))
+		return -1;
+	sp = *(const volatile uintptr_t *)(g + (uint16_t)((uint16_t)r->rbp_off >> 8));
+	return onto_goroutine(f, b, g, sp);
+#else
+	(void)f, (void)b, (void)r;
+	return -1;
+#endif
 }
 
 /* Steps out of a signal trampoline: the interrupted registers are in the
@@ -242,6 +275,8 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 		return step_signal(f, b);
 	if (r && r->cfa == UW_CFA_GO_CGO)
 		return f->exact ? -1 : step_go_cgo(f, b, r);
+	if (r && r->cfa == UW_CFA_GO_SYSTEMSTACK)
+		return f->exact ? -1 : step_go_systemstack(f, b, r);
 	if (r && r->cfa == UW_CFA_RA_RDI) {
 		/* vfork popped its return address into rdi: the caller's
 		 * stack pointer is this frame's (the CFA need not grow) */

@@ -41,11 +41,17 @@ enum uw_cfa {
 	                       vfork keeps it there across the system call
 	                       (parent and child share the stack); followed in
 	                       an interrupted frame only, whose rdi is known */
-	UW_CFA_GO_CGO = 8   /* Go's asmcgocall, returned to from C on the
+	UW_CFA_GO_CGO = 8,  /* Go's asmcgocall, returned to from C on the
 	                       thread's stack: the goroutine g is at rsp +
 	                       cfa_off, g's stack top minus the goroutine's
 	                       rsp at rsp + rbp_off; that rsp + 8 (its return
 	                       address below) on g's stack (unwind_go.c) */
+	UW_CFA_GO_SYSTEMSTACK = 9 /* Go's systemstack, returned to from what it
+	                       ran on the thread's stack: the running g (at
+	                       %fs:-8) -> its m (at g + (rbp_off & 0xff)) ->
+	                       the goroutine (m + cfa_off) -> its saved rsp
+	                       (+ (rbp_off >> 8)); that rsp + 8 on the
+	                       goroutine's stack (unwind_go.c) */
 };
 
 enum uw_rbp {

@@ -28,7 +28,9 @@
  * runtime.mcall and runtime.morestack, which switch to the thread's own
  * stack and call a function that never returns there (as Go's own
  * profiles show them: at the root).  runtime.asmcgocall's call into C
- * gets a row that leads back to the goroutine's stack (cgo_call_row()).
+ * and runtime.systemstack's call of runtime code on the thread's stack
+ * get rows that lead back to the goroutine's stack (cgo_call_row(),
+ * systemstack_row()).
  *
  * The table (.gopclntab; gopcln.c in the command reads the same for
  * names): pcHeader (magic 0xfffffff0 for Go 1.18-1.19, 0xfffffff1 from
@@ -292,6 +294,40 @@ static void cgo_call_row(struct trows *t, uintptr_t entry, uintptr_t end)
 	}
 }
 
+/*
+ * systemstack's call of the function it runs on the thread's stack, and
+ * its way back to the goroutine's stack right after:
+ *     call *%rdi; mov %fs:-8,%rax (g: g0); mov M(%rax),%rbx (m);
+ *     mov C(%rbx),%rax (m.curg); mov %rax,%fs:-8; mov S(%rax),%rsp
+ * A row at the call (UW_CFA_GO_SYSTEMSTACK) with C, M and S, which the
+ * walk follows the same way.  Byte for byte (Go 1.18-1.20's code, the
+ * runtime's g at %fs:-8), else no row.
+ */
+static void systemstack_row(struct trows *t, uintptr_t entry, uintptr_t end)
+{
+	static const uint8_t tls_g[] = {0x64, 0x48, 0x8b, 0x04, 0x25, 0xf8, 0xff, 0xff, 0xff};
+	static const uint8_t set_g[] = {0x64, 0x48, 0x89, 0x04, 0x25, 0xf8, 0xff, 0xff, 0xff};
+	enum { LEN = 2 + 9 + 4 + 7 + 9 + 4 };
+	if (entry < t->text_lo || end > t->text_hi)
+		return;
+	for (uintptr_t p = entry; p + LEN <= end; p++) {
+		const uint8_t *b = (const uint8_t *)p, *m = b + 11, *c = m + 4, *sp = c + 16;
+		int32_t curg;
+		if (b[0] != 0xff || b[1] != 0xd7 || memcmp(b + 2, tls_g, sizeof tls_g) != 0 ||
+		    memcmp(m, "\x48\x8b\x58", 3) != 0 || m[3] >= 0x80 ||
+		    memcmp(c, "\x48\x8b\x83", 3) != 0 || memcmp(c + 7, set_g, sizeof set_g) != 0 ||
+		    memcmp(sp, "\x48\x8b\x60", 3) != 0 || sp[3] >= 0x80)
+			continue;
+		memcpy(&curg, c + 3, sizeof curg);
+		if (curg <= 0)
+			return;
+		uw_emit(t, p, (struct uw_row){0, curg, (int16_t)(m[3] | sp[3] << 8),
+		                              UW_CFA_GO_SYSTEMSTACK, UW_RBP_SAME});
+		uw_emit(t, p + 2, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+		return;
+	}
+}
+
 /* The rows of the function at fn, [entry, end). */
 static void one_function(const struct gotab *g, struct trows *t, const uint8_t *fn,
                          uintptr_t entry, uintptr_t end)
@@ -310,6 +346,8 @@ static void one_function(const struct gotab *g, struct trows *t, const uint8_t *
 		function_rows(g, t, entry, end, pcsp);
 	} else if (named(g, fn, "runtime.asmcgocall")) {
 		cgo_call_row(t, entry, end);
+	} else if (named(g, fn, "runtime.systemstack")) {
+		systemstack_row(t, entry, end);
 	}
 }
 

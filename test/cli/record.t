@@ -1692,3 +1692,15 @@ stdout /^runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [
 !stdout /\[unknown\];.*main\.hotLoop/
 stdout /^runtime\.goexit;runtime\.main;main\.main;main\.callC;.*runtime\.asmcgocall;.*spin [0-9]+$/
 !stdout /^\[unknown\];.*spin [0-9]+$/
+
+# The garbage collector's marking, run on the threads' own stacks by
+# runtime.systemstack (for an allocating goroutine's assists, and the
+# background workers), ended "[unknown];runtime.systemstack;...": its
+# call site now has a row that leads back through the runtime's g, m and
+# the goroutine's saved rsp (src/unwind/unwind_go.c, unwind.c); the line
+# printed is the systemstack samples, those with whole stacks, and their
+# share
+$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -ldflags='-s -w' -o ../recgo .) && profil record -o gc.pprof ./recgo 10000000 gc && profil report --format folded gc.pprof | awk '/;runtime\.systemstack;/ { n += $NF; if ($0 !~ /^\[unknown\]/) w += $NF } END { printf "systemstack %d %d %d\n", n, w, n ? 100 * w / n : 0 }'
+needs go
+row /^systemstack / 2 >= 20
+row /^systemstack / 4 >= 90

@@ -38,10 +38,33 @@ func coldPath(n int) uint64 { return hotLoop(n / 4) }
 //go:noinline
 func callC(n int) uint64 { return uint64(C.spin(C.ulong(n))) }
 
+// Garbage: collections whose marking runs on the threads' own stacks
+// (runtime.systemstack), for the allocating goroutine (assists) and the
+// background workers
+//
+//go:noinline
+func churn(n int) int {
+	live := make([]*[8]int, 1<<16)
+	sum := 0
+	for i := 0; i < n; i++ {
+		p := new([8]int)
+		p[0] = i
+		live[i&(len(live)-1)] = p
+		if q := live[(i*7)&(len(live)-1)]; q != nil {
+			sum += q[0] & 1
+		}
+	}
+	return sum
+}
+
 func main() {
 	n, err := strconv.Atoi(os.Args[1])
 	if err != nil {
 		os.Exit(2)
+	}
+	if len(os.Args) > 2 && os.Args[2] == "gc" {
+		fmt.Println(churn(n))
+		return
 	}
 	fmt.Println(hotLoop(n) + coldPath(n) + callC(n/4))
 }
