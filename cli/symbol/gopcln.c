@@ -204,15 +204,15 @@ static int64_t pc_value(const struct sym_gopcln *g, uint32_t off, uint64_t entry
 	if (off == 0)
 		return -1;
 	uint64_t at = g->pctab + off, cur = entry;
-	int32_t val = -1;
+	uint32_t val = UINT32_MAX; /* -1; summed as Go's int32 is, wrapping */
 	for (int first = 1;; first = 0) {
 		uint32_t uv, pcdelta;
 		if (!varint(g, &at, &uv) || (uv == 0 && !first) || !varint(g, &at, &pcdelta))
 			return -1;
-		val += (int32_t)(uv & 1 ? ~(uv >> 1) : uv >> 1);
+		val += uv & 1 ? ~(uv >> 1) : uv >> 1;
 		cur += (uint64_t)pcdelta * g->quantum;
 		if (pc < cur)
-			return val;
+			return (int32_t)val;
 	}
 }
 

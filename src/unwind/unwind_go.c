@@ -235,18 +235,18 @@ static void function_rows(const struct gotab *g, struct trows *t, uintptr_t entr
 	struct cur c = {g->tab + g->pctab + off, g->end, 0};
 	if (off == 0 || g->pctab + off >= (uint64_t)(g->end - g->tab))
 		return;
-	int32_t delta = -1;
+	uint32_t delta = UINT32_MAX; /* -1; summed as Go's int32 is, wrapping */
 	uintptr_t pc = entry;
 	for (int first = 1; pc < end; first = 0) {
 		uint32_t uv, step;
 		if (!varint(&c, &uv) || (uv == 0 && !first) || !varint(&c, &step))
 			break;
-		delta += (int32_t)(uv & 1 ? ~(uv >> 1) : uv >> 1);
+		delta += uv & 1 ? ~(uv >> 1) : uv >> 1;
 		uintptr_t next = pc + (uintptr_t)step * g->quantum;
-		if (delta < 0 || delta > (1 << 24) || next > end)
+		if (delta > (1u << 24) || next > end) /* negative, or no frame Go makes */
 			break;
 		if (next > pc)
-			emit_delta(t, pc, next, delta);
+			emit_delta(t, pc, next, (int32_t)delta);
 		pc = next;
 	}
 	uw_emit(t, end, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
