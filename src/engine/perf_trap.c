@@ -22,6 +22,7 @@
  * exec; a raw execve system call that bypasses libc is not seen).
  */
 #include "engine/perf_trap.h"
+#include "unwind/unwind.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -86,36 +87,12 @@ static int under_valgrind(void)
  * the sweeper moves or ends sampling; so a Go program samples on one.
  * Known by the note Go's linker puts in every executable (owner "Go",
  * type 4: the Go build ID), in the first object dl_iterate_phdr lists
- * (the program).
+ * (the program): uw_has_go_note().
  */
-#define GO_NOTE_BUILDID 4
-
-static int has_go_note(const ElfW(Addr) base, const ElfW(Phdr) *ph)
-{
-	const unsigned char *p = (const unsigned char *)(base + ph->p_vaddr);
-	const unsigned char *end = p + ph->p_memsz;
-	while (end - p >= (ptrdiff_t)sizeof(ElfW(Nhdr))) {
-		const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-		size_t name = (n->n_namesz + 3) & ~(size_t)3, desc = (n->n_descsz + 3) & ~(size_t)3;
-		const unsigned char *nm = p + sizeof *n;
-		if ((size_t)(end - nm) < name + desc)
-			return 0;
-		/* Go's linker writes the name as "Go\0\0", size 4 */
-		if (n->n_type == GO_NOTE_BUILDID && (n->n_namesz == 3 || n->n_namesz == 4) &&
-		    memcmp(nm, "Go", 3) == 0)
-			return 1;
-		p = nm + name + desc;
-	}
-	return 0;
-}
-
 static int main_program_notes(struct dl_phdr_info *info, size_t size, void *out)
 {
 	(void)size;
-	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_NOTE &&
-		    has_go_note(info->dlpi_addr, &info->dlpi_phdr[i]))
-			*(int *)out = 1;
+	*(int *)out = uw_has_go_note(info);
 	return 1; /* the first object is the program */
 }
 

@@ -148,6 +148,11 @@ HIDDEN void uw_module_free(struct uw_module *m);
  * program /proc/self/exe (the file base/maps.c finds its code mapped from
  * where the dynamic loader was run as the program); 0, or -1. */
 HIDDEN int uw_object_path(const struct dl_phdr_info *info, char *buf, size_t size);
+/* unwind_go.c: whether the object carries the note Go's linker writes in
+ * every Go program (owner "Go", type 4: the Go build ID), read from its
+ * PT_NOTE segments, every read inside the PT_LOAD segment that holds
+ * them. */
+HIDDEN int uw_has_go_note(const struct dl_phdr_info *info);
 
 /* unwind_build.c (not signal context).  unwind_start() turns unwinding on
  * (builds and publishes the table, notes this thread's stack), with tables

@@ -68,7 +68,7 @@ struct gotab {
 	unsigned quantum, flag_at;
 };
 
-static int has_go_note(const struct dl_phdr_info *info)
+int uw_has_go_note(const struct dl_phdr_info *info)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -354,7 +354,7 @@ static void one_function(const struct gotab *g, struct trows *t, const uint8_t *
 void uw_go_rows(const struct dl_phdr_info *info, struct trows *t)
 {
 	struct gotab g;
-	if (!has_go_note(info) || !find_table(&g, info))
+	if (!uw_has_go_note(info) || !find_table(&g, info))
 		return;
 	uint64_t avail = (uint64_t)(g.end - (g.tab + g.functab));
 	struct cur fc = {g.tab + g.functab, g.end, 0};

@@ -1670,28 +1670,22 @@ row /main_hot/ 2 >= 30
 # and C called from Go ended "[unknown];runtime.asmcgocall;...": the call
 # runs on the thread's own stack, and is now followed back to the
 # goroutine's
-$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof && profil report --format folded go.pprof
+$ for m in exe pie; do sh "$REC/recgo-build" $m && profil record -o $m.pprof ./recgo-$m 400000000 > /dev/null && { profil report $m.pprof; profil report --lines $m.pprof; profil report --format folded $m.pprof; } | sed "s/^/$m: /" || exit 1; done
 needs go
-row /main\.hotLoop +recgo$/ 2 >= 80
-stdout /^ +[0-9]+ .* runtime\.main +recgo$/
-stdout /\/main\.go:(27|28) +main\.hotLoop$/
-stdout /^runtime\.goexit;runtime\.main;main\.main;main\.hotLoop [0-9]+$/
-stdout /^runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [0-9]+$/
-!stdout /^runtime\.goexit;runtime\.main;main\.hotLoop [0-9]+$/
-!stdout /\[unknown\];.*main\.hotLoop/
-stdout /^runtime\.goexit;runtime\.main;main\.main;main\.callC;.*runtime\.asmcgocall;.*spin [0-9]+$/
-!stdout /^\[unknown\];.*spin [0-9]+$/
-$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -buildmode=pie -ldflags='-s -w' -o ../recgo .) && profil record -o go.pprof ./recgo 400000000 && profil report go.pprof && profil report --lines go.pprof && profil report --format folded go.pprof
-needs go
-row /main\.hotLoop +recgo$/ 2 >= 80
-stdout /^ +[0-9]+ .* runtime\.main +recgo$/
-stdout /\/main\.go:(27|28) +main\.hotLoop$/
-stdout /^runtime\.goexit;runtime\.main;main\.main;main\.hotLoop [0-9]+$/
-stdout /^runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [0-9]+$/
-!stdout /^runtime\.goexit;runtime\.main;main\.hotLoop [0-9]+$/
-!stdout /\[unknown\];.*main\.hotLoop/
-stdout /^runtime\.goexit;runtime\.main;main\.main;main\.callC;.*runtime\.asmcgocall;.*spin [0-9]+$/
-!stdout /^\[unknown\];.*spin [0-9]+$/
+row /^exe: .* main\.hotLoop +recgo-exe$/ 5 >= 70
+row /^pie: .* main\.hotLoop +recgo-pie$/ 5 >= 70
+stdout /^exe: +[0-9]+ .* runtime\.main +recgo-exe$/
+stdout /^pie: +[0-9]+ .* runtime\.main +recgo-pie$/
+stdout /^exe: .*\/main\.go:(27|28) +main\.hotLoop$/
+stdout /^pie: .*\/main\.go:(27|28) +main\.hotLoop$/
+stdout /^exe: runtime\.goexit;runtime\.main;main\.main;main\.hotLoop [0-9]+$/
+stdout /^pie: runtime\.goexit;runtime\.main;main\.main;main\.hotLoop [0-9]+$/
+stdout /^exe: runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [0-9]+$/
+stdout /^pie: runtime\.goexit;runtime\.main;main\.main;main\.coldPath;main\.hotLoop [0-9]+$/
+stdout /^exe: runtime\.goexit;runtime\.main;main\.main;main\.callC;.*runtime\.asmcgocall;.*spin [0-9]+$/
+stdout /^pie: runtime\.goexit;runtime\.main;main\.main;main\.callC;.*runtime\.asmcgocall;.*spin [0-9]+$/
+!stdout /^(exe|pie): runtime\.goexit;runtime\.main;main\.hotLoop [0-9]+$/
+!stdout /\[unknown\];.*(main\.hotLoop|spin) [0-9]+$/
 
 # The garbage collector's marking, run on the threads' own stacks by
 # runtime.systemstack (for an allocating goroutine's assists, and the
@@ -1700,7 +1694,7 @@ stdout /^runtime\.goexit;runtime\.main;main\.main;main\.callC;.*runtime\.asmcgoc
 # the goroutine's saved rsp (src/unwind/unwind_go.c, unwind.c); the line
 # printed is the systemstack samples, those with whole stacks, and their
 # share
-$ mkdir g && cp "$REC/recgo.go" g/main.go && printf 'module recgo\n\ngo 1.18\n' > g/go.mod && (cd g && CGO_ENABLED=1 GOFLAGS= GOCACHE="$PWD/gocache" GOPATH="$PWD/gopath" go build -ldflags='-s -w' -o ../recgo .) && profil record -o gc.pprof ./recgo 10000000 gc && profil report --format folded gc.pprof | awk '/;runtime\.systemstack;/ { n += $NF; if ($0 !~ /^\[unknown\]/) w += $NF } END { printf "systemstack %d %d %d\n", n, w, n ? 100 * w / n : 0 }'
+$ sh "$REC/recgo-build" exe && profil record -o gc.pprof ./recgo-exe 10000000 gc && profil report --format folded gc.pprof | awk '/;runtime\.systemstack;/ { n += $NF; if ($0 !~ /^\[unknown\]/) w += $NF } END { printf "systemstack %d %d %d\n", n, w, n ? 100 * w / n : 0 }'
 needs go
 row /^systemstack / 2 >= 20
 row /^systemstack / 4 >= 90
