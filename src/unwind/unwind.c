@@ -197,6 +197,7 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
 	switch (r ? r->cfa : UW_CFA_NONE) {
 	case UW_CFA_RSP:
 	case UW_CFA_RA_RDI:
+	case UW_CFA_GO_INJECTED:
 		*cfa = f->sp + (uintptr_t)(intptr_t)r->cfa_off;
 		return 0;
 	case UW_CFA_RBP:
@@ -252,9 +253,26 @@ static int ends_by_convention(const struct uw_module *m, const struct uw_row *r,
 	return f->bp_ok && f->bp == 0;
 }
 
+/* Go's runtime preempts a goroutine by a signal whose handler makes the
+ * interrupted context call asyncPreempt, pushing the interrupted pc.  A
+ * sample signal that was pending meanwhile (the handler blocks every
+ * signal; both come at a tick) is delivered at asyncPreempt's first
+ * instruction, which has not run: the goroutine is at the pushed pc, an
+ * interrupted one.  0, or -1 when it cannot be read. */
+static int step_injected(struct frame *f, struct bounds *b)
+{
+	uintptr_t pc;
+	if (load(b, f->sp, &pc) != 0)
+		return -1;
+	f->pc = pc, f->sp += 8;
+	b->lo = f->sp;
+	return 0;
+}
+
 /* Steps f to its caller; returns 1 when f was the outermost frame (2 when
- * it is a frame made by hand at a function's entry), -1 when it cannot be
- * unwound, 0 on success. */
+ * it is a frame made by hand at a function's entry; 3 when f, the
+ * interrupted frame, was replaced by the one it stands for), -1 when it
+ * cannot be unwound, 0 on success. */
 static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 {
 	uintptr_t look = f->exact ? f->pc : f->pc - 1, cfa, ra, bp = f->bp;
@@ -277,6 +295,8 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 		return f->exact ? -1 : step_go_cgo(f, b, r);
 	if (r && r->cfa == UW_CFA_GO_SYSTEMSTACK)
 		return f->exact ? -1 : step_go_systemstack(f, b, r);
+	if (r && r->cfa == UW_CFA_GO_INJECTED && f->exact)
+		return step_injected(f, b) == 0 ? 3 : -1;
 	if (r && r->cfa == UW_CFA_RA_RDI) {
 		/* vfork popped its return address into rdi: the caller's
 		 * stack pointer is this frame's (the CFA need not grow) */
@@ -326,6 +346,10 @@ enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, ui
 		int s = step(t, &f, &b);
 		if (s == 2) /* written + 1, as an interrupted pc: read at itself */
 			pcs[k - 1] = f.pc + 1;
+		if (s == 3) { /* the leaf, written as it is (k is 1 then) */
+			pcs[k - 1] = k == 1 ? f.pc : f.pc + 1;
+			continue;
+		}
 		if (s != 0)
 			return s > 0 ? UW_END_COMPLETE : UW_END_FAILED;
 		if (k == max)

@@ -30,7 +30,10 @@
  * profiles show them: at the root).  runtime.asmcgocall's call into C
  * and runtime.systemstack's call of runtime code on the thread's stack
  * get rows that lead back to the goroutine's stack (cgo_call_row(),
- * systemstack_row()).
+ * systemstack_row()).  runtime.asyncPreempt's first instruction, where
+ * a sample that waited out Go's preemption signal is delivered, gets a
+ * row that puts the sample at the pc the preemption interrupted
+ * (UW_CFA_GO_INJECTED): that instruction has not run.
  *
  * The table (.gopclntab; gopcln.c in the command reads the same for
  * names): pcHeader (magic 0xfffffff0 for Go 1.18-1.19, 0xfffffff1 from
@@ -344,6 +347,8 @@ static void one_function(const struct gotab *g, struct trows *t, const uint8_t *
 		uw_emit(t, end, none);
 	} else if (!spwrite) {
 		function_rows(g, t, entry, end, pcsp);
+		if (named(g, fn, "runtime.asyncPreempt")) /* after its first row: it holds */
+			uw_emit(t, entry, (struct uw_row){0, 8, 0, UW_CFA_GO_INJECTED, UW_RBP_SAME});
 	} else if (named(g, fn, "runtime.asmcgocall")) {
 		cgo_call_row(t, entry, end);
 	} else if (named(g, fn, "runtime.systemstack")) {
