@@ -108,7 +108,8 @@ static int header_ok(struct gotab *g, const uint8_t *p, const uint8_t *end)
 	fixed(&c, 8); /* nfiles */
 	uint64_t text = fixed(&c, 8);
 	uint64_t names = fixed(&c, 8);
-	fixed(&c, 8 * 2); /* cutab, filetab */
+	fixed(&c, 8); /* cutab */
+	fixed(&c, 8); /* filetab */
 	uint64_t pctab = fixed(&c, 8), functab = fixed(&c, 8);
 	uint64_t size = (uint64_t)(end - p);
 	if (c.bad || (magic != 0xfffffff0u && magic != 0xfffffff1u) || pads || ptr != 8 ||
