@@ -801,6 +801,12 @@ TEST_IMPL(unwind_go_injected_call_is_not_a_frame)
 	ASSERT_EQ(pcs[0], (uint64_t)GO_LO + 0x501);
 	ASSERT_EQ(pcs[1], (uint64_t)GO_LO + 0x308);
 	ASSERT_EQ(pcs[2], (uint64_t)GO_LO + 0x401);
+	/* a stack of asyncPreempt entries is not followed down */
+	for (int i = 0; i < 16; i++)
+		stack[i] = GO_LO + 0x500;
+	end = unwind_walk(table, GO_LO + 0x500, (uintptr_t)&stack[0], 0, 0, pcs, 8, &n);
+	ASSERT_EQ(end, UW_END_FAILED);
+	ASSERT_EQ(n, 1u);
 	free(table);
 	return 0;
 }

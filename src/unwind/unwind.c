@@ -338,7 +338,7 @@ enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, ui
 {
 	struct frame f = {pc, sp, bp, di, 1, 1};
 	struct bounds b;
-	uint32_t k = 0;
+	uint32_t k = 0, replaced = 0;
 	bounds_at(&b, sp);
 	pcs[k++] = pc;
 	*n = k;
@@ -346,8 +346,10 @@ enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, ui
 		int s = step(t, &f, &b);
 		if (s == 2) /* written + 1, as an interrupted pc: read at itself */
 			pcs[k - 1] = f.pc + 1;
-		if (s == 3) { /* the leaf, written as it is (k is 1 then) */
+		if (s == 3) { /* replaced: the leaf written as it is, else + 1 */
 			pcs[k - 1] = k == 1 ? f.pc : f.pc + 1;
+			if (++replaced > 2) /* a stack of such pcs: no loop down it */
+				return UW_END_FAILED;
 			continue;
 		}
 		if (s != 0)
