@@ -242,6 +242,8 @@ static void tick(void)
 		report_foreign(rf);
 	if (rf) /* negative: the program took it (handover.c, signal_check_taken) */
 		atomic_store(&rf->signal, signal_lost() ? -signal_lost() : signal_sampling());
+	if (rf && engine_switch_moved() > 0) /* the sweep just made may have moved one */
+		atomic_fetch_or(&rf->flags, RING_FLAG_SWITCHED);
 }
 
 static int start(const char *args, size_t nargs)

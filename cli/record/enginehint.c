@@ -51,30 +51,46 @@ static void busy_warning(const struct images *set, const struct rusage *ru, doub
  * thread is switched out and starts it again when it comes back, so a
  * program that blocks and wakes very often pays that at every switch,
  * samples or none.  Measured on a PVM guest (docs/benchmarks.md,
- * 2026-11-29, third): a pipe ping-pong between two processes took 24 us
- * of CPU a round trip unprofiled and on timers, 48 us on perf events and
- * under perf record -e task-clock alike: about 12 us a switch, so that
- * SWITCH_NOTE_RATE voluntary switches a CPU second cost such a machine
- * 2% or more (bare metal, a tenth of that).  Voluntary switches only (the
- * program's own blocking): preemption is the timers' trouble above, and
- * the two lines must not send a command back and forth.
+ * 2026-11-29, third, and 2026-12-04, later): 7.5 to 13 us a switch, so
+ * that SWITCH_NOTE_RATE voluntary switches a CPU second cost such a
+ * machine 1.5 to 2.6% (bare metal, a tenth of that).  The agent moves a
+ * thread that switches that often to a timer (src/engine/switchwatch.h)
+ * once its process has a helper; what it paid before the move, and
+ * processes too short for one, still cost.  So: where some thread was
+ * moved, a line under -v says so; where none was, the note names the
+ * timers engine.  Voluntary switches only (the program's own blocking):
+ * preemption is the timers' trouble above, and the two lines must not
+ * send a command back and forth.
  */
 #define SWITCH_NOTE_RATE 2000.0
-static void switch_note(const struct images *set, const struct rusage *ru, double cpu)
+static void switch_note(const struct images *set, const struct rusage *ru, double cpu,
+                        int verbose)
 {
 	if (!set->n || strcmp(set->v[0].engine, "perf-events") != 0 || cpu < BUSY_MIN_CPU_S)
 		return;
 	double rate = (double)ru->ru_nvcsw / cpu;
 	if (rate < SWITCH_NOTE_RATE)
 		return;
+	size_t moved = 0;
+	for (size_t i = 0; i < set->n; i++)
+		moved += set->v[i].switched != 0;
+	if (moved > 0) {
+		if (verbose)
+			fprintf(stderr, "profil record: the command blocked and woke %.0f times a CPU "
+			        "second; in %zu of its processes threads that did so most were "
+			        "moved from perf events to timers, which each switch costs "
+			        "nothing\n", rate, moved);
+		return;
+	}
 	fprintf(stderr, "profil record: note: the command blocked and woke %.0f times a CPU "
 	        "second; on perf events each switch stops and restarts a thread's sampling "
 	        "timer, which costs it CPU time (much, on some virtual machines); "
 	        "PROFIL_ENGINE=timer samples at the kernel's tick without that cost\n", rate);
 }
 
-void record_engine_hints(const struct images *set, const struct rusage *ru, double cpu)
+void record_engine_hints(const struct images *set, const struct rusage *ru, double cpu,
+                         int verbose)
 {
 	busy_warning(set, ru, cpu);
-	switch_note(set, ru, cpu);
+	switch_note(set, ru, cpu, verbose);
 }

@@ -67,6 +67,8 @@ struct image {
 	uint64_t lost;
 	int32_t signal;
 	char engine[28];
+	int switched;           /* a thread moved from its event to a timer
+	                         * for switching often (ring.h RING_FLAG_SWITCHED) */
 	int broken;             /* dropped for a format violation: not read
 	                         * again, what was read before is kept */
 	struct reaped_child *reaped; /* children this image reaped */

@@ -252,7 +252,7 @@ static void summary(const struct record_opts *o, const struct images *set,
 			        "(sampling: %d) by a raw system call, as Go's runtime does, leaving none "
 			        "free: it was not sampled after that\n",
 			        set->v[i].pid, set->v[i].comm, -set->v[i].signal);
-	record_engine_hints(set, ru, cpu);
+	record_engine_hints(set, ru, cpu, o->verbose);
 	uncovered_warning(o, set, procs, cpu, (double)(total + (int64_t)p->lost) / o->hz);
 	record_unnamed_code_hint(p);
 	record_unsampled_hint(p);

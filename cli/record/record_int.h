@@ -134,7 +134,9 @@ void forked_words_free(struct forked_words *w);
 
 /* enginehint.c: a line on stderr when the engine the command ran on
  * fitted it poorly (preempted on timers, switching often on perf
- * events); cpu is ru's CPU time in seconds. */
-void record_engine_hints(const struct images *set, const struct rusage *ru, double cpu);
+ * events; under verbose, what the agent did about the latter); cpu is
+ * ru's CPU time in seconds. */
+void record_engine_hints(const struct images *set, const struct rusage *ru, double cpu,
+                         int verbose);
 
 #endif

@@ -221,6 +221,7 @@ static size_t read_records(struct image *im)
 	im->lost = atomic_load(&rf->lost);
 	im->signal = atomic_load(&rf->signal);
 	im->execing = atomic_load(&rf->done) == RING_EXECING;
+	im->switched |= (atomic_load(&rf->flags) & RING_FLAG_SWITCHED) != 0;
 	memcpy(im->engine, rf->engine, sizeof im->engine);
 	im->engine[sizeof im->engine - 1] = '\0';
 	return n;

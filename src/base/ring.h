@@ -64,6 +64,12 @@
 #define RING_HEADER_SIZE 4096u
 #define RING_DATA_MAX (1u << 30)
 
+/* The header's flags.  RING_FLAG_SWITCHED: on perf events, a thread of
+ * the process blocked and woke so often that it was moved to a timer
+ * (src/engine/switchwatch.h); the recorder's note on switching costs
+ * says so instead of advising the timers (cli/record/enginehint.c). */
+#define RING_FLAG_SWITCHED 1u
+
 enum ring_type {
 	RING_SAMPLE = 1,
 	RING_SKIP = 2,
@@ -229,7 +235,7 @@ struct ring_file {
 	uint64_t modlog_offset, modlog_size;
 	uint32_t pid, ppid;
 	uint32_t hz;             /* sampling rate, samples per CPU second */
-	uint32_t flags;
+	_Atomic uint32_t flags;  /* RING_FLAG_*, set by the agent's sweeps */
 	int64_t start_ns;        /* CLOCK_REALTIME at creation */
 	_Atomic uint64_t head;   /* writers: bytes reserved */
 	_Atomic uint64_t tail;   /* reader: bytes consumed */

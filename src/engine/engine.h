@@ -196,6 +196,9 @@ HIDDEN int signal_lost(void);
 /* timers.c: threads on perf events move to timers, and no thread gets an
  * event from now on (a seccomp filter would refuse the events' calls). */
 HIDDEN void engine_events_forbid(void);
+/* Threads moved from their perf event to a timer in this run because they
+ * blocked and woke often (switchwatch.h); any thread, no lock. */
+HIDDEN unsigned int engine_switch_moved(void);
 
 /* sweeper.c: the fallback thread that covers threads no hook saw. */
 HIDDEN int sweeper_start(void);

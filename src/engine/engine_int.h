@@ -76,6 +76,9 @@ HIDDEN unsigned long sweeper_thread_events(void);
 HIDDEN void sweeper_stop(void);        /* joins it; engine lock held */
 HIDDEN int sweeper_quitting(void);     /* a stop has asked it to end */
 HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
+/* The word sweeper_wake() bumps and wakes (sweeper.c); the sampling
+ * handler does the same with an inline futex wake (switchwatch.h). */
+extern atomic_int sweeper_wakes HIDDEN;
 /* A thread made with libc's pthread_create (threads_real_create()),
  * never hooked. */
 HIDDEN int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,

@@ -143,6 +143,48 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *self)
 	return 0;
 }
 
+/*
+ * The C library's system call wrappers, which hold nothing pthread_create()
+ * needs: a sample whose interrupted pc is in one of them (called from the
+ * program's own code) proves the rest as well as one in that code.  A
+ * program that spends its time in system calls (`head` and `wc` in a
+ * pipeline) is seldom sampled anywhere else, and its helper, which moves
+ * a thread that blocks and wakes often off its perf event
+ * (switchwatch.h), was never made.  No wrapper of the stdio or pthread
+ * kind: those hold locks.  IMMUTABLE once ranges_ready is set.
+ */
+static const char *const wrapper_names[] = {
+	"read", "write", "readv", "writev", "pread64", "pwrite64", "recv", "recvfrom",
+	"recvmsg", "send", "sendto", "sendmsg", "poll", "ppoll", "select", "pselect",
+	"epoll_wait", "epoll_pwait", "nanosleep", "clock_nanosleep", "accept", "accept4",
+	"connect", "wait4", "waitpid"};
+#define WRAPPERS_MAX (sizeof wrapper_names / sizeof *wrapper_names)
+static struct range wrappers[WRAPPERS_MAX];
+static int nwrappers;
+
+static void note_wrappers(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	for (size_t i = 0; libc && i < WRAPPERS_MAX; i++) {
+		void *f = dlsym(libc, wrapper_names[i]);
+		Dl_info info;
+		const ElfW(Sym) *sym = NULL;
+		if (f && in_kind(K_LIBC, (uintptr_t)f) &&
+		    dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size)
+			wrappers[nwrappers++] = (struct range){(uintptr_t)f, (uintptr_t)f + sym->st_size};
+	}
+	if (libc)
+		dlclose(libc);
+}
+
+static int in_wrapper(uintptr_t pc)
+{
+	for (int i = 0; i < nwrappers; i++)
+		if (pc >= wrappers[i].lo && pc < wrappers[i].hi)
+			return 1;
+	return 0;
+}
+
 /* Whether the allocator pthread_create() uses is the C library's. */
 static int libc_allocator(void)
 {
@@ -162,6 +204,7 @@ static int ranges_usable(void)
 	if (r)
 		return r > 0;
 	dl_iterate_phdr(note_object, (void *)&lazy_helper_sample);
+	note_wrappers();
 	r = nranges[K_EXE] && nranges[K_LIBC] && libc_allocator() ? 1 : -1;
 	atomic_store(&ranges_ready, r);
 	return r > 0;
@@ -237,6 +280,8 @@ static int program_code(const uint64_t *pcs, uint32_t n)
 		return 0;
 	for (uint32_t k = 0; k < i; k++) {
 		uintptr_t pc = pcs[k] - (k ? 1 : 0);
+		if (k == 0 && i > 1 && in_wrapper(pc))
+			continue; /* a system call of the program's own */
 		if (in_kind(K_LIBC, pc) || in_kind(K_BANNED, pc))
 			return 0;
 	}

@@ -50,6 +50,7 @@
  */
 #include "engine/perf_engine.h"
 #include "engine/perf_trap.h"
+#include "engine/switchwatch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -209,6 +210,7 @@ int perf_engine_choose(unsigned int hz, int sig)
 	int rc = choose(hz, sig);
 	start_facts_ok = 0;
 	trap_probed = 0;
+	atomic_store(&switch_watch_on, chosen);
 	return rc;
 }
 
@@ -261,6 +263,7 @@ int perf_engine_on(void)
 void perf_engine_off(void)
 {
 	chosen = trap = 0;
+	atomic_store(&switch_watch_on, 0);
 }
 
 void perf_engine_refuse(int err)
@@ -268,6 +271,7 @@ void perf_engine_refuse(int err)
 	if (chosen) {
 		chosen = 0;
 		last_error = err;
+		atomic_store(&switch_watch_on, 0);
 	}
 }
 

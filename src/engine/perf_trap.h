@@ -44,6 +44,15 @@ static inline long perf_trap_syscall2(long n, long a, long b)
 	__asm__ volatile("syscall" : "=a"(ret) : "0"(n), "D"(a), "S"(b) : "rcx", "r11", "memory");
 	return ret;
 }
+static inline long perf_trap_syscall3(long n, long a, long b, long c)
+{
+	long ret;
+	__asm__ volatile("syscall"
+	                 : "=a"(ret)
+	                 : "0"(n), "D"(a), "S"(b), "d"(c)
+	                 : "rcx", "r11", "memory");
+	return ret;
+}
 #elif defined(__aarch64__)
 #define PERF_TRAP_ARCH 1
 static inline long perf_trap_syscall2(long n, long a, long b)
@@ -54,11 +63,25 @@ static inline long perf_trap_syscall2(long n, long a, long b)
 	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1) : "memory");
 	return x0;
 }
+static inline long perf_trap_syscall3(long n, long a, long b, long c)
+{
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+	return x0;
+}
 #else
 #define PERF_TRAP_ARCH 0
 static inline long perf_trap_syscall2(long n, long a, long b)
 {
 	(void)n, (void)a, (void)b;
+	return -1;
+}
+static inline long perf_trap_syscall3(long n, long a, long b, long c)
+{
+	(void)n, (void)a, (void)b, (void)c;
 	return -1;
 }
 #endif

@@ -27,6 +27,9 @@ struct entry {
 	 * need not ask the kernel whether it is alive. */
 	unsigned char self_drops;
 	unsigned char seen; /* listed by the scan under way */
+	/* On a timer because it blocked and woke often (switchwatch.h):
+	 * the only entries timers_to_event() gives an event back. */
+	unsigned char switched;
 };
 
 extern struct entry *timers_reg HIDDEN;
@@ -42,6 +45,7 @@ HIDDEN int timers_find(pid_t tid);       /* index, or -1 */
 HIDDEN int timers_add(pid_t tid, int born);
 HIDDEN void timers_drop(size_t i);
 HIDDEN int timers_to_timer(size_t i);    /* event i becomes a timer, or -1 */
+HIDDEN int timers_to_event(size_t i);    /* timer i becomes an event, or -1 */
 
 /* backlog.c: threads on events that block the signal move to timers. */
 HIDDEN void timers_check_backlog(void);

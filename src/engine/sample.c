@@ -11,11 +11,16 @@
  *
  *   May call:  nothing.  Only compiler atomics (inline lock-prefixed
  *              instructions), arithmetic, and __builtin_setjmp (inline).
- *              No libc, no locks, no allocation.  One system call, made
- *              inline (perf_trap_thread_ns(): no libc, so no errno):
+ *              No libc, no locks, no allocation.  System calls made
+ *              inline (perf_trap_syscall2/3(): no libc, so no errno):
  *              a perf event's sample reads its thread's CPU clock to
- *              learn its weight.  errno is preserved without saving it:
- *              nothing here can set it.
+ *              learn its weight; while the run is on perf events every
+ *              SWITCH_WATCH_EVERY-th sample of a thread reads its
+ *              rusage (RUSAGE_THREAD) and its clock (switch_watch()),
+ *              and a thread's first wish for a timer wakes the sweeper
+ *              (FUTEX_WAKE on sweeper_wakes).  All three are on the
+ *              agent's seccomp lists (agent/filtercheck.c).  errno is
+ *              preserved without saving it: nothing here can set it.
  *   Reads:     perf_fd_tid[] (atomic slots, engine_int.h) to recognise
  *              our perf events' signals (si_code POLL_IN, si_fd; or
  *              SIGTRAP, TRAP_PERF, sig_data); perf_trap_period;
@@ -24,7 +29,8 @@
  *              aside); profil_pstats (atomic counters); sample_epoch;
  *              sample_in_fork_start, sample_in_fork_return (this
  *              thread's own flags, engine.h) and sample_fork_pc
- *              (written once, before any fork it matters for).
+ *              (written once, before any fork it matters for);
+ *              switch_watch_on (atomic, switchwatch.h).
  *              For a ring table that wants stacks: unwind_published
  *              (IMMUTABLE, retired by the same handshake) and the
  *              interrupted stack, read by unwind.c under this contract.
@@ -37,7 +43,10 @@
  *              reserved by compare-and-swap, committed by a release
  *              store, never waiting for the reader); profil_pstats;
  *              profil_inflight; this thread's fault-recovery slot and
- *              its tally (sample_self: plain stores, the thread's own).
+ *              its tally (sample_self: plain stores, the thread's own);
+ *              its last look at its switches (watch_self, likewise) and
+ *              a wish in switch_wishes[] (compare-and-swap into a free
+ *              slot; the sweeper takes them: switchwatch.h).
  *   Callers guarantee: engine_publish() does not free or reuse a table,
  *              nor return to its caller, until profil_inflight has been
  *              seen at zero after the new pointer was stored.  Both sides
@@ -57,10 +66,13 @@
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
 #include "engine/perf_trap.h"
+#include "engine/switchwatch.h"
 #include "unwind/unwind.h"
 #include "engine/engine_int.h"
 
 #include <ucontext.h>
+#include <linux/futex.h>
+#include <sys/resource.h>
 
 __thread void *sample_recover[5] __attribute__((tls_model("initial-exec"))) HIDDEN;
 __thread volatile int sample_writing __attribute__((tls_model("initial-exec"))) HIDDEN;
@@ -132,16 +144,81 @@ static void tally(unsigned long w, uintptr_t pc)
  * carried in perf_trap_base; 0 when the clock cannot be read or less
  * than half a period has passed.
  */
-static unsigned long trap_weight(int fd)
+static unsigned long trap_weight(int fd, int64_t *now_out)
 {
 	int64_t per = atomic_load_explicit(&perf_trap_period, memory_order_relaxed);
-	int64_t now = perf_trap_thread_ns();
+	int64_t now = *now_out = perf_trap_thread_ns();
 	int64_t base = atomic_load_explicit(&perf_trap_base[fd], memory_order_relaxed);
 	if (per <= 0 || now < 0 || now <= base)
 		return 0;
 	int64_t w = (now - base + per / 2) / per;
 	atomic_store_explicit(&perf_trap_base[fd], base + w * per, memory_order_relaxed);
 	return (unsigned long)w;
+}
+
+atomic_int switch_watch_on;
+_Atomic int switch_wishes[SWITCH_WISHES];
+
+/* This thread's last look at its switches (switch_watch()): its own,
+ * plain stores.  A forked child inherits the parent thread's; its own
+ * counts, lower, start it afresh. */
+static __thread struct {
+	int64_t cpu_ns;
+	long nvcsw;
+	unsigned int samples;
+} watch_self __attribute__((tls_model("initial-exec")));
+
+/* Posts wish v (switchwatch.h); a new wish for a timer wakes the sweeper
+ * (sweeper_wake()'s futex wake, made inline): each of the thread's
+ * switches costs it until it is granted. */
+static void switch_wish(int v)
+{
+	unsigned int at = (unsigned int)(v < 0 ? -v : v) % SWITCH_WISHES;
+	for (unsigned int k = 0; k < 4; k++) {
+		_Atomic int *slot = &switch_wishes[(at + k) % SWITCH_WISHES];
+		int cur = atomic_load_explicit(slot, memory_order_relaxed);
+		if (cur == v)
+			return;
+		if (cur == 0 && atomic_compare_exchange_strong(slot, &cur, v)) {
+			if (v > 0) {
+				atomic_fetch_add(&sweeper_wakes, 1);
+				perf_trap_syscall3(SYS_futex, (long)&sweeper_wakes, FUTEX_WAKE_PRIVATE, 1);
+			}
+			return;
+		}
+	}
+}
+
+/*
+ * Every SWITCH_WATCH_EVERY samples while the run is on perf events: this
+ * thread's voluntary switches per CPU second since its last look (the
+ * first: since it began; switchwatch.h).  Busy on an event: a wish for a
+ * timer; calm on a timer: a wish for an event, which the sweeper grants
+ * only to a thread it moved for switching.  now: the thread's CPU clock
+ * if the caller read it, else -1.  Two inline system calls at most.
+ */
+static void switch_watch(pid_t tid, int on_event, int64_t now)
+{
+	if (!atomic_load_explicit(&switch_watch_on, memory_order_relaxed) ||
+	    watch_self.samples++ % SWITCH_WATCH_EVERY != 0)
+		return;
+	struct rusage ru;
+	if (now < 0)
+		now = perf_trap_thread_ns();
+	if (now < 0 || perf_trap_syscall2(SYS_getrusage, RUSAGE_THREAD, (long)&ru) != 0)
+		return;
+	int64_t dns = now - watch_self.cpu_ns;
+	long dsw = ru.ru_nvcsw - watch_self.nvcsw;
+	if (dns >= 0 && dsw >= 0) {
+		if (dns < SWITCH_WATCH_MIN_NS)
+			return; /* too little CPU time to tell: look again later */
+		if (on_event && dsw * 1000000000LL >= SWITCH_BUSY_RATE * dns)
+			switch_wish(tid);
+		else if (!on_event && dsw * 1000000000LL <= SWITCH_CALM_RATE * dns)
+			switch_wish(-tid);
+	}
+	watch_self.cpu_ns = now;
+	watch_self.nvcsw = ru.ru_nvcsw;
 }
 
 /*
@@ -191,13 +268,17 @@ void sample_handler(int sig, siginfo_t *info, void *uc)
 	pid_t tid;
 	int fd;
 	unsigned long w = 1;
+	int64_t now = -1;
 	if (timer_tag_ours(info)) {
 		tid = timer_tag_tid(info);
 		w += info->si_overrun > 0 ? (unsigned long)info->si_overrun : 0;
+		switch_watch(tid, 0, -1);
 	} else if ((tid = perf_sig_tid_fd(info, &fd)) <= 0) {
 		return;
-	} else if (PERF_TRAP_ARCH && (w = trap_weight(fd)) == 0) {
+	} else if (PERF_TRAP_ARCH && (w = trap_weight(fd, &now)) == 0) {
 		return; /* an event's signal: weighed by the thread's CPU clock */
+	} else {
+		switch_watch(tid, 1, now);
 	}
 
 	/* Active before the in-flight increment, inactive after the decrement:

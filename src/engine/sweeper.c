@@ -127,8 +127,9 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;  /* mu */
 static int running;       /* mu */
 static atomic_int quit;
-/* Bumped by every wake; the sweeper sleeps while it is unchanged. */
-static atomic_int wake;
+/* Bumped by every wake; the sweeper sleeps while it is unchanged.  Also
+ * by the sampling handler, with a futex wake of its own (switchwatch.h). */
+atomic_int sweeper_wakes;
 
 static void futex_wait(atomic_int *word, int seen, long ms)
 {
@@ -139,8 +140,8 @@ static void futex_wait(atomic_int *word, int seen, long ms)
 void sweeper_wake(void)
 {
 	int e = errno;
-	atomic_fetch_add(&wake, 1);
-	syscall(SYS_futex, &wake, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	atomic_fetch_add(&sweeper_wakes, 1);
+	syscall(SYS_futex, &sweeper_wakes, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	errno = e;
 }
 
@@ -199,10 +200,10 @@ static void *sweep(void *unused)
 		leader_stat[0] = '\0';
 	int leader_fd = -1, set_up = 0, own_table = 0;
 	long ms = SWEEP_MS;
-	int seen = atomic_load(&wake);
+	int seen = atomic_load(&sweeper_wakes);
 	while (!atomic_load(&quit)) {
-		futex_wait(&wake, seen, ms); /* a wake since `seen`: at once */
-		seen = atomic_load(&wake);
+		futex_wait(&sweeper_wakes, seen, ms); /* a wake since `seen`: at once */
+		seen = atomic_load(&sweeper_wakes);
 		if (atomic_load(&quit))
 			break;
 		/* Set up at the first sweep, not at birth: most forked children

@@ -28,6 +28,7 @@
 #include "engine/cpugrid.h"
 #include "engine/perf_engine.h"
 #include "engine/registry.h"
+#include "engine/switchwatch.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -127,6 +128,7 @@ int timers_add(pid_t tid, int born)
 	timers_reg[timers_nreg].grid = g;
 	timers_reg[timers_nreg].self_drops = (unsigned char)born;
 	timers_reg[timers_nreg].seen = 1;
+	timers_reg[timers_nreg].switched = 0;
 	timers_nreg++;
 	return 0;
 }
@@ -149,6 +151,7 @@ int timers_start(int sig, unsigned int hz)
 	cur_sig = sig;
 	cur_hz = hz;
 	owner_pid = getpid();
+	switch_moved_reset();
 	perf_engine_choose(hz, sig); /* events or timers for this run */
 	atomic_fetch_add(&sample_epoch, 1); /* tallies start afresh */
 	/* the caller first, so it is sampled even with a small budget */
@@ -245,6 +248,24 @@ int timers_to_timer(size_t i)
 	perf_engine_close(timers_reg[i].fd);
 	timers_reg[i].fd = -1;
 	timers_reg[i].timer = id;
+	return 0;
+}
+
+/* Entry i's timer replaced by an event from the thread's CPU time now
+ * (the timer's expiries before it are still delivered: the event's
+ * weighing starts after them); -1 (the timer kept) if the thread has
+ * gone or no event can be made.  Only while the run is on events. */
+int timers_to_event(size_t i)
+{
+	int64_t now;
+	struct entry *e = &timers_reg[i];
+	if (!perf_engine_on() || e->fd >= 0 || cpugrid_clock_of(e->tid, &now) != 0)
+		return -1;
+	int fd = perf_engine_open(e->tid, cur_sig, e->grid.per, now, e->self_drops);
+	if (fd < 0)
+		return -1;
+	timer_delete(e->timer);
+	e->fd = fd;
 	return 0;
 }
 
@@ -385,6 +406,7 @@ void timers_forget_all(void)
 			perf_engine_forget(timers_reg[i].fd);
 	timers_nreg = 0;
 	timers_refused = 0;
+	switch_moved_reset(); /* the wishes are the parent's threads' */
 	ioworkers_forget();
 	ending_forget();
 	atomic_fetch_add(&sample_epoch, 1); /* the tallies are the parent's */

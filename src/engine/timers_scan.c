@@ -36,6 +36,7 @@
 #include "engine/sampling.h"
 #include "engine/perf_engine.h"
 #include "engine/registry.h"
+#include "engine/switchwatch.h"
 #include "base/ring.h"
 
 #include <errno.h>
@@ -343,6 +344,7 @@ int timers_rescan(unsigned int nthreads, int leader_ended)
 		}
 	}
 	timers_check_backlog();
+	timers_check_switches();
 	int listed = gone || relist_due(nthreads);
 	int rc = listed ? timers_cover_all(0) : 0;
 	ioworkers_settle(listed && rc == 0);
