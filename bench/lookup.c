@@ -56,6 +56,7 @@ _Atomic int perf_fd_tid[PERF_FD_MAX]; /* the perf engine's (src/engine/perf_engi
 _Atomic int64_t perf_trap_base[PERF_FD_MAX];
 _Atomic int64_t perf_trap_period;
 _Atomic unsigned int perf_trap_gen[PERF_FD_MAX];
+atomic_int sweeper_wakes; /* the sweeper's (src/engine/sweeper.c) */
 
 #define SPAN 4096     /* bytes of text per range */
 #define GAP 8192      /* distance between range starts */
