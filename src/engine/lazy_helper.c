@@ -18,7 +18,9 @@
  *     pthread_create() (threads.c), dlclose() (agent/modpoll.c) and a
  *     dlopen() the agent cannot follow at once (agent/dlopen.c), which
  *     make the helper first, at any time (lazy_helper_now());
- *   - once the main thread has used LAZY_HELPER_CPU_NS of CPU time, a sample
+ *   - once the main thread has used LAZY_HELPER_CPU_NS of CPU time (or
+ *     sooner, when a thread waits to move off its perf event because it
+ *     blocks and wakes often: switchwatch.h), a sample
  *     whose interrupted stack proves the thread is in the program's own
  *     code (lazy_helper_sample(), from dispatch() after the sample is
  *     recorded).  In a forked child the agent samples into a scratch ring
@@ -67,6 +69,7 @@
 #include "engine/engine_int.h"
 #include "engine/sampling.h"
 #include "engine/perf_trap.h"
+#include "engine/switchwatch.h"
 #include "unwind/unwind.h"
 
 #include <dlfcn.h>
@@ -311,7 +314,7 @@ void lazy_helper_sample(const void *uc)
 	if ((pid_t)syscall(SYS_gettid) != atomic_load(&owner))
 		return;
 	long long now = perf_trap_thread_ns();
-	if (now < 0 || now < atomic_load(&due_ns))
+	if (now < 0 || (now < atomic_load(&due_ns) && !switch_wish_waiting()))
 		return;
 	uint64_t pcs[LAZY_FRAMES];
 	uint32_t n = sample_walk_whole(uc, pcs, LAZY_FRAMES);

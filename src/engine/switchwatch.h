@@ -23,7 +23,8 @@
  * (timers.c); one that never switches that often never notices.
  *
  * Who looks: each thread itself, in the sampling handler (sample.c,
- * switch_watch()), every SWITCH_WATCH_EVERY samples, by a getrusage
+ * switch_watch()), every SWITCH_WATCH_EVERY samples (about a
+ * microsecond each 8 ms of CPU at 1000 Hz), by a getrusage
  * (RUSAGE_THREAD) system call made inline, over at least
  * SWITCH_WATCH_MIN_NS of its CPU time.  The move itself cannot be made
  * there (the registry is under the engine lock, timers and events are
@@ -45,7 +46,7 @@
  * near the line does not go back and forth. */
 #define SWITCH_BUSY_RATE 2000
 #define SWITCH_CALM_RATE 500
-#define SWITCH_WATCH_EVERY 16
+#define SWITCH_WATCH_EVERY 8
 #define SWITCH_WATCH_MIN_NS 10000000LL
 #define SWITCH_WISHES 64
 
@@ -65,6 +66,18 @@ extern atomic_int switch_watch_on HIDDEN;
  * look); taken by the sweeper by exchange with 0.  Defined in sample.c.
  */
 extern _Atomic int switch_wishes[SWITCH_WISHES] HIDDEN;
+
+/* Whether a wish for a timer waits: a process without its helper yet
+ * makes it at its next safe sample, not after LAZY_HELPER_CPU_NS
+ * (lazy_helper.c), since each switch costs until the move.  Signal
+ * context: relaxed loads only. */
+static inline int switch_wish_waiting(void)
+{
+	for (int s = 0; s < SWITCH_WISHES; s++)
+		if (atomic_load_explicit(&switch_wishes[s], memory_order_relaxed) > 0)
+			return 1;
+	return 0;
+}
 
 /* switchwatch.c: the wishes carried out; engine lock held, the sweeper's
  * thread.  switch_moved_reset(): at a start and in a forked child, the
