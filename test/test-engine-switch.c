@@ -136,11 +136,13 @@ static void wait_phase(int n)
 
 /* The ping-pong threads end up on timers, the computing one keeps its
  * event; then the pinger computes and gets an event back.  Totals stay
- * those of the CPU clocks across both moves. */
+ * those of the CPU clocks across both moves.  On the engine's default
+ * choice only: PROFIL_ENGINE=perf keeps every thread on its event
+ * (engine_forced_events_stay below). */
 TEST_IMPL(engine_switching_threads_move_to_timers)
 {
 	SKIP_IF_SAMPLES_DEFERRED();
-	setenv("PROFIL_ENGINE", "perf", 1);
+	unsetenv("PROFIL_ENGINE"); /* the default's choice: forced, no move */
 	if (!perf_allowed() || !perf_rate_ok(HZ, tick_hz()))
 		return 0;
 	ASSERT_OK(pipe(ab));
@@ -148,7 +150,16 @@ TEST_IMPL(engine_switching_threads_move_to_timers)
 	static unsigned short buf[2];
 	struct profil_stats st;
 	double cpu0 = cpu_process();
-	ASSERT_OK(perf_start(buf, sizeof buf, HZ, &st));
+	ASSERT_OK(profil_set_hz(HZ));
+	ASSERT_OK(profil(buf, sizeof buf, 0, 2));
+	ASSERT_OK(profil_get_stats(&st));
+	if (st.engine != PROFIL_ENGINE_PERF_EVENTS) {
+		ASSERT_OK(profil(no_buf, 0, 0, 0));
+		snprintf(test_skip_reason, sizeof test_skip_reason,
+		         "the default engine here is not perf events (perf_error %d)", st.perf_error);
+		printf("skipped: %s\n", test_skip_reason);
+		return 0;
+	}
 	unsigned long long ticks0 = st.ticks;
 	pthread_t t[3];
 	ASSERT_OK(pthread_create(&t[0], NULL, pinger, NULL));
@@ -182,6 +193,35 @@ TEST_IMPL(engine_switching_threads_move_to_timers)
 	 * (a period at most, a thread), and the main thread's CPU before and
 	 * after the run is the process clock's: a few periods in 1.5 s. */
 	ASSERT(ratio > 0.95 && ratio < 1.02);
+	close(ab[0]), close(ba[0]), close(ba[1]);
+	return 0;
+}
+
+/* Forced perf events are what the user asked for: a thread that switches
+ * often keeps its event. */
+TEST_IMPL(engine_forced_events_stay)
+{
+	SKIP_IF_SAMPLES_DEFERRED();
+	setenv("PROFIL_ENGINE", "perf", 1);
+	if (!perf_allowed() || !perf_rate_ok(HZ, tick_hz()))
+		return 0;
+	ASSERT_OK(pipe(ab));
+	ASSERT_OK(pipe(ba));
+	static unsigned short buf[2];
+	struct profil_stats st;
+	ASSERT_OK(perf_start(buf, sizeof buf, HZ, &st));
+	pthread_t t[2];
+	ASSERT_OK(pthread_create(&t[0], NULL, pinger, NULL));
+	ASSERT_OK(pthread_create(&t[1], NULL, ponger, NULL));
+	wait_phase(2);
+	int moved = has_timer(atomic_load(&tids[0])) || has_timer(atomic_load(&tids[1]));
+	step(&go_on);
+	wait_phase(3);
+	step(&go_on);
+	for (int i = 0; i < 2; i++)
+		ASSERT_OK(pthread_join(t[i], NULL));
+	ASSERT_OK(profil(no_buf, 0, 0, 0));
+	ASSERT(!moved);
 	close(ab[0]), close(ba[0]), close(ba[1]);
 	return 0;
 }

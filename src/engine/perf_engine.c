@@ -210,7 +210,8 @@ int perf_engine_choose(unsigned int hz, int sig)
 	int rc = choose(hz, sig);
 	start_facts_ok = 0;
 	trap_probed = 0;
-	atomic_store(&switch_watch_on, chosen);
+	/* Forced, the events are what was asked for, whatever a switch costs */
+	atomic_store(&switch_watch_on, chosen && env_choice() == AUTO);
 	return rc;
 }
 

@@ -31,7 +31,9 @@
  * made by calls that are not async-signal-safe): the handler posts a
  * wish, the sweeper carries it out at its next sweep
  * (timers_check_switches(), within 100 ms).  Only while the run uses
- * perf events (switch_watch_on): on timers alone nothing is watched.
+ * perf events by the default choice (switch_watch_on): on timers alone
+ * nothing is watched, and PROFIL_ENGINE=perf keeps every thread on its
+ * event, as asked.
  */
 #ifndef PROFIL_SWITCHWATCH_H
 #define PROFIL_SWITCHWATCH_H
@@ -51,7 +53,8 @@
 #define SWITCH_WISHES 64
 
 /*
- * 1 while the run samples on perf events: set and cleared by
+ * 1 while the run samples on perf events, chosen by default (not forced
+ * by PROFIL_ENGINE=perf): set and cleared by
  * perf_engine.c with the engine lock held (cleared before a seccomp
  * filter the events' calls would break is installed); read by the
  * handler, relaxed.  Defined in sample.c.
