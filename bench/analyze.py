@@ -1041,7 +1041,9 @@ def report(raw, outdir, quick, elapsed, have_gnuplot):
                 "its own process. Workloads: *synthetic* `work burn 1` (one thread, pure arithmetic), "
                 "*python* `python3 examples/busy.py` (a thread, a child, libcrypto), *xz* `xz -2 -T1` on "
                 "generated base64, *threads* `work burn 16` (16 threads on 2 CPUs), *shloop* a shell loop "
-                "running `/bin/true` 300 times (what following each new process costs). gperftools' timer is "
+                "running `/bin/true` 300 times (what following each new process costs), *pipeline* "
+                "`yes | head -c 200M | wc -c` (three processes that block and wake at every pipe buffer: "
+                "what a context switch costs). gperftools' timer is "
                 "process-wide (`ITIMER_PROF`); gprofng cannot sample faster than every 0.5 ms (2000 Hz), "
                 "so its 4000 Hz row is at 2000 Hz.\n")
     ov = overhead(raw, body, plots)

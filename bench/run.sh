@@ -98,7 +98,7 @@ if [ "$QUICK" = 1 ]; then
 	REPS=1 BURN_UNITS=3000 XZ_BYTES=1000000 SORT_LINES=300000 SPIN_S=0.5
 	AG_PY_RUNS=1 AG_PYCPU_ROUNDS=1 AG_XZ_BYTES=1000000 AG_SORT_LINES=300000 AG_REC_UNITS=40 AG_REPS=1
 	RATES="1000" TOTAL_THREADS="1 4 32" TOTAL_RATES="1000" SHORT_N=500
-	SCATTER_RUNS=2 OV_WORKLOADS="synthetic xz shloop"
+	SCATTER_RUNS=2 OV_WORKLOADS="synthetic xz shloop pipeline"
 else
 	# Overhead: every workload at 100, 1000 and 4000 Hz (RATES), 3
 	# repetitions: about 4 of the run's 12 minutes.
@@ -110,7 +110,7 @@ else
 	# perf's scatter against itself is measured too.
 	AG_PY_RUNS=9 AG_PYCPU_ROUNDS=15 AG_XZ_BYTES=18000000 AG_SORT_LINES=6000000 AG_REC_UNITS=900 AG_REPS=3
 	RATES="100 1000 4000" TOTAL_THREADS="1 2 4 8 32" TOTAL_RATES="100 1000" SHORT_N=5000
-	SCATTER_RUNS=10 OV_WORKLOADS="synthetic python xz threads shloop"
+	SCATTER_RUNS=10 OV_WORKLOADS="synthetic python xz threads shloop pipeline"
 fi
 
 # Inputs: generated, no network (xz's is random, so its cost is too).
@@ -138,6 +138,9 @@ workload_cmd()
 	xz) printf '%s\n' xz -2 -T1 -c -k "$TMP/xz.in" ;;
 	# A script of many tiny commands: what each process costs to follow.
 	shloop) printf '%s\n' sh -c 'for i in $(seq 300); do /bin/true; done' ;;
+	# Processes that block and wake at every pipe buffer: what each
+	# context switch costs (src/engine/switchwatch.h).
+	pipeline) printf '%s\n' sh -c 'yes | head -c 200000000 | wc -c >/dev/null' ;;
 	# The agreement runs: longer (see AG_* above).
 	ag-python) printf '%s\n' sh -c 'for i in $(seq $2); do "$0" "$1" >/dev/null; done' "$PY" "$BUSY" "$AG_PY_RUNS" ;;
 	# One thread, no child: what it does does not depend on scheduling.
