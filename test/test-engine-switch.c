@@ -86,6 +86,14 @@ static void wait_go_on(int at)
 	wait_for(&go_on, at);
 }
 
+/* A thread's last phase done: it waits, blocked, to be let end. */
+static void *last_phase_done(void)
+{
+	step(&phase_done);
+	wait_go_on(2);
+	return NULL;
+}
+
 /* Sends a byte and waits for it back until it has used PINGPONG_CPU_S,
  * then closes its end; then (step 2) computes, and waits to end. */
 static void *pinger(void *arg)
@@ -100,9 +108,7 @@ static void *pinger(void *arg)
 	step(&phase_done);
 	wait_go_on(1);
 	compute(COMPUTE_CPU_S);
-	step(&phase_done);
-	wait_go_on(2);
-	return NULL;
+	return last_phase_done();
 }
 
 static void *ponger(void *arg)
@@ -113,9 +119,7 @@ static void *ponger(void *arg)
 	while (read(ab[0], &c, 1) == 1)
 		if (write(ba[1], &c, 1) != 1)
 			break;
-	step(&phase_done);
-	wait_go_on(2);
-	return NULL;
+	return last_phase_done();
 }
 
 static void *computer(void *arg)
@@ -123,9 +127,20 @@ static void *computer(void *arg)
 	(void)arg;
 	atomic_store(&tids[2], my_tid());
 	compute(COMPUTE_CPU_S);
-	step(&phase_done);
-	wait_go_on(2);
-	return NULL;
+	return last_phase_done();
+}
+
+/* The engine choice (NULL: the default), and the pipes; 0 when perf
+ * events cannot be had here (the skip reason noted). */
+static int set_up(const char *engine)
+{
+	if (engine)
+		setenv("PROFIL_ENGINE", engine, 1);
+	else
+		unsetenv("PROFIL_ENGINE");
+	if (!perf_allowed() || !perf_rate_ok(HZ, tick_hz()))
+		return 0;
+	return pipe(ab) == 0 && pipe(ba) == 0 ? 1 : -1;
 }
 
 static void wait_phase(int n)
@@ -142,11 +157,10 @@ static void wait_phase(int n)
 TEST_IMPL(engine_switching_threads_move_to_timers)
 {
 	SKIP_IF_SAMPLES_DEFERRED();
-	unsetenv("PROFIL_ENGINE"); /* the default's choice: forced, no move */
-	if (!perf_allowed() || !perf_rate_ok(HZ, tick_hz()))
+	int ready = set_up(NULL); /* the default's choice: forced, no move */
+	if (ready == 0)
 		return 0;
-	ASSERT_OK(pipe(ab));
-	ASSERT_OK(pipe(ba));
+	ASSERT(ready == 1);
 	static unsigned short buf[2];
 	struct profil_stats st;
 	double cpu0 = cpu_process();
@@ -202,11 +216,10 @@ TEST_IMPL(engine_switching_threads_move_to_timers)
 TEST_IMPL(engine_forced_events_stay)
 {
 	SKIP_IF_SAMPLES_DEFERRED();
-	setenv("PROFIL_ENGINE", "perf", 1);
-	if (!perf_allowed() || !perf_rate_ok(HZ, tick_hz()))
+	int ready = set_up("perf");
+	if (ready == 0)
 		return 0;
-	ASSERT_OK(pipe(ab));
-	ASSERT_OK(pipe(ba));
+	ASSERT(ready == 1);
 	static unsigned short buf[2];
 	struct profil_stats st;
 	ASSERT_OK(perf_start(buf, sizeof buf, HZ, &st));
