@@ -1707,3 +1707,16 @@ $ sh "$REC/recgo-build" exe && profil record -o gc.pprof ./recgo-exe 10000000 gc
 needs go
 row /^systemstack / 2 >= 20
 row /^systemstack / 4 >= 90
+
+# A pipeline's processes that spend their CPU in system calls (head, wc)
+# never made their helper thread, which the agent makes only at a sample
+# that proves the program's state safe, and the proof wanted a sample in
+# the program's own code: nothing could move them off their perf events,
+# whose timers are stopped and restarted at every switch.  A sample in a
+# C library system call wrapper called from that code now proves it too
+# (src/engine/lazy_helper.c).  All three processes move (with the proof
+# taken out: "in 1 of its processes" or none, in 5 runs of 5).  Where
+# perf events are refused: timers, and no such line
+$ profil record -v -o pl.pprof sh -c 'yes | head -c 100000000 | wc -c'
+stdout /^100000000$/
+stderr /(in 3 of its processes threads that did so most were moved|engine thread-cputime-timers)/
