@@ -119,25 +119,32 @@ struct frame {
 };
 
 /* Goes on from rsp sp on the goroutine stack whose descriptor is at g
- * ([lo, hi) its first two words): the return address at sp. */
-static int onto_goroutine(struct frame *f, struct bounds *b, uintptr_t g, uintptr_t sp)
+ * ([lo, hi) its first two words): the return address at sp, or, when the
+ * function that switched stacks made a frame (row r's rbp rule
+ * UW_RBP_SAVED: Go 1.21 on), the caller's rbp at sp and the return
+ * address above it. */
+static int onto_goroutine(struct frame *f, struct bounds *b, uintptr_t g, uintptr_t sp,
+                          const struct uw_row *r)
 {
 	uintptr_t lo = *(const volatile uintptr_t *)g, hi = *(const volatile uintptr_t *)(g + 8), ra;
+	uintptr_t bp = f->bp, framed = r->rbp == UW_RBP_SAVED;
 	struct bounds gs = {sp, hi};
-	if (lo >= hi || sp < lo || load(&gs, sp, &ra))
+	if (lo >= hi || sp < lo || (framed && load(&gs, sp, &bp)) || load(&gs, sp + 8 * framed, &ra))
 		return -1;
 	if (ra == 0)
 		return 1;
-	f->pc = ra, f->sp = sp + 8;
+	sp += 8 + 8 * framed;
+	f->pc = ra, f->sp = sp, f->bp = bp;
 	f->exact = 0;
-	*b = (struct bounds){sp + 8, hi};
+	f->bp_ok = f->bp_ok || framed;
+	*b = (struct bounds){sp, hi};
 	return 0;
 }
 
 /* Steps out of Go's asmcgocall to the goroutine that called C (row r):
  * the frame holds g, whose first two words are its stack's [lo, hi), and
- * hi minus the goroutine's stack pointer, under which asmcgocall (no
- * frame of its own) has its return address.  The walk goes on with the
+ * hi minus the goroutine's stack pointer, under which asmcgocall has its
+ * return address (and from Go 1.21 the rbp it pushed).  The walk goes on with the
  * goroutine's stack as its bounds; a depth that does not fit in it ends
  * the walk, nothing read. */
 static int step_go_cgo(struct frame *f, struct bounds *b, const struct uw_row *r)
@@ -149,7 +156,7 @@ static int step_go_cgo(struct frame *f, struct bounds *b, const struct uw_row *r
 	uintptr_t lo = *(const volatile uintptr_t *)g, hi = *(const volatile uintptr_t *)(g + 8);
 	if (lo >= hi || depth > hi - lo)
 		return -1;
-	return onto_goroutine(f, b, g, hi - depth);
+	return onto_goroutine(f, b, g, hi - depth, r);
 }
 
 /* Steps out of Go's systemstack to the goroutine that asked for it (row
@@ -169,7 +176,7 @@ static int step_go_systemstack(struct frame *f, struct bounds *b, const struct u
 	if (!g || (g & 7))
 		return -1;
 	sp = *(const volatile uintptr_t *)(g + (uint16_t)((uint16_t)r->rbp_off >> 8));
-	return onto_goroutine(f, b, g, sp);
+	return onto_goroutine(f, b, g, sp, r);
 #else
 	(void)f, (void)b, (void)r;
 	return -1;

@@ -45,13 +45,16 @@ enum uw_cfa {
 	                       thread's stack: the goroutine g is at rsp +
 	                       cfa_off, g's stack top minus the goroutine's
 	                       rsp at rsp + rbp_off; that rsp + 8 (its return
-	                       address below) on g's stack (unwind_go.c) */
+	                       address below) on g's stack, or + 16 when the
+	                       rbp rule is UW_RBP_SAVED (asmcgocall pushed the
+	                       caller's rbp, at that rsp: Go 1.21 on) */
 	UW_CFA_GO_SYSTEMSTACK = 9, /* Go's systemstack, returned to from what it
 	                       ran on the thread's stack: the running g (at
 	                       %fs:-8) -> its m (at g + (rbp_off & 0xff)) ->
 	                       the goroutine (m + cfa_off) -> its saved rsp
 	                       (+ (rbp_off >> 8)); that rsp + 8 on the
-	                       goroutine's stack (unwind_go.c) */
+	                       goroutine's stack, + 16 and rbp at that rsp
+	                       when the rbp rule is UW_RBP_SAVED (unwind_go.c) */
 	UW_CFA_GO_INJECTED = 10 /* the first instruction of Go's asyncPreempt, a
 	                       call its signal handler injected: interrupted
 	                       there, the goroutine was at the pc at rsp, with

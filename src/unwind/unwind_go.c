@@ -265,35 +265,75 @@ static int named(const struct gotab *g, const uint8_t *fn, const char *name)
 	       len <= (uint64_t)(g->end - g->tab) - at && memcmp(g->tab + at, name, len) == 0;
 }
 
+/* Whether the function at entry begins "push %rbp; mov %rsp,%rbp".  From
+ * Go 1.21 the runtime's assembly with a frame makes one (asmcgocall,
+ * systemstack): the goroutine's saved rsp then points at the rbp pushed,
+ * the return address 8 above (the row's rbp rule UW_RBP_SAVED says so). */
+static int pushes_rbp(const struct trows *t, uintptr_t entry)
+{
+	if (entry < t->text_lo || t->text_hi - entry < 4)
+		return 0;
+	const uint8_t *b = (const uint8_t *)entry;
+	return b[0] == 0x55 && b[1] == 0x48 && b[2] == 0x89 && b[3] == 0xe5;
+}
+
+/* The length of the call into C at c: "call *%rax" (2), or from Go 1.22
+ * "call rel32" (5) to asmcgocall_landingpad, "mov %rbx,%rdi; jmp *%rax",
+ * which leaves the call's return address to C; 0 if neither. */
+static unsigned call_into_c(const struct trows *t, const uint8_t *c)
+{
+	if (c[0] == 0xff && c[1] == 0xd0)
+		return 2;
+	if (c[0] != 0xe8)
+		return 0;
+	int32_t rel;
+	memcpy(&rel, c + 1, sizeof rel);
+	uintptr_t to = (uintptr_t)c + 5 + (uintptr_t)(intptr_t)rel;
+	static const uint8_t pad[] = {0x48, 0x89, 0xdf, 0xff, 0xe0};
+	return to >= t->text_lo && to < t->text_hi && t->text_hi - to >= sizeof pad &&
+	               memcmp((const void *)to, pad, sizeof pad) == 0
+	           ? 5 : 0;
+}
+
 /*
  * asmcgocall's call into C on the thread's stack, after it saved the
  * goroutine and its depth in the goroutine's stack:
  *     mov %rdi,G(%rsp); mov 8(%rdi),%rdi; sub %rdx,%rdi; mov %rdi,D(%rsp)
- * (g, then g's stack top minus the goroutine's rsp), then "call *%rax" a
- * few instructions on.  A row of its own at the call (UW_CFA_GO_CGO), so
- * that a walk from C goes back to the goroutine's stack.  Matched byte
- * for byte (Go 1.18-1.20's code): anything else gets no row, and a walk
- * there ends "[unknown]" as before.
+ * (g, then g's stack top minus the goroutine's rsp; D may be 0, with no
+ * displacement byte), then the call into C a few instructions on.  A row
+ * of its own at the call (UW_CFA_GO_CGO), so that a walk from C goes back
+ * to the goroutine's stack.  Matched byte for byte (Go 1.18-1.23's code):
+ * anything else gets no row, and a walk there ends "[unknown]" as before.
  */
 static void cgo_call_row(struct trows *t, uintptr_t entry, uintptr_t end)
 {
-	static const uint8_t save[] = {0x48, 0x8b, 0x7f, 0x08, 0x48, 0x29, 0xd7, 0x48, 0x89, 0x7c, 0x24};
+	static const uint8_t depth[] = {0x48, 0x8b, 0x7f, 0x08, 0x48, 0x29, 0xd7};
+	enum { SCAN = 16, LONGEST = 5 + sizeof depth + 5 + SCAN + 5 };
 	if (entry < t->text_lo || end > t->text_hi)
 		return;
-	for (uintptr_t p = entry; p + 5 + sizeof save + 1 + 16 <= end; p++) {
-		const uint8_t *b = (const uint8_t *)p;
+	for (uintptr_t p = entry; p + LONGEST <= end; p++) {
+		const uint8_t *b = (const uint8_t *)p, *d = b + 5 + sizeof depth, *after;
+		int8_t depth_at;
 		if (b[0] != 0x48 || b[1] != 0x89 || b[2] != 0x7c || b[3] != 0x24 ||
-		    memcmp(b + 5, save, sizeof save) != 0)
+		    memcmp(b + 5, depth, sizeof depth) != 0)
 			continue;
-		int8_t g_at = (int8_t)b[4], depth_at = (int8_t)b[5 + sizeof save];
-		for (const uint8_t *c = b + 6 + sizeof save; c + 2 <= b + 6 + sizeof save + 16; c++)
-			if (c[0] == 0xff && c[1] == 0xd0) {
-				uw_emit(t, (uintptr_t)c, (struct uw_row){0, g_at, depth_at, UW_CFA_GO_CGO,
-				                                         UW_RBP_SAME});
-				uw_emit(t, (uintptr_t)c + 2,
-				        (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
-				return;
-			}
+		if (d[0] == 0x48 && d[1] == 0x89 && d[2] == 0x7c && d[3] == 0x24)
+			depth_at = (int8_t)d[4], after = d + 5;
+		else if (d[0] == 0x48 && d[1] == 0x89 && d[2] == 0x3c && d[3] == 0x24)
+			depth_at = 0, after = d + 4;
+		else
+			return;
+		for (const uint8_t *c = after; c < after + SCAN; c++) {
+			unsigned len = call_into_c(t, c);
+			if (!len)
+				continue;
+			uint8_t rbp = pushes_rbp(t, entry) ? UW_RBP_SAVED : UW_RBP_SAME;
+			uw_emit(t, (uintptr_t)c,
+			        (struct uw_row){0, (int8_t)b[4], depth_at, UW_CFA_GO_CGO, rbp});
+			uw_emit(t, (uintptr_t)c + len,
+			        (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+			return;
+		}
 		return;
 	}
 }
@@ -304,8 +344,9 @@ static void cgo_call_row(struct trows *t, uintptr_t entry, uintptr_t end)
  *     call *%rdi; mov %fs:-8,%rax (g: g0); mov M(%rax),%rbx (m);
  *     mov C(%rbx),%rax (m.curg); mov %rax,%fs:-8; mov S(%rax),%rsp
  * A row at the call (UW_CFA_GO_SYSTEMSTACK) with C, M and S, which the
- * walk follows the same way.  Byte for byte (Go 1.18-1.20's code, the
- * runtime's g at %fs:-8), else no row.
+ * walk follows the same way.  Byte for byte (Go 1.18-1.23's code, the
+ * runtime's g at %fs:-8), else no row.  From 1.21 the saved rsp points at
+ * the rbp systemstack pushed (pushes_rbp()).
  */
 static void systemstack_row(struct trows *t, uintptr_t entry, uintptr_t end)
 {
@@ -325,8 +366,9 @@ static void systemstack_row(struct trows *t, uintptr_t entry, uintptr_t end)
 		memcpy(&curg, c + 3, sizeof curg);
 		if (curg <= 0)
 			return;
+		uint8_t rbp = pushes_rbp(t, entry) ? UW_RBP_SAVED : UW_RBP_SAME;
 		uw_emit(t, p, (struct uw_row){0, curg, (int16_t)(m[3] | sp[3] << 8),
-		                              UW_CFA_GO_SYSTEMSTACK, UW_RBP_SAME});
+		                              UW_CFA_GO_SYSTEMSTACK, rbp});
 		uw_emit(t, p + 2, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
 		return;
 	}
