@@ -54,7 +54,7 @@ REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie rec-prog-fp librec.s
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-rawsig \
               rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid \
-              rec-uring recgo.go recgo-build)
+              rec-uring recgo.go recgolib.go recgolib-main.c recgo-build)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -575,6 +575,10 @@ $(REC_T)/rec-static: test/rec/rec-static.c | $(REC_T)
 	$(CC) -O2 -static -o $@ $<
 # a Go program's source, which test/cli/record.t builds when go is there
 $(REC_T)/recgo.go: test/rec/recgo.go | $(REC_T)
+	cp $< $@
+$(REC_T)/recgolib.go: test/rec/recgolib.go | $(REC_T)
+	cp $< $@
+$(REC_T)/recgolib-main.c: test/rec/recgolib-main.c | $(REC_T)
 	cp $< $@
 $(REC_T)/recgo-build: test/rec/recgo-build.sh | $(REC_T)
 	cp $< $@

@@ -18,8 +18,9 @@
  * +0x30, depth at +0x28), a Go function at +0x300 (CFA rsp + 8),
  * runtime.goexit at +0x400 (outermost), asyncPreempt's first instruction
  * at +0x500 (UW_CFA_GO_INJECTED), Go 1.22's asmcgocall call at +0x600
- * (framed: g at +0x8, depth at +0; UW_RBP_SAVED), and from +0x605 on no
- * rows (a frame-pointer step).
+ * (framed: g at +0x8, depth at +0; UW_RBP_SAVED), cgocallback's call of
+ * Go at +0x700 (UW_CFA_GO_CALLBACK), a Go function that saved rbp at
+ * +0x710, and from +0x720 on no rows (a frame-pointer step).
  */
 #define GO_LO ((uintptr_t)0x7f0000000000)
 static struct uw_table *go_table(void)
@@ -35,6 +36,10 @@ static struct uw_table *go_table(void)
 		{0x510, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN},
 		{0x600, 0x8, 0, UW_CFA_GO_CGO, UW_RBP_SAVED},
 		{0x605, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN},
+		{0x700, 0, 0, UW_CFA_GO_CALLBACK, UW_RBP_SAME},
+		{0x702, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN},
+		{0x710, 16, -16, UW_CFA_RSP, UW_RBP_SAVED},
+		{0x720, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN},
 	};
 	enum { NROWS = sizeof rows / sizeof rows[0], NIDX = (0x1000 >> UW_INDEX_SHIFT) + 2 };
 	static uint32_t index[NIDX];
@@ -174,14 +179,50 @@ TEST_IMPL(unwind_go_framed_cgo_back_to_goroutine)
 	return 0;
 }
 
-/* The rows cgo_call_row() or systemstack_row() makes for the function
+/*
+ * C calling Go: cgocallback made its frame on the thread's stack, then
+ * ran Go on a goroutine's, whose first frame saved cgocallback's rbp.
+ * The walk from Go must step by that rbp back onto the thread's stack
+ * (a block of its own, far from the goroutine's) and on through the C
+ * code there; it ended "[unknown];runtime.cgocallback;..." when that
+ * step's reads were bounded by the goroutine's stack.
+ */
+TEST_IMPL(unwind_go_callback_back_to_c)
+{
+	/* the thread's stack below the goroutine's: no read from the one is
+	 * in the other's bounds (apart, as 0x7ff... and 0xc000... are) */
+	static uintptr_t stacks[128];
+	uintptr_t *thread_stack = &stacks[0], *goroutine = &stacks[64];
+	uint64_t pcs[8];
+	volatile uint32_t n = 0;
+	struct uw_table *table = go_table();
+	uintptr_t *frame = &thread_stack[20];      /* cgocallback's, on the thread's stack */
+	frame[0] = (uintptr_t)&thread_stack[30];   /* its caller's rbp */
+	frame[1] = GO_LO + 0x802;                  /* its return, into C without rows */
+	thread_stack[31] = GO_LO + 0x401;          /* that C code's return, into goexit */
+	goroutine[10] = (uintptr_t)frame;          /* rbp, saved by the Go function */
+	goroutine[11] = GO_LO + 0x702;             /* its return, into cgocallback */
+	enum uw_end end =
+	    unwind_walk(table, GO_LO + 0x714, (uintptr_t)&goroutine[10], 0, 0, pcs, 8, &n);
+	printf("callback walk: %u frames, end %d\n", (unsigned)n, (int)end);
+	ASSERT_EQ(end, UW_END_COMPLETE);
+	ASSERT_EQ(n, 4u);
+	ASSERT_EQ(pcs[1], (uint64_t)GO_LO + 0x702);
+	ASSERT_EQ(pcs[2], (uint64_t)GO_LO + 0x802);
+	ASSERT_EQ(pcs[3], (uint64_t)GO_LO + 0x401);
+	free(table);
+	return 0;
+}
+
+/* The rows cgo_call_row() ('c'), systemstack_row() ('s') or
+ * callback_row() ('b') makes for the function
  * code (len bytes) placed at +0x20 of a buffer of int3, with pad (if
  * any) at +0; their number, the first two in out[] as offsets from the
  * function. */
-static size_t runtime_rows(int systemstack, const uint8_t *code, size_t len, const uint8_t *pad,
+static size_t runtime_rows(int kind, const uint8_t *code, size_t len, const uint8_t *pad,
                            size_t padlen, struct uw_row out[2])
 {
-	static uint8_t buf[0x20 + 256];
+	static uint8_t buf[0x20 + 512];
 	ASSERT(len <= sizeof buf - 0x20 && padlen <= 0x20);
 	memset(buf, 0xcc, sizeof buf);
 	memcpy(buf, pad, padlen);
@@ -189,10 +230,12 @@ static size_t runtime_rows(int systemstack, const uint8_t *code, size_t len, con
 	uintptr_t entry = (uintptr_t)buf + 0x20;
 	struct trows t = {.text_lo = (uintptr_t)buf, .text_hi = (uintptr_t)buf + sizeof buf,
 	                  .origin = entry};
-	if (systemstack)
+	if (kind == 'c')
+		cgo_call_row(&t, entry, entry + len);
+	else if (kind == 's')
 		systemstack_row(&t, entry, entry + len);
 	else
-		cgo_call_row(&t, entry, entry + len);
+		callback_row(&t, entry, entry + len);
 	ASSERT(!t.oom);
 	size_t n = t.n;
 	for (size_t i = 0; i < n && i < 2; i++)
@@ -215,7 +258,7 @@ static void assert_row(const struct uw_row *r, uint32_t pc, uint8_t cfa, int32_t
 
 /*
  * The rows at the calls of asmcgocall and systemstack, from the code of
- * Go 1.19, 1.21 and 1.23: where the call is, where g and the depth are
+ * Go 1.19, 1.21 and 1.23 (and cgocallback's call of Go): where the call is, where g and the depth are
  * kept, and whether the function made a frame (UW_RBP_SAVED: 1.21 on).
  * 1.22's call into C by way of a landing pad is matched only with the
  * pad's code at the call's target.  Before, 1.21's rows were made as
@@ -226,21 +269,24 @@ TEST_IMPL(unwind_go_rows_at_runtime_calls)
 	static const uint8_t none[1];
 	struct uw_row r[2];
 	const uint8_t saved = UW_RBP_SAVED, same = UW_RBP_SAME;
-	ASSERT_EQ(runtime_rows(0, go119_asmcgocall, sizeof go119_asmcgocall, none, 0, r), 2u);
+	ASSERT_EQ(runtime_rows('c', go119_asmcgocall, sizeof go119_asmcgocall, none, 0, r), 2u);
 	assert_row(&r[0], 0x62, UW_CFA_GO_CGO, 0x30, 0x28, same);
 	assert_row(&r[1], 0x64, UW_CFA_NONE, 0, 0, UW_RBP_UNKNOWN);
-	ASSERT_EQ(runtime_rows(0, go121_asmcgocall, sizeof go121_asmcgocall, none, 0, r), 2u);
+	ASSERT_EQ(runtime_rows('c', go121_asmcgocall, sizeof go121_asmcgocall, none, 0, r), 2u);
 	assert_row(&r[0], 0x66, UW_CFA_GO_CGO, 0x30, 0x28, saved);
-	ASSERT_EQ(runtime_rows(0, go123_asmcgocall, sizeof go123_asmcgocall, go123_landingpad,
+	ASSERT_EQ(runtime_rows('c', go123_asmcgocall, sizeof go123_asmcgocall, go123_landingpad,
 	                       sizeof go123_landingpad, r), 2u);
 	assert_row(&r[0], 0x5f, UW_CFA_GO_CGO, 0x8, 0, saved);
 	assert_row(&r[1], 0x64, UW_CFA_NONE, 0, 0, UW_RBP_UNKNOWN);
 	/* a call to anything but the landing pad is not the call into C */
-	ASSERT_EQ(runtime_rows(0, go123_asmcgocall, sizeof go123_asmcgocall, none, 0, r), 0u);
-	ASSERT_EQ(runtime_rows(1, go119_systemstack, sizeof go119_systemstack, none, 0, r), 2u);
+	ASSERT_EQ(runtime_rows('c', go123_asmcgocall, sizeof go123_asmcgocall, none, 0, r), 0u);
+	ASSERT_EQ(runtime_rows('s', go119_systemstack, sizeof go119_systemstack, none, 0, r), 2u);
 	assert_row(&r[0], 0x47, UW_CFA_GO_SYSTEMSTACK, 0xc0, 0x30 | 0x38 << 8, same);
 	assert_row(&r[1], 0x49, UW_CFA_NONE, 0, 0, UW_RBP_UNKNOWN);
-	ASSERT_EQ(runtime_rows(1, go121_systemstack, sizeof go121_systemstack, none, 0, r), 2u);
+	ASSERT_EQ(runtime_rows('s', go121_systemstack, sizeof go121_systemstack, none, 0, r), 2u);
 	assert_row(&r[0], 0x48, UW_CFA_GO_SYSTEMSTACK, 0xc0, 0x30 | 0x38 << 8, saved);
+	ASSERT_EQ(runtime_rows('b', go123_cgocallback, sizeof go123_cgocallback, none, 0, r), 2u);
+	assert_row(&r[0], 0xca, UW_CFA_GO_CALLBACK, 0, 0, same);
+	assert_row(&r[1], 0xcc, UW_CFA_NONE, 0, 0, UW_RBP_UNKNOWN);
 	return 0;
 }

@@ -183,6 +183,28 @@ static int step_go_systemstack(struct frame *f, struct bounds *b, const struct u
 #endif
 }
 
+/* Steps out of Go's cgocallback to the C code that called Go: rbp, saved
+ * by the Go code it called on the goroutine's stack, points at its frame
+ * on the thread's own stack (the caller's rbp there, the return address
+ * above).  The walk goes on in that stack's bounds. */
+static int step_go_callback(struct frame *f, struct bounds *b)
+{
+	struct bounds tb;
+	uintptr_t bp, ra;
+	if (!f->bp_ok || f->bp > UINTPTR_MAX - 16)
+		return -1;
+	bounds_at(&tb, f->bp);
+	if (load(&tb, f->bp, &bp) || load(&tb, f->bp + 8, &ra))
+		return -1;
+	if (ra == 0)
+		return 1;
+	f->sp = f->bp + 16;
+	f->pc = ra, f->bp = bp;
+	f->exact = 0, f->bp_ok = 1;
+	*b = (struct bounds){f->sp, tb.hi};
+	return 0;
+}
+
 /* Steps out of a signal trampoline: the interrupted registers are in the
  * ucontext at the trampoline's stack pointer. */
 static int step_signal(struct frame *f, struct bounds *b)
@@ -302,6 +324,8 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 		return f->exact ? -1 : step_go_cgo(f, b, r);
 	if (r && r->cfa == UW_CFA_GO_SYSTEMSTACK)
 		return f->exact ? -1 : step_go_systemstack(f, b, r);
+	if (r && r->cfa == UW_CFA_GO_CALLBACK)
+		return f->exact ? -1 : step_go_callback(f, b);
 	if (r && r->cfa == UW_CFA_GO_INJECTED && f->exact)
 		return step_injected(f, b) == 0 ? 3 : -1;
 	if (r && r->cfa == UW_CFA_RA_RDI) {

@@ -55,11 +55,15 @@ enum uw_cfa {
 	                       (+ (rbp_off >> 8)); that rsp + 8 on the
 	                       goroutine's stack, + 16 and rbp at that rsp
 	                       when the rbp rule is UW_RBP_SAVED (unwind_go.c) */
-	UW_CFA_GO_INJECTED = 10 /* the first instruction of Go's asyncPreempt, a
+	UW_CFA_GO_INJECTED = 10, /* the first instruction of Go's asyncPreempt, a
 	                       call its signal handler injected: interrupted
 	                       there, the goroutine was at the pc at rsp, with
 	                       rsp + 8 (the injected call replaces the leaf);
 	                       else rsp + cfa_off, as UW_CFA_RSP */
+	UW_CFA_GO_CALLBACK = 11 /* Go's cgocallback, returned to from Go on the
+	                       goroutine's stack: rbp points at its frame on
+	                       the thread's stack (a frame-pointer step, its
+	                       reads bounded by that stack: unwind_go.c) */
 };
 
 enum uw_rbp {

@@ -30,7 +30,9 @@
  * profiles show them: at the root).  runtime.asmcgocall's call into C
  * and runtime.systemstack's call of runtime code on the thread's stack
  * get rows that lead back to the goroutine's stack (cgo_call_row(),
- * systemstack_row()).  runtime.asyncPreempt's first instruction, where
+ * systemstack_row()), and runtime.cgocallback's call of Go on the
+ * goroutine's stack one that leads back to the C code on the thread's
+ * (callback_row()).  runtime.asyncPreempt's first instruction, where
  * a sample that waited out Go's preemption signal is delivered, gets a
  * row that puts the sample at the pc the preemption interrupted
  * (UW_CFA_GO_INJECTED): that instruction has not run.
@@ -374,6 +376,36 @@ static void systemstack_row(struct trows *t, uintptr_t entry, uintptr_t end)
 	}
 }
 
+/*
+ * cgocallback's call of cgocallbackg, C calling into Go: it made its
+ * frame on the thread's stack (rbp pointing at it), then moved rsp to the
+ * goroutine's stack and called Go there, whose first frame saved that
+ * rbp.  Its code from the move, the same in Go 1.18-1.23:
+ *     mov %rdi,%rsp; mov %rbx,(%rsp); mov %rcx,8(%rsp); mov %rdx,16(%rsp);
+ *     lea cgocallbackg(%rip),%rax; call *%rax
+ * A row at the call (UW_CFA_GO_CALLBACK): the walk takes a frame-pointer
+ * step there, onto the thread's stack, to the C code that called Go.
+ */
+static void callback_row(struct trows *t, uintptr_t entry, uintptr_t end)
+{
+	static const uint8_t move[] = {0x48, 0x89, 0xfc, 0x48, 0x89, 0x1c, 0x24, 0x48, 0x89,
+	                               0x4c, 0x24, 0x08, 0x48, 0x89, 0x54, 0x24, 0x10};
+	enum { CALL_AT = sizeof move + 7, LEN = CALL_AT + 2 };
+	if (entry < t->text_lo || end > t->text_hi)
+		return;
+	for (uintptr_t p = entry; p + LEN <= end; p++) {
+		const uint8_t *b = (const uint8_t *)p;
+		if (memcmp(b, move, sizeof move) != 0)
+			continue;
+		if (memcmp(b + sizeof move, "\x48\x8d\x05", 3) != 0 || b[CALL_AT] != 0xff ||
+		    b[CALL_AT + 1] != 0xd0)
+			return;
+		uw_emit(t, p + CALL_AT, (struct uw_row){0, 0, 0, UW_CFA_GO_CALLBACK, UW_RBP_SAME});
+		uw_emit(t, p + LEN, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+		return;
+	}
+}
+
 /* The rows of the function at fn, [entry, end). */
 static void one_function(const struct gotab *g, struct trows *t, const uint8_t *fn,
                          uintptr_t entry, uintptr_t end)
@@ -396,6 +428,8 @@ static void one_function(const struct gotab *g, struct trows *t, const uint8_t *
 		cgo_call_row(t, entry, end);
 	} else if (named(g, fn, "runtime.systemstack")) {
 		systemstack_row(t, entry, end);
+	} else if (named(g, fn, "runtime.cgocallback")) {
+		callback_row(t, entry, end);
 	}
 }
 

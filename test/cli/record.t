@@ -1730,3 +1730,16 @@ row /^systemstack / 4 >= 90
 $ profil record -v -o pl.pprof sh -c 'yes | head -c 400000000 | wc -c'
 stdout /^400000000$/
 stderr /(in 3 of its processes threads that did so most were moved|engine thread-cputime-timers)/
+
+# C calling a Go library (go build -buildmode=c-shared: Go code in C and
+# Python programs is built so): runtime.cgocallback runs the Go function
+# on a goroutine's stack, and every walk from it ended
+# "[unknown];runtime.cgocallback;...".  Its call of Go has a row of its
+# own now (UW_CFA_GO_CALLBACK, src/unwind/unwind_go.c): a frame-pointer
+# step back to its frame on the thread's stack, and on to the C caller
+$ sh "$REC/recgo-build" lib && profil record -o lib.pprof ./recgo-lib 400000000 > /dev/null && profil report lib.pprof && profil report --format folded lib.pprof
+needs go
+row /_cgoexp_[0-9a-f]+_GoHot +librecgo\.so$/ 2 >= 25
+row /c_hot +recgo-lib$/ 2 >= 25
+stdout /^_start;__libc_start_main_impl;__libc_start_call_main;main;GoHot;crosscall2;runtime\.cgocallback;.*_cgoexp_[0-9a-f]+_GoHot [0-9]+$/
+!stdout /^\[unknown\];runtime\.cgocallback/
