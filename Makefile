@@ -566,8 +566,8 @@ $(REC_T)/rec-alias: test/rec/rec-alias.c test/rec/rec.h | $(REC_T)
 $(REC_T)/rec-getenv: test/rec/rec-getenv.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # its library burns CPU in a constructor, before main: test/cli/record.t
-$(REC_T)/rec-ctor: test/rec/rec-ctor.c test/rec/rec.h $(REC_T)/librecctor.so | $(REC_T)
-	$(CC) $(REC_CFLAGS) -o $@ $< -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrecctor
+$(REC_T)/rec-ctor: test/rec/rec-ctor.c test/rec/rec.h $(REC_T)/librecctor.so $(REC_T)/librecargs.so | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $< -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrecctor -ldl
 # resets every signal by syscall() in a forked child: test/cli/record.t
 $(REC_T)/rec-rawsig: test/rec/rec-rawsig.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<

@@ -165,19 +165,27 @@ static const char *const wrapper_names[] = {
 static struct range wrappers[WRAPPERS_MAX];
 static int nwrappers;
 
+/* Each wrapper as the next object after this one defines it: the C
+ * library's, unless another library defines it first (then none).  Not
+ * by dlopen("libc.so.6", RTLD_NOLOAD) and dlsym: a dlopen runs the
+ * initializers of what it opens that are not yet initialized, with the
+ * program's arguments as the C library keeps them, and this runs in the
+ * agent's constructor, before the C library's own (the agent is
+ * INITFIRST): glibc ran libc's with argc 0 and argv NULL, every library
+ * dlopen()ed later got those in its constructors (a Go library built
+ * -buildmode=c-shared crashed reading its argv), and
+ * program_invocation_name was "".  (A link map as dlsym's handle does
+ * not do either: the lookup wants the search list only dlopen makes.) */
 static void note_wrappers(void)
 {
-	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	for (size_t i = 0; libc && i < WRAPPERS_MAX; i++) {
-		void *f = dlsym(libc, wrapper_names[i]);
+	for (size_t i = 0; i < WRAPPERS_MAX; i++) {
+		void *f = dlsym(RTLD_NEXT, wrapper_names[i]);
 		Dl_info info;
 		const ElfW(Sym) *sym = NULL;
 		if (f && in_kind(K_LIBC, (uintptr_t)f) &&
 		    dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size)
 			wrappers[nwrappers++] = (struct range){(uintptr_t)f, (uintptr_t)f + sym->st_size};
 	}
-	if (libc)
-		dlclose(libc);
 }
 
 static int in_wrapper(uintptr_t pc)

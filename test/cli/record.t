@@ -1743,3 +1743,21 @@ row /_cgoexp_[0-9a-f]+_GoHot +librecgo\.so$/ 2 >= 25
 row /c_hot +recgo-lib$/ 2 >= 25
 stdout /^_start;__libc_start_main_impl;__libc_start_call_main;main;GoHot;crosscall2;runtime\.cgocallback;.*_cgoexp_[0-9a-f]+_GoHot [0-9]+$/
 !stdout /^\[unknown\];runtime\.cgocallback/
+
+# Constructors of libraries dlopen()ed got argc 0 and argv NULL, and
+# program_invocation_name was "": the agent's constructor, which runs
+# before the C library's (INITFIRST), called dlopen("libc.so.6",
+# RTLD_NOLOAD) to find its system call wrappers (8830185), and a dlopen
+# runs the initializers not yet run: the C library's, with arguments it
+# had not yet been given (src/engine/lazy_helper.c)
+$ profil record -o args.pprof $REC/rec-ctor 5 args
+stdout /^ctor 5$/
+stdout /^name rec-ctor$/
+stdout /^dlopen ctor argc 3 argv\[0\] rec-ctor$/
+
+# ... a Go library built -buildmode=c-shared reads its argv there, and
+# every program that dlopen()ed one died of SIGSEGV: Python's ctypes too
+$ sh "$REC/recgo-build" lib && profil record -o ctypes.pprof python3 -c 'import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).GoHot(100000000) != 0)' "$PWD/librecgo.so" && profil report --format folded ctypes.pprof
+needs go
+stdout /^True$/
+stdout /;_ctypes_callproc;.*;GoHot;crosscall2;runtime\.cgocallback;.*_cgoexp_[0-9a-f]+_GoHot [0-9]+$/

@@ -65,5 +65,8 @@ static inline void *rec_open_plug(const char *self)
 void lib_hot(unsigned long units);   /* librec.so */
 void plug_hot(unsigned long units);  /* librecplug.so, dlopen'ed */
 unsigned long recctor_burned(void); /* librecctor.so: what its constructor burned */
+/* librecargs.c: what its constructor was passed (rec-ctor dlopen()s it) */
+int recargs_argc(void);
+const char *recargs_argv0(void);
 
 #endif
