@@ -174,8 +174,9 @@ static int nwrappers;
  * INITFIRST): glibc ran libc's with argc 0 and argv NULL, every library
  * dlopen()ed later got those in its constructors (a Go library built
  * -buildmode=c-shared crashed reading its argv), and
- * program_invocation_name was "".  (A link map as dlsym's handle does
- * not do either: the lookup wants the search list only dlopen makes.) */
+ * program_invocation_name was "".  (Libc's link map as dlsym's handle,
+ * the other way to name it without a dlopen, crashes there: that lookup
+ * needs a search list only a dlopen builds.) */
 static void note_wrappers(void)
 {
 	for (size_t i = 0; i < WRAPPERS_MAX; i++) {

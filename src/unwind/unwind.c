@@ -144,9 +144,9 @@ static int onto_goroutine(struct frame *f, struct bounds *b, uintptr_t g, uintpt
 /* Steps out of Go's asmcgocall to the goroutine that called C (row r):
  * the frame holds g, whose first two words are its stack's [lo, hi), and
  * hi minus the goroutine's stack pointer, under which asmcgocall has its
- * return address (and from Go 1.21 the rbp it pushed).  The walk goes on with the
- * goroutine's stack as its bounds; a depth that does not fit in it ends
- * the walk, nothing read. */
+ * return address (and from Go 1.21 the rbp it pushed).  The walk goes on
+ * with the goroutine's stack as its bounds; a depth that does not fit in
+ * it ends the walk, nothing read. */
 static int step_go_cgo(struct frame *f, struct bounds *b, const struct uw_row *r)
 {
 	uintptr_t g, depth;
