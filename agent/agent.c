@@ -362,6 +362,11 @@ static void process_start(void)
  * array libc is about to store there, so the agent stores it first.
  * Nothing else the agent calls at load depends on libc's constructor
  * (its threads, TLS, malloc and vDSO are set up before any constructor).
+ * Nothing it calls at load may dlopen(), RTLD_NOLOAD included: a dlopen
+ * runs the constructors not yet run, libc's among them, with the
+ * arguments libc keeps, which it has not been given yet (0 and NULL: the
+ * constructors of every library dlopen()ed later got those, and a Go
+ * library crashed; src/engine/lazy_helper.c note_wrappers()).
  */
 __attribute__((constructor)) static void agent_start(int argc, char **argv, char **envp)
 {
