@@ -195,7 +195,9 @@ static void signal_name(int sig, char *out, size_t cap)
  * whose agent could not write its ring file (another user's: it says so
  * itself, and cannot leave us a note in our directory); or a `profil
  * record` run by the command, whose own command's processes it records
- * (their agent is its: spawn.c).  (Samples lost
+ * (their agent is its: spawn.c); or exits no parent told (a Go program's
+ * children, reaped by raw wait4 system calls: a dynamically linked Go
+ * test binary that runs itself 20 times left 10% so).  (Samples lost
  * to a full ring count as covered: the summary gives their number.)  Not
  * said with
  * --no-children (children are unsampled by request), nor when processes
@@ -223,7 +225,9 @@ static void uncovered_warning(const struct record_opts *o, const struct images *
 	        "LD_PRELOAD), in a root without the agent's file or /proc (a bare chroot), "
 	        "where it said it could not record, in a sandbox that shares "
 	        "neither the recording's directory nor its network namespace, or in a profil "
-	        "record run inside this one\n", sampled, cpu);
+	        "record run inside this one; or it is the exits of processes reaped where no "
+	        "agent sees it (a raw wait4 system call, as Go's runtime reaps, or waitid())\n",
+	        sampled, cpu);
 }
 
 static double own_cpu(void)
