@@ -52,7 +52,7 @@ REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie rec-prog-fp librec.so librecplug.so librecrpath.so librecaudit.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
-              rec-wait rec-alias rec-getenv rec-rawsig \
+              rec-wait rec-alias rec-getenv rec-state rec-rawsig \
               rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid \
               rec-uring recgo.go recgolib.go recgolib-main.c recgo-build)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
@@ -565,6 +565,9 @@ $(REC_T)/rec-alias: test/rec/rec-alias.c test/rec/rec.h | $(REC_T)
 # defines a getenv of its own: test/cli/record.t
 $(REC_T)/rec-getenv: test/rec/rec-getenv.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
+# prints what it sees of its own process, profiled and not: test/cli/record.t
+$(REC_T)/rec-state: test/rec/rec-state.c | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $< -lrt
 # its library burns CPU in a constructor, before main: test/cli/record.t
 $(REC_T)/rec-ctor: test/rec/rec-ctor.c test/rec/rec.h $(REC_T)/librecctor.so $(REC_T)/librecargs.so | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $< -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrecctor -ldl

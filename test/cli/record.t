@@ -1761,3 +1761,18 @@ $ sh "$REC/recgo-build" lib && profil record -o ctypes.pprof python3 -c 'import 
 needs go
 stdout /^True$/
 stdout /;_ctypes_callproc;.*;GoHot;crosscall2;runtime\.cgocallback;.*_cgoexp_[0-9a-f]+_GoHot [0-9]+$/
+
+# What a program sees of its own process at main is what it sees
+# unprofiled (test/rec/rec-state.c): status, signal mask, dispositions as
+# sigaction() reports them, alternate stack, interval timers, umask,
+# limits, priority, affinity, the lowest free descriptor, locale, its
+# name.  Left out, by design: the kernel's SigCgt (the agent's handlers),
+# SigQ, the thread count (the helper) and the first timer's id.  The
+# name was "" when the agent's constructor called dlopen (rec-ctor case)
+$ $REC/rec-state > plain.txt && profil record -o state.pprof $REC/rec-state > profiled.txt && { diff plain.txt profiled.txt | grep '^[<>]' | grep -v -E '^[<>] (SigCgt|SigQ|Threads):|^[<>] first timer '; echo "end of differences"; }
+stdout /^end of differences$/
+stdout-lines 1
+
+$ $REC/rec-state > plain.txt && PROFIL_ENGINE=timer profil record -o state.pprof $REC/rec-state > profiled.txt && { diff plain.txt profiled.txt | grep '^[<>]' | grep -v -E '^[<>] (SigCgt|SigQ|Threads):|^[<>] first timer '; echo "end of differences"; }
+stdout /^end of differences$/
+stdout-lines 1
