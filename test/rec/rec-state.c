@@ -5,10 +5,12 @@
  * as the program would find it.  What differs by design is printed too
  * and left out by the test: the kernel's own view of the dispositions
  * (SigCgt: the agent's handlers, which sigaction() hides), the queued
- * signals (SigQ), the thread count (the helper thread), the variables
- * the agent passes on, and the id of the first POSIX timer (timers
- * engine).  Once a dlopen() in the agent's constructor left
- * program_invocation_name at "" (record.t's rec-ctor case).
+ * signals (SigQ) and the pending ones (a sample's signal, raised while
+ * the kernel writes the file), the thread count (the helper thread) and
+ * the id of the first POSIX timer (timers engine).  The environment is
+ * not printed: the agent passes its variables on.  Once a dlopen() in
+ * the agent's constructor left program_invocation_name at "" (record.t's
+ * rec-ctor case).
  *
  *   rec-state
  */
