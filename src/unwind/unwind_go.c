@@ -267,6 +267,14 @@ static int named(const struct gotab *g, const uint8_t *fn, const char *name)
 	       len <= (uint64_t)(g->end - g->tab) - at && memcmp(g->tab + at, name, len) == 0;
 }
 
+/* Row r for the call instruction at pc, len bytes; no rule after it (the
+ * runtime's stack-switching code has no rows of its own). */
+static void call_row(struct trows *t, uintptr_t pc, unsigned len, struct uw_row r)
+{
+	uw_emit(t, pc, r);
+	uw_emit(t, pc + len, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+}
+
 /* Whether the function at entry begins "push %rbp; mov %rsp,%rbp".  From
  * Go 1.21 the runtime's assembly with a frame makes one (asmcgocall,
  * systemstack): the goroutine's saved rsp then points at the rbp pushed,
@@ -330,10 +338,8 @@ static void cgo_call_row(struct trows *t, uintptr_t entry, uintptr_t end)
 			if (!len)
 				continue;
 			uint8_t rbp = pushes_rbp(t, entry) ? UW_RBP_SAVED : UW_RBP_SAME;
-			uw_emit(t, (uintptr_t)c,
-			        (struct uw_row){0, (int8_t)b[4], depth_at, UW_CFA_GO_CGO, rbp});
-			uw_emit(t, (uintptr_t)c + len,
-			        (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+			call_row(t, (uintptr_t)c, len,
+			         (struct uw_row){0, (int8_t)b[4], depth_at, UW_CFA_GO_CGO, rbp});
 			return;
 		}
 		return;
@@ -369,9 +375,8 @@ static void systemstack_row(struct trows *t, uintptr_t entry, uintptr_t end)
 		if (curg <= 0)
 			return;
 		uint8_t rbp = pushes_rbp(t, entry) ? UW_RBP_SAVED : UW_RBP_SAME;
-		uw_emit(t, p, (struct uw_row){0, curg, (int16_t)(m[3] | sp[3] << 8),
-		                              UW_CFA_GO_SYSTEMSTACK, rbp});
-		uw_emit(t, p + 2, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+		call_row(t, p, 2, (struct uw_row){0, curg, (int16_t)(m[3] | sp[3] << 8),
+		                                  UW_CFA_GO_SYSTEMSTACK, rbp});
 		return;
 	}
 }
@@ -400,8 +405,7 @@ static void callback_row(struct trows *t, uintptr_t entry, uintptr_t end)
 		if (memcmp(b + sizeof move, "\x48\x8d\x05", 3) != 0 || b[CALL_AT] != 0xff ||
 		    b[CALL_AT + 1] != 0xd0)
 			return;
-		uw_emit(t, p + CALL_AT, (struct uw_row){0, 0, 0, UW_CFA_GO_CALLBACK, UW_RBP_SAME});
-		uw_emit(t, p + LEN, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+		call_row(t, p + CALL_AT, 2, (struct uw_row){0, 0, 0, UW_CFA_GO_CALLBACK, UW_RBP_SAME});
 		return;
 	}
 }
