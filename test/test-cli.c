@@ -22,7 +22,11 @@
  *                             ("needs root": unless we run as root;
  *                             "needs io_uring": unless io_uring_setup()
  *                             works here: kernel.io_uring_disabled, or a
- *                             container's seccomp profile, refuse it)
+ *                             container's seccomp profile, refuse it;
+ *                             "needs no valgrind": not under `make
+ *                             valgrind`, for a case that takes from the
+ *                             command what valgrind needs too, as a
+ *                             writable TMPDIR)
  *
  * The command runs with PATH starting with the build directory (so
  * `profil` is the one just built), in a temporary directory where
@@ -293,6 +297,14 @@ static int tool_missing(const struct text *c)
 			if (geteuid() == 0)
 				continue;
 			snprintf(test_skip_reason, sizeof test_skip_reason, "it needs root");
+			printf("skipped: %s\n", test_skip_reason);
+			return 1;
+		}
+		if (!strcmp(c->lines[i] + 6, "no valgrind")) {
+			const char *tool = getenv("PROFIL_TEST_TOOL");
+			if (!tool || strcmp(tool, "valgrind"))
+				continue;
+			snprintf(test_skip_reason, sizeof test_skip_reason, "not under valgrind");
 			printf("skipped: %s\n", test_skip_reason);
 			return 1;
 		}

@@ -329,10 +329,9 @@ int cmd_record(int argc, char **argv)
 	o.unwind_cache = record_cache_dir("unwind", unwind, sizeof unwind);
 	struct images set;
 	memset(&set, 0, sizeof set);
-	set.dir = record_workdir_make();
+	set.dir = record_workdir_make(err, sizeof err);
 	if (!set.dir) {
-		fprintf(stderr, "profil record: cannot make a directory for samples: %s\n",
-		        strerror(errno));
+		fprintf(stderr, "profil record: cannot make a directory for samples in %s\n", err);
 		return 2;
 	}
 	set.pids_fd = nspid_open(set.dir) + 1;

@@ -88,8 +88,8 @@ void record_cache_trim(const char *root);
 ssize_t record_read_small(const char *path, int flags, char *buf, size_t size);
 /* workdir.c.  A new directory for the rings, locked as ours for our
  * whole life; directories of recorders that died are removed first.
- * NULL with errno on failure. */
-char *record_workdir_make(void);
+ * NULL on failure, err saying where it was tried and why. */
+char *record_workdir_make(char *err, size_t cap);
 /* Removes dir and the files in it. */
 void record_workdir_remove(const char *dir);
 

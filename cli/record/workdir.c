@@ -3,7 +3,8 @@
  * runs, and the leftovers of recorders that died.
  *
  * The rings are files in a directory of their own under /dev/shm (memory,
- * not disk), else $TMPDIR or /tmp, removed when the recording is written.
+ * not disk), else $TMPDIR, else /tmp (the first that takes it), removed
+ * when the recording is written.
  * A recorder killed by SIGKILL cannot remove it, and its rings hold
  * memory until someone does (one of an earlier session's was still in
  * /dev/shm days later).  So each recorder holds an exclusive flock(2) on
@@ -139,13 +140,15 @@ static int take_lock(const char *dir)
 	return fd;
 }
 
-char *record_workdir_make(void)
+/* base/PREFIXXXXXXX, made and locked; NULL (errno set) if base will not
+ * take it. */
+static char *make_in(const char *base)
 {
-	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-	if (!base || !*base)
-		base = "/tmp";
 	char tmpl[PATH_MAX];
-	snprintf(tmpl, sizeof tmpl, "%s/" PREFIX "XXXXXX", base);
+	if (snprintf(tmpl, sizeof tmpl, "%s/" PREFIX "XXXXXX", base) >= (int)sizeof tmpl) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
 	if (!mkdtemp(tmpl))
 		return NULL;
 	lock_fd = take_lock(tmpl);
@@ -157,6 +160,29 @@ char *record_workdir_make(void)
 	}
 	sweep_abandoned(base);
 	return prof_xstrdup(tmpl);
+}
+
+/* In /dev/shm (memory), else $TMPDIR, else /tmp: the first that takes
+ * it, as a read-only or full /dev/shm (a container's) or a TMPDIR that
+ * names nothing must not stop a recording /tmp can hold.  All refused:
+ * NULL, and why, naming each, in err. */
+char *record_workdir_make(char *err, size_t cap)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	const char *bases[] = {"/dev/shm", tmpdir && *tmpdir ? tmpdir : NULL, "/tmp"};
+	size_t used = 0;
+	err[0] = '\0';
+	for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++) {
+		if (!bases[i] || (i == 2 && tmpdir && strcmp(tmpdir, "/tmp") == 0))
+			continue;
+		char *dir = make_in(bases[i]);
+		if (dir)
+			return dir;
+		int n = snprintf(err + used, cap - used, "%s%s: %s", used ? "; " : "", bases[i],
+		                 strerror(errno));
+		used = n > 0 && (size_t)n < cap - used ? used + (size_t)n : cap - 1;
+	}
+	return NULL;
 }
 
 ssize_t record_read_small(const char *path, int flags, char *buf, size_t size)

@@ -139,3 +139,14 @@ $ printf '\012\004\010\001\000\260\355]\377\177\000\0002\0002\001\012' > nl.ppro
 exit 1
 stderr /^profil report: nl.pprof: not a CPU profile \(its samples are \?\/\)$/
 stderr-lines 1
+
+# record: when no directory takes the rings, each place tried is named
+# with why (it said only "No such file or directory", of $TMPDIR).  Not
+# under valgrind, which needs a writable TMPDIR itself
+$ unshare -rm sh -c 'for d in /dev/shm /tmp; do mount --bind $d $d && mount -o remount,ro,bind $d || exit 9; done; TMPDIR=/nonexistent exec profil record -o /dev/null sh -c "echo ran"'
+needs unshare
+needs no valgrind
+exit 2
+stderr /^profil record: cannot make a directory for samples in \/dev\/shm: Read-only file system; \/nonexistent: No such file or directory; \/tmp: Read-only file system$/
+stderr-lines 1
+!stdout /ran/

@@ -1778,3 +1778,13 @@ stdout-lines 1
 $ $REC/rec-state > plain.txt && PROFIL_ENGINE=timer profil record -o state.pprof $REC/rec-state > profiled.txt && { diff plain.txt profiled.txt | grep '^[<>]' | grep -v -E '^[<>] (SigCgt|SigQ|SigPnd|ShdPnd|Threads):|^[<>] first timer '; echo "end of differences"; }
 stdout /^end of differences$/
 stdout-lines 1
+
+# The rings' directory is the first of /dev/shm, $TMPDIR, /tmp that takes
+# it: a read-only /dev/shm (a container's) with a TMPDIR that names
+# nothing stopped the recording ("cannot make a directory for samples:
+# No such file or directory") though /tmp could hold it
+$ unshare -rm sh -c 'mount --bind /dev/shm /dev/shm && mount -o remount,ro,bind /dev/shm && TMPDIR=/nonexistent exec profil record -o ws.pprof sh -c "ls -d /tmp/profil-record.* >/dev/null && exec \"\$0\" threads 30" "$0"' $REC/rec-prog && profil report ws.pprof
+needs unshare
+row /main_hot +rec-prog$/ 2 >= 30
+row /lib_hot +librec.so/ 2 >= 30
+stderr / 0 lost -> ws.pprof$/
