@@ -66,6 +66,65 @@ static int is_static_elf(const char *file)
 	return stat;
 }
 
+#if defined(__x86_64__)
+#define OUR_MACHINE EM_X86_64
+#define OUR_MACHINE_NAME "x86-64"
+#elif defined(__aarch64__)
+#define OUR_MACHINE EM_AARCH64
+#define OUR_MACHINE_NAME "AArch64"
+#else
+#define OUR_MACHINE_NAME "this machine's"
+#endif
+
+static const char *machine_name(unsigned m, char *buf, size_t cap)
+{
+	switch (m) {
+	case EM_386: return "i386";
+	case EM_X86_64: return "x86-64";
+	case EM_ARM: return "ARM";
+	case EM_AARCH64: return "AArch64";
+	case EM_RISCV: return "RISC-V";
+	case EM_PPC64: return "PowerPC 64";
+	case EM_S390: return "s390";
+	}
+	snprintf(buf, cap, "ELF machine %u", m);
+	return buf;
+}
+
+/*
+ * A dynamically linked program of another ELF class or machine than the
+ * agent (a 32-bit i386 program on x86-64; an AArch64 one run by qemu's
+ * binfmt handler): its loader cannot load the agent, prints "wrong ELF
+ * class: ELFCLASS64" on the program's stderr and runs it unprofiled.
+ * Why, into buf, or NULL.  A child of the command that is such a program
+ * still gets that line from its loader: it is not ours to run.
+ */
+static const char *foreign_elf(const char *file, char *buf, size_t cap)
+{
+#ifdef OUR_MACHINE
+	unsigned char h[EI_NIDENT + 4];
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t n = pread(fd, h, sizeof h, 0);
+	close(fd);
+	if (n != (ssize_t)sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0 || h[EI_DATA] != ELFDATA2LSB)
+		return NULL;
+	unsigned machine = h[EI_NIDENT + 2] | (unsigned)h[EI_NIDENT + 3] << 8; /* e_machine */
+	char mbuf[32];
+	if (h[EI_CLASS] == ELFCLASS32)
+		snprintf(buf, cap, "is a 32-bit %s program", machine_name(machine, mbuf, sizeof mbuf));
+	else if (machine != OUR_MACHINE)
+		snprintf(buf, cap, "is a program for %s", machine_name(machine, mbuf, sizeof mbuf));
+	else
+		return NULL;
+	return buf;
+#else
+	(void)file, (void)buf, (void)cap;
+	return NULL;
+#endif
+}
+
 /* Our own PT_INTERP (the first object dl_iterate_phdr lists is us). */
 static int own_interp(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -102,6 +161,13 @@ int spawn_check(const char *cmd, int *status)
 	if (secure) {
 		fprintf(stderr, "profil record: %s %s: the dynamic loader ignores LD_PRELOAD "
 		        "for it, so it cannot be profiled\n", file, secure);
+		*status = 2;
+		return -1;
+	}
+	char why[96];
+	if (foreign_elf(file, why, sizeof why)) {
+		fprintf(stderr, "profil record: %s %s: the profiling agent is built for 64-bit "
+		        OUR_MACHINE_NAME " programs, so it cannot be profiled\n", file, why);
 		*status = 2;
 		return -1;
 	}

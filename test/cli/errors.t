@@ -150,3 +150,20 @@ exit 2
 stderr /^profil record: cannot make a directory for samples in \/dev\/shm: Read-only file system; \/nonexistent: No such file or directory; \/tmp: Read-only file system$/
 stderr-lines 1
 !stdout /ran/
+
+# record: a program of another ELF class or machine than the agent's is
+# refused before it runs, saying why: its loader printed "cannot be
+# preloaded (wrong ELF class: ELFCLASS64): ignored" on the program's
+# stderr, ran it unprofiled, and record blamed a removed LD_PRELOAD
+$ objcopy -O elf32-i386 $REC/rec-prog x32 && chmod +x x32 && profil record -o x.pprof ./x32 threads 10
+needs objcopy
+exit 2
+stderr /^profil record: \.\/x32 is a 32-bit i386 program: the profiling agent is built for 64-bit x86-64 programs, so it cannot be profiled$/
+stderr-lines 1
+nofile x.pprof
+
+$ cp $REC/rec-prog xa && printf '\267\000' | dd of=xa bs=1 seek=18 conv=notrunc 2>/dev/null && profil record -o x.pprof ./xa threads 10
+exit 2
+stderr /^profil record: \.\/xa is a program for AArch64: the profiling agent is built for 64-bit x86-64 programs, so it cannot be profiled$/
+stderr-lines 1
+nofile x.pprof
