@@ -242,9 +242,10 @@ static double own_cpu(void)
  * The kernel's total is what the command's processes reaped of their
  * children, down from the command: a process whose parent ended first
  * (`timeout` killing a shell that ran a pipeline; Python's forkserver) is
- * reaped by init or a subreaper outside the recording, and its CPU is in
- * no total we can read, though its agent sampled it (making us a
- * subreaper would count it, but change the getppid() such programs see).
+ * reaped by init or a subreaper outside the recording, and a child of a
+ * parent that ignores SIGCHLD by the kernel, which adds its CPU to no
+ * total; its agent sampled it all the same (making us a subreaper would
+ * count orphans, but change the getppid() such programs see).
  * Say so rather than leave a ratio of 172 unexplained.
  */
 #define ORPHANS_MIN_S 0.05
@@ -254,8 +255,9 @@ static void orphans_line(double cpu, double sampled)
 	if (sampled - cpu < ORPHANS_MIN_S || sampled < ORPHANS_MIN_RATIO * cpu)
 		return;
 	fprintf(stderr, "profil record: the samples hold %.2f CPU s more than that total: processes "
-	        "that outlived their parents, reaped outside the command, are sampled but not in "
-	        "the kernel's total\n", sampled - cpu);
+	        "whose CPU time no parent in the command collected (orphans reaped by init, children "
+	        "of a parent that ignores SIGCHLD) are sampled but not in the kernel's total\n",
+	        sampled - cpu);
 }
 
 /* own_running: our CPU when CMD had ended (starting it, reading the rings

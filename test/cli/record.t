@@ -1796,5 +1796,5 @@ stderr / 0 lost -> ws.pprof$/
 # command's, unexplained
 $ profil record -v -o or.pprof sh -c 'pid=$(sh -c "\"\$0\" threads 30 >/dev/null & echo \$!" "$0"); while [ -e /proc/$pid ] && ! grep -q "^State:.Z" /proc/$pid/status; do sleep 0.05; done' $REC/rec-prog && profil report or.pprof
 row /main_hot +rec-prog$/ 2 >= 30
-stderr /^profil record: the samples hold 0\.[1-9][0-9] CPU s more than that total: processes that outlived their parents/
+stderr /^profil record: the samples hold 0\.[1-9][0-9] CPU s more than that total: processes whose CPU time no parent in the command collected/
 !stderr /own CPU [0-9.]+ s \([0-9]{3}/
