@@ -244,6 +244,9 @@ static void tick(void)
 		atomic_store(&rf->signal, signal_lost() ? -signal_lost() : signal_sampling());
 	if (rf && engine_switch_moved() > 0) /* the sweep just made may have moved one */
 		atomic_fetch_or(&rf->flags, RING_FLAG_SWITCHED);
+	if (rf && atomic_load_explicit(&profil_pstats.stopped, memory_order_relaxed) ==
+	                  PROFIL_STOP_FAULT)
+		atomic_fetch_or(&rf->flags, RING_FLAG_FAULTED);
 }
 
 static int start(const char *args, size_t nargs)

@@ -183,6 +183,13 @@ HIDDEN void agent_mark_exec(int on);
  * cut; its length (0 when it cannot be read). */
 HIDDEN size_t agent_read_small(const char *path, char *buf, size_t size);
 
+/* ringfile.c: whether the pages of [at, at + len) of rf can be had for
+ * writing.  Asked before the agent writes there outside the handler: on
+ * a full tmpfs the first write to a page of a ring file raises SIGBUS,
+ * which is the program's there (the handler's writes recover from it:
+ * src/engine/fault.c). */
+HIDDEN int agent_ring_room(struct ring_file *rf, uint64_t at, uint64_t len);
+
 /* traced.c: the pid of the program tracing this process (a debugger,
  * strace), 0 for none or unknown; agent_note_traced() tells the recorder
  * in "<dir>/<pid>.traced" that this process is not sampled for that, or

@@ -125,21 +125,13 @@ void agent_defer_end(void)
 	reaps_settle();
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
 /* Whether the pages of [at, at + len) of rf can be had for writing.  An
  * exec has put the program's SIGSEGV and SIGBUS handlers back (exec.c),
  * so a write to a file on a full tmpfs would raise SIGBUS in the
- * program; asked first, the kernel says ENOMEM or EFAULT instead.  A
- * kernel without the request (EINVAL): as before. */
+ * program (agent_ring_room()). */
 static int room(struct ring_file *rf, uint64_t at, uint64_t len)
 {
-	uint64_t lo = at & ~(uint64_t)4095;
-	if (!len)
-		return 1;
-	return madvise((char *)rf + lo, at + len - lo, MADV_POPULATE_WRITE) == 0 || errno == EINVAL;
+	return agent_ring_room(rf, at, len);
 }
 
 /* The same for what a final ending writes into rf: the module log

@@ -70,8 +70,8 @@ static void log_event(int event, const struct dl_phdr_info *info, const ElfW(Phd
 	size_t plen = strlen(path);
 	size_t size = (sizeof(struct ring_module) + plen + 1 + 7) & ~(size_t)7;
 	uint64_t len = atomic_load_explicit(&rf->modlog_len, memory_order_relaxed);
-	if (len + size > rf->modlog_size)
-		return; /* full: samples in it stay unnamed (module+offset) */
+	if (len + size > rf->modlog_size || !agent_ring_room(rf, rf->modlog_offset + len, size))
+		return; /* full, or its file system is: samples in it stay unnamed (module+offset) */
 	struct ring_module *m = (struct ring_module *)((char *)rf + rf->modlog_offset + len);
 	uint32_t gen = atomic_load_explicit(&rf->modgen, memory_order_relaxed) + 1;
 	memset(m, 0, size);
@@ -251,7 +251,8 @@ void modules_adopt(struct ring_file *rf, int may_wait)
 	else if (pthread_mutex_trylock(&mu) != 0)
 		return;
 	log_rf = rf;
-	if (fork_log && fork_log_len <= fork_log->modlog_size && fork_log_len <= rf->modlog_size) {
+	if (fork_log && fork_log_len <= fork_log->modlog_size && fork_log_len <= rf->modlog_size &&
+	    agent_ring_room(rf, rf->modlog_offset, fork_log_len)) {
 		memcpy((char *)rf + rf->modlog_offset, (const char *)fork_log + fork_log->modlog_offset,
 		       fork_log_len);
 		atomic_store_explicit(&rf->modlog_len, fork_log_len, memory_order_release);

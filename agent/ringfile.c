@@ -6,7 +6,10 @@
  * file lives in a directory `profil record` made (on tmpfs when it can),
  * and is mapped MAP_SHARED: the record process reads it while we run and
  * after we die, however we die.  Pages of the record area are touched only
- * as samples fill them, so a large area costs little.
+ * as samples fill them, and given back once read (the recorder punches
+ * them out: cli/record/records.c), so a large area costs little.  On a
+ * full file system a first write to a page raises SIGBUS: the header's
+ * page is asked for before it is written (agent_ring_room()).
  */
 #include "agent.h"
 #include "../src/base/ring.h"
@@ -34,6 +37,21 @@ size_t agent_read_small(const char *path, char *buf, size_t size)
 		n = 0;
 	buf[n] = '\0';
 	return (size_t)n;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Asked first, the kernel says ENOMEM or EFAULT where a write would have
+ * raised SIGBUS.  A kernel without the request (EINVAL): yes, as before
+ * it; such a kernel's full tmpfs still raises SIGBUS. */
+int agent_ring_room(struct ring_file *rf, uint64_t at, uint64_t len)
+{
+	uint64_t lo = at & ~(uint64_t)4095;
+	if (!len)
+		return 1;
+	return madvise((char *)rf + lo, at + len - lo, MADV_POPULATE_WRITE) == 0 || errno == EINVAL;
 }
 
 /* An exclusive new file: "<pid>.<n>.ring" with the first free n, its
@@ -108,6 +126,17 @@ struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modl
 		p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int e = errno;
 	close(fd);
+	if (p != MAP_FAILED && !agent_ring_room(p, 0, RING_HEADER_SIZE)) {
+		/* A full file system (a small /dev/shm): filling in the header
+		 * would have killed the program with SIGBUS.  The file goes, so
+		 * that the recorder reads no half-made ring. */
+		munmap(p, total);
+		p = MAP_FAILED;
+		e = ENOSPC;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		unlink(path);
+	}
 	if (p == MAP_FAILED) {
 		errno = e;
 		return NULL;

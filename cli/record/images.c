@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 /*
  * Stops reading im for good.  What was read before the violation stays:
@@ -114,6 +115,21 @@ static char *join_args(const char *raw, size_t cap)
 
 static size_t read_header(void *image);
 
+/* Why reading file faulted: a page of it the file system could not give
+ * (a full tmpfs: a hole a read must fill), or a file cut short under us. */
+static const char *fault_reason(const char *file)
+{
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", file);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	struct statvfs vf;
+	if (slash && statvfs(dir, &vf) == 0 && vf.f_bavail == 0)
+		return "its file system is full";
+	return "truncated while being read";
+}
+
 int images_open(struct image *im)
 {
 	int fd = open(im->file, O_RDWR | O_CLOEXEC);
@@ -132,7 +148,7 @@ int images_open(struct image *im)
 	int faulted;
 	int ready = (int)guarded(read_header, im, &faulted);
 	if (faulted) {
-		images_drop(im, "truncated while being read");
+		images_drop(im, fault_reason(im->file));
 		return 1;
 	}
 	if (!ready) {
@@ -200,8 +216,10 @@ size_t images_poll(struct images *set)
 	images_scan(set);
 	struct pass ps = {set, 0, 0};
 	int faulted;
-	for (guarded(read_from, &ps, &faulted); faulted; guarded(read_from, &ps, &faulted))
-		images_drop(&set->v[ps.next++], "truncated while being read");
+	for (guarded(read_from, &ps, &faulted); faulted; guarded(read_from, &ps, &faulted)) {
+		struct image *im = &set->v[ps.next++];
+		images_drop(im, fault_reason(im->file));
+	}
 	modkeep_poll(set); /* new modules' files, while their processes live */
 	set->max_read = 0;
 	set->min_ring = 0;

@@ -64,11 +64,18 @@ struct image {
 	struct agg samples;     /* key: tid, modgen, pcs[] -> weight */
 	uint64_t weight;        /* total weight read */
 	uint64_t last_read;     /* bytes of records the last poll read */
+	uint64_t consumed;      /* records read up to here; tail, published
+	                         * to the writers, is at the page below
+	                         * (records.c publish()) */
+	int keep_pages;         /* its file system would not give consumed
+	                         * pages back (MADV_REMOVE refused) */
 	uint64_t lost;
 	int32_t signal;
 	char engine[28];
 	int switched;           /* a thread moved from its event to a timer
 	                         * for switching often (ring.h RING_FLAG_SWITCHED) */
+	int faulted;            /* its sampling stopped at a write that
+	                         * faulted (ring.h RING_FLAG_FAULTED) */
 	int broken;             /* dropped for a format violation: not read
 	                         * again, what was read before is kept */
 	struct reaped_child *reaped; /* children this image reaped */

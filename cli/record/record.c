@@ -231,6 +231,24 @@ static void uncovered_warning(const struct record_opts *o, const struct images *
 	        sampled, cpu);
 }
 
+/* Processes whose sampling stopped at a write into their ring that
+ * faulted (ring.h RING_FLAG_FAULTED): the rings' file system was full. */
+static void faulted_warning(const struct images *set)
+{
+	size_t n = 0;
+	uint32_t first = 0;
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].faulted && !n++)
+			first = set->v[i].pid;
+	if (!n)
+		return;
+	const char *slash = strrchr(set->dir, '/');
+	int len = slash ? (int)(slash - set->dir) : (int)strlen(set->dir);
+	fprintf(stderr, "profil record: warning: %zu process%s (pid %u%s) stopped being sampled "
+	        "when a write into its ring file faulted: the file system of %.*s was full\n", n,
+	        n == 1 ? "" : "es", first, n == 1 ? "" : " and others", len, set->dir);
+}
+
 static double own_cpu(void)
 {
 	struct rusage self;
@@ -280,6 +298,7 @@ static void summary(const struct record_opts *o, const struct images *set,
 			        "free: it was not sampled after that\n",
 			        set->v[i].pid, set->v[i].comm, -set->v[i].signal);
 	record_engine_hints(set, ru, cpu, o->verbose);
+	faulted_warning(set);
 	uncovered_warning(o, set, procs, cpu, (double)(total + (int64_t)p->lost) / o->hz);
 	record_unnamed_code_hint(p);
 	record_unsampled_hint(p);

@@ -194,12 +194,78 @@ static void populate_span(unsigned char *data, uint64_t size, uint64_t tail, uin
 		populate(data, len - first);
 }
 
+/*
+ * Consumed records' pages go back to the file system: a ring's file keeps
+ * every page the writers ever touched, so a process sampled for a minute
+ * held its whole record area (8 MiB) of /dev/shm to its end, and a
+ * container's 64 MiB /dev/shm was full with eight of them: the program's
+ * own shared memory, and the next process's ring, were refused
+ * (ENOSPC; before agent_ring_room(), SIGBUS).  MADV_REMOVE punches the
+ * pages out of the file; a writer that reaches them again on its next lap
+ * gets fresh zeroed pages (zero is what a consumed record must read), at
+ * the price of a page fault in its handler every few dozen samples.
+ *
+ * Only whole pages the writers cannot reach are punched: those between
+ * the tail they last saw and the new one, before the new one is stored
+ * (stored first, a writer could reserve and write a page being punched).
+ * So tail is published at a page boundary; the records read past it are
+ * zeroed already and im->consumed says where the next read starts (the
+ * writers lose sight of less than a page of free space).  A file system
+ * that cannot punch (EOPNOTSUPP) keeps its pages and tail is published
+ * where the reads end, as before.
+ */
+static uint64_t page_size(void)
+{
+	static uint64_t page;
+	if (!page)
+		page = (uint64_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
+static void give_back(struct image *im, unsigned char *data, uint64_t size, uint64_t from,
+                      uint64_t to)
+{
+	uint64_t len = to - from, off = from & (size - 1);
+	if (len == 0 || len > size)
+		return;
+	uint64_t first = len < size - off ? len : size - off;
+	if (madvise(data + off, first, MADV_REMOVE) != 0 ||
+	    (first < len && madvise(data, len - first, MADV_REMOVE) != 0))
+		im->keep_pages = 1;
+}
+
+/* Frees [published, tail) for the writers, its whole pages given back
+ * first; returns the tail now published. */
+static uint64_t publish(struct image *im, struct ring_file *rf, unsigned char *data,
+                        uint64_t size, uint64_t published, uint64_t tail)
+{
+	uint64_t page = page_size();
+	uint64_t to = tail & ~(page - 1);
+	if (!im->keep_pages && to > published) {
+		uint64_t from = (published + page - 1) & ~(page - 1);
+		if (to > from)
+			give_back(im, data, size, from, to);
+	}
+	if (im->keep_pages || size <= page) /* a ring of one page: nothing to punch */
+		to = tail;
+	if (to > published)
+		atomic_store_explicit(&rf->tail, to, memory_order_release);
+	return to > published ? to : published;
+}
+
+/* How often a long read frees space for the writers: they stop at a
+ * full ring rather than wait. */
+#define PUBLISH_STEP (64u << 10)
+
 static size_t read_records(struct image *im)
 {
 	struct ring_file *rf = im->rf;
 	unsigned char *data = (unsigned char *)rf + RING_HEADER_SIZE;
 	uint64_t size = im->data_size, n = 0;
-	uint64_t tail = atomic_load_explicit(&rf->tail, memory_order_relaxed);
+	uint64_t published = atomic_load_explicit(&rf->tail, memory_order_relaxed);
+	uint64_t tail = published;
+	if (im->consumed > published && im->consumed - published < page_size())
+		tail = im->consumed; /* read past the page boundary published */
 	uint64_t head = atomic_load_explicit(&rf->head, memory_order_acquire);
 	uint64_t from = tail;
 	/* Records are whole 8-byte words from 0, so only a process that
@@ -215,13 +281,18 @@ static size_t read_records(struct image *im)
 			break;
 		tail += got;
 		n++;
-		atomic_store_explicit(&rf->tail, tail, memory_order_release);
+		im->consumed = tail;
+		if (tail - published >= PUBLISH_STEP)
+			published = publish(im, rf, data, size, published, tail);
 	}
+	publish(im, rf, data, size, published, tail);
 	im->last_read = tail - from;
 	im->lost = atomic_load(&rf->lost);
 	im->signal = atomic_load(&rf->signal);
 	im->execing = atomic_load(&rf->done) == RING_EXECING;
-	im->switched |= (atomic_load(&rf->flags) & RING_FLAG_SWITCHED) != 0;
+	uint32_t flags = atomic_load(&rf->flags);
+	im->switched |= (flags & RING_FLAG_SWITCHED) != 0;
+	im->faulted |= (flags & RING_FLAG_FAULTED) != 0;
 	memcpy(im->engine, rf->engine, sizeof im->engine);
 	im->engine[sizeof im->engine - 1] = '\0';
 	return n;

@@ -16,7 +16,9 @@
  * fills the record, then stores its first word (hdr) with release
  * semantics: a nonzero hdr is the commit.  The reader consumes records in
  * order from tail, stops at the first hdr still zero, zeroes what it
- * consumed and advances tail with release semantics.  Records never wrap:
+ * consumed and advances tail with release semantics (at a page boundary,
+ * after giving the whole pages consumed back to the file system: they
+ * read as zeros again; cli/record/records.c).  Records never wrap:
  * a writer that would cross the end first fills the rest with a SKIP
  * record.  A writer that finds no room drops the sample and adds its
  * weight to `lost`: the profiled program never waits for the reader.
@@ -69,6 +71,11 @@
  * (src/engine/switchwatch.h); the recorder's note on switching costs
  * says so instead of advising the timers (cli/record/enginehint.c). */
 #define RING_FLAG_SWITCHED 1u
+/* RING_FLAG_FAULTED: a write into the ring faulted in the handler (its
+ * file system full: a page the reader gave back could not be had again)
+ * and the process's sampling stopped there (src/engine/fault.c); the
+ * recorder says so (cli/record/record.c). */
+#define RING_FLAG_FAULTED 2u
 
 enum ring_type {
 	RING_SAMPLE = 1,

@@ -1798,3 +1798,25 @@ $ profil record -v -o or.pprof sh -c 'pid=$(sh -c "\"\$0\" threads 30 >/dev/null
 row /main_hot +rec-prog$/ 2 >= 30
 stderr /^profil record: the samples hold 0\.[1-9][0-9] CPU s more than that total: processes whose CPU time no parent in the command collected/
 !stderr /own CPU [0-9.]+ s \([0-9]{3}/
+
+# The recorder gives consumed pages of a ring back to its file system
+# (cli/record/records.c publish()): a ring kept every page its process
+# ever wrote, so a small /dev/shm (a container's is 64 MiB) filled up,
+# the process's sampling stopped at the first write that faulted, and
+# its CPU time from there was all at [process exit] (78% here; the
+# interpreter's loop under 21% of the stacks)
+$ printf '%s\n' 'import time' 'def f(n): return 0 if n == 0 else 1 + f(n - 1)' 't = time.process_time()' 'while time.process_time() - t < 1.0: [f(i % 30) for i in range(100)]' 'print("done")' >deep.py && py=$(python3 -c 'import sys; print(sys.executable)') && unshare -m sh -c 'mount -t tmpfs -o size=256k none /dev/shm && exec profil record -F 4000 -o sm.pprof "$0" deep.py' "$py" && profil report sm.pprof
+needs root
+needs python3
+stdout /^done$/
+row /_PyEval_EvalFrameDefault/ 4 >= 80
+stderr / 0 lost -> sm.pprof$/
+
+# A ring file on a file system too full for its first page: the agent's
+# first write into it raised SIGBUS in the program ("Bus error", 135).
+# It asks for the pages first now (agent_ring_room()) and the program
+# runs on unprofiled; at each size below some rings fit and some do not
+$ for s in 8 12 16 20 24 32; do unshare -m sh -c 'mount -t tmpfs -o size=$0k none /dev/shm && exec profil record -o f.pprof sh -c "\"\$0\" threads 10; echo rc=\$?" "$1"' $s $REC/rec-prog 2>/dev/null; done
+needs root
+stdout-lines 6
+!stdout /rc=[1-9]/
