@@ -123,7 +123,7 @@ static long next_nap(const struct images *set, long ms)
 
 /* Reads the rings until CMD ends, then once more. */
 static int run(const struct record_opts *o, struct images *set, pid_t pid, struct rusage *ru,
-               uint64_t *children_ns)
+               uint64_t *children_ns, uint64_t *orphans_ns)
 {
 	int wstatus = 0;
 	long ms = READ_MS;
@@ -134,6 +134,7 @@ static int run(const struct record_opts *o, struct images *set, pid_t pid, struc
 	pthread_sigmask(SIG_BLOCK, &chld, &old);
 	for (;;) {
 		int done = spawn_reap(pid, &wstatus, ru, children_ns);
+		*orphans_ns += spawn_reap_orphans(pid);
 		images_poll(set);
 		if (done)
 			break;
@@ -141,6 +142,7 @@ static int run(const struct record_opts *o, struct images *set, pid_t pid, struc
 		nap(&chld, ms);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	*orphans_ns += spawn_reap_orphans(pid);
 	images_poll(set);
 	(void)o;
 	return wstatus;
@@ -281,9 +283,9 @@ static void orphans_line(double cpu, double sampled)
 /* own_running: our CPU when CMD had ended (starting it, reading the rings
  * while it ran); the rest is after (symbolizing, writing). */
 static void summary(const struct record_opts *o, const struct images *set,
-                    const struct profile *p, const struct rusage *ru)
+                    const struct profile *p, const struct rusage *ru, double orphans_s)
 {
-	double cpu = cpu_of(ru);
+	double cpu = cpu_of(ru) + orphans_s; /* ours to reap as pid 1 */
 	size_t procs, threads;
 	prof_count_tasks(p, &procs, &threads);
 	int64_t total = prof_total(p);
@@ -392,8 +394,8 @@ int cmd_record(int argc, char **argv)
 	spawn_forward_signals(pid);
 	struct rusage ru;
 	memset(&ru, 0, sizeof ru);
-	uint64_t root_children_ns = 0;
-	int wstatus = run(&o, &set, pid, &ru, &root_children_ns);
+	uint64_t root_children_ns = 0, orphans_ns = 0;
+	int wstatus = run(&o, &set, pid, &ru, &root_children_ns, &orphans_ns);
 	double own_running = own_cpu();
 	status = spawn_exit_status(wstatus);
 
@@ -426,7 +428,7 @@ int cmd_record(int argc, char **argv)
 		                    !o.no_children);
 		rc = finish(&o, p);
 		if (rc == 0)
-			summary(&o, &set, p, &ru);
+			summary(&o, &set, p, &ru, (double)orphans_ns / 1e9);
 		sampled = (double)prof_total(p) / o.hz;
 		record_report_traced(set.dir, pid);
 		prof_free(p);

@@ -71,6 +71,9 @@ void spawn_note_ignored(void);
 int spawn_reap(pid_t pid, int *wstatus, struct rusage *ru, uint64_t *children_ns);
 /* Exit status for ours: the command's, or 128 + the signal that killed it. */
 int spawn_exit_status(int wstatus);
+/* As a PID namespace's init: reaps the command's orphans (never cmd);
+ * their CPU time in ns.  0 when we are not pid 1. */
+uint64_t spawn_reap_orphans(pid_t cmd);
 
 /* cache.c.  <cache root>/sub, created if missing; NULL when caching is
  * off ($PROFIL_CACHE set to "") or the directory cannot be had. */

@@ -377,6 +377,35 @@ int spawn_reap(pid_t pid, int *wstatus, struct rusage *ru, uint64_t *children_ns
 	return r == pid;
 }
 
+/*
+ * As the init of a PID namespace (`docker run IMAGE profil record CMD`,
+ * `unshare --pid --fork profil record CMD`) the command's orphans are
+ * reparented to us, and a zombie nobody reaps stays in the process table
+ * for as long as we run: a server's finished daemons piled up.  Reaped
+ * here, but never the command itself (spawn_reap() takes it, with its
+ * children's total); their CPU time, which no parent of the command
+ * collected, is returned in ns.
+ */
+uint64_t spawn_reap_orphans(pid_t cmd)
+{
+	uint64_t ns = 0;
+	if (getpid() != 1)
+		return 0;
+	for (;;) {
+		siginfo_t si;
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0 ||
+		    si.si_pid == cmd)
+			return ns;
+		struct rusage ru;
+		int st;
+		if (wait4(si.si_pid, &st, WNOHANG, &ru) != si.si_pid)
+			return ns;
+		ns += (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+		      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+	}
+}
+
 int spawn_exit_status(int wstatus)
 {
 	if (WIFEXITED(wstatus))

@@ -1820,3 +1820,13 @@ $ for s in 8 12 16 20 24 32; do unshare -m sh -c 'mount -t tmpfs -o size=$0k non
 needs root
 stdout-lines 6
 !stdout /rc=[1-9]/
+
+# As the init of a PID namespace (`docker run IMAGE profil record CMD`)
+# the command's orphans are ours: they stayed zombies for as long as the
+# recording ran, and their CPU time was in no total (-v's ratio 2 and
+# more). Reaped now, their time counted
+$ unshare -r --fork --pid --mount-proc profil record -v -o z.pprof sh -c '(exec "$0" threads 20 &); while ps -eo stat=,comm= | grep -q "^[^Z].*rec-prog"; do sleep 0.05; done; for i in 1 2 3 4 5 6 7 8 9 10; do ps -eo stat= | grep -q Z || break; sleep 0.1; done; echo zombies $(ps -eo stat= | grep -c Z)' $REC/rec-prog && profil report z.pprof
+needs unshare
+stdout /^zombies 0$/
+row /main_hot +rec-prog$/ 2 >= 30
+stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]*|1\.0[0-9]*)$/
