@@ -101,7 +101,9 @@ int input_load(const char *path, uint64_t cap, unsigned char **buf, size_t *len,
                size_t errlen)
 {
 	char hb[32];
-	FILE *f = fopen(path, "rb");
+	/* "-": standard input (`curl .../debug/pprof/profile | profil report -`) */
+	int std_in = strcmp(path, "-") == 0;
+	FILE *f = std_in ? stdin : fopen(path, "rb");
 	if (!f) {
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return -1;
@@ -109,7 +111,8 @@ int input_load(const char *path, uint64_t cap, unsigned char **buf, size_t *len,
 	struct grow raw = {NULL, 0, 0, cap};
 	int rc = read_all(f, &raw);
 	int e = errno;
-	fclose(f);
+	if (!std_in)
+		fclose(f);
 	if (rc != 0) {
 		if (rc < 0)
 			snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));

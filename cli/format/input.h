@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* 0 with *buf (malloc'd, caller frees) and *len, or -1 with a one-line
- * message in err that names path. */
+ * message in err that names path.  Path "-" is standard input. */
 int input_load(const char *path, uint64_t cap, unsigned char **buf, size_t *len, char *err,
                size_t errlen);
 

@@ -167,3 +167,9 @@ exit 2
 stderr /^profil record: \.\/xa is a program for AArch64: the profiling agent is built for 64-bit x86-64 programs, so it cannot be profiled$/
 stderr-lines 1
 nofile x.pprof
+
+# report -: what is not a profile on standard input is named "-"
+$ echo junk | profil report -
+exit 1
+stderr /^profil report: -: not a pprof profile/
+stderr-lines 1

@@ -151,3 +151,11 @@ $ profil report longname.pprof | awk 'NR > 2 { print (length($0) > 150 ? "wide "
 stdout /^wide tool$/
 stdout /^narrow tool$/
 stdout-lines 2
+
+# "-" reads the profile from standard input, gzipped (as profiles are
+# written, and as a Go server's /debug/pprof/profile sends them) or not;
+# a file named "-" is ./-
+$ gzip -dc basic.pprof | profil report --top 1 - && profil report --top 1 - < basic.pprof
+stdout /^# -: 1000 samples, 10.000 CPU seconds, 100 Hz/
+row / hot / 1 == 610
+stdout-lines 6
