@@ -204,7 +204,7 @@ static size_t read_from(void *arg)
 	struct pass *ps = arg;
 	for (; ps->next < ps->set->n; ps->next++) {
 		struct image *im = &ps->set->v[ps->next];
-		if (!im->broken)
+		if (!im->broken && im->rf) /* not retired */
 			ps->records += images_read_one(im);
 	}
 	return 0;
@@ -221,6 +221,7 @@ size_t images_poll(struct images *set)
 		images_drop(im, fault_reason(im->file));
 	}
 	modkeep_poll(set); /* new modules' files, while their processes live */
+	images_retire(set);
 	set->max_read = 0;
 	set->min_ring = 0;
 	for (size_t i = 0; i < set->n; i++) {

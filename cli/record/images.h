@@ -86,6 +86,10 @@ struct image {
 	size_t nforked;
 	int execing;            /* its process was exec'ing at the last read
 	                         * (ring.h RING_EXECING) */
+	int retired;            /* its process gone, its file unmapped and
+	                         * removed, what it held kept (retire.c) */
+	int64_t gone_since_ns;  /* CLOCK_MONOTONIC when its process was first
+	                         * seen gone, 0 while it lives */
 	uint32_t ns_pid;        /* its pid in a PID namespace not ours, pid
 	                         * the one we see (nspid.c); 0 if ours.  Its
 	                         * threads' ids are that namespace's. */
@@ -147,6 +151,9 @@ void images_scan(struct images *set);
 /* Maps im->file once its header is complete: 1 (im->broken set if it is
  * wrong), 0 when not ready yet. */
 int images_open(struct image *im);
+/* retire.c: unmaps and removes the ring files of processes gone a
+ * while, their images kept; how many it retired. */
+size_t images_retire(struct images *set);
 /* Unmaps and removes the ring files and the directory; frees all. */
 void images_free(struct images *set);
 /* records.c: what is new in im (its module log, then its records);
