@@ -140,6 +140,7 @@ struct images {
 	 * must say. */
 	int rings_fd, rings_abs_fd;
 	char token[33];
+	int64_t retire_checked_ns; /* retire.c: CLOCK_MONOTONIC of its last look */
 };
 
 /* Finds new ring files in set->dir and reads everything committed in

@@ -35,6 +35,10 @@
 #include <unistd.h>
 
 #define RETIRE_AFTER_NS 1000000000LL
+/* Liveness is asked at most this often: a kill() per live image at every
+ * poll (up to 50 a second) would cost a busy build's recorder more than
+ * the rest of its reading. */
+#define CHECK_EVERY_NS 200000000LL
 
 static int64_t monotonic_ns(void)
 {
@@ -59,8 +63,11 @@ static void retire(struct image *im)
 
 size_t images_retire(struct images *set)
 {
-	int64_t now = 0;
+	int64_t now = monotonic_ns();
 	size_t n = 0;
+	if (now - set->retire_checked_ns < CHECK_EVERY_NS)
+		return 0;
+	set->retire_checked_ns = now;
 	for (size_t i = 0; i < set->n; i++) {
 		struct image *im = &set->v[i];
 		if (!im->rf || im->broken || im->retired)
@@ -69,8 +76,6 @@ size_t images_retire(struct images *set)
 			im->gone_since_ns = 0; /* a zombie reaped later, a pid taken again */
 			continue;
 		}
-		if (!now)
-			now = monotonic_ns();
 		if (!im->gone_since_ns)
 			im->gone_since_ns = now;
 		else if (now - im->gone_since_ns >= RETIRE_AFTER_NS) {
