@@ -32,7 +32,7 @@
 static void busy_warning(const struct images *set, const struct rusage *ru, double cpu)
 {
 	struct timespec tick;
-	if (!set->n || strcmp(set->v[0].engine, "thread-cputime-timers") != 0 ||
+	if (!set->n || strcmp(images_described(set)->engine, "thread-cputime-timers") != 0 ||
 	    cpu < BUSY_MIN_CPU_S || ru->ru_nivcsw <= 0 ||
 	    clock_getres(CLOCK_MONOTONIC_COARSE, &tick) != 0)
 		return;
@@ -66,7 +66,8 @@ static void busy_warning(const struct images *set, const struct rusage *ru, doub
 static void switch_note(const struct images *set, const struct rusage *ru, double cpu,
                         int verbose)
 {
-	if (!set->n || strcmp(set->v[0].engine, "perf-events") != 0 || cpu < BUSY_MIN_CPU_S)
+	if (!set->n || strcmp(images_described(set)->engine, "perf-events") != 0 ||
+	    cpu < BUSY_MIN_CPU_S)
 		return;
 	double rate = (double)ru->ru_nvcsw / cpu;
 	if (rate < SWITCH_NOTE_RATE)

@@ -236,6 +236,14 @@ size_t images_poll(struct images *set)
 	return ps.records;
 }
 
+const struct image *images_described(const struct images *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].engine[0])
+			return &set->v[i];
+	return set->n ? &set->v[0] : NULL;
+}
+
 void images_free(struct images *set)
 {
 	for (size_t i = 0; i < set->n; i++) {

@@ -152,6 +152,9 @@ void images_scan(struct images *set);
 /* Maps im->file once its header is complete: 1 (im->broken set if it is
  * wrong), 0 when not ready yet. */
 int images_open(struct image *im);
+/* The first image whose agent said its engine (the command's, unless it
+ * made no ring or its ring was dropped before a read); NULL if none. */
+const struct image *images_described(const struct images *set);
 /* retire.c: unmaps and removes the ring files of processes gone a
  * while, their images kept; how many it retired. */
 size_t images_retire(struct images *set);

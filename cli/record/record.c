@@ -307,10 +307,11 @@ static void summary(const struct record_opts *o, const struct images *set,
 	if (!o->verbose || !set->n)
 		return;
 	char name[32];
-	signal_name(set->v[0].signal, name, sizeof name);
+	const struct image *first = images_described(set);
+	signal_name(first->signal, name, sizeof name);
 	fprintf(stderr, "profil record: engine %s, signal %d (%s), %u samples per CPU second; "
 	        "CPU time measured by the kernel (waited-for processes): %.2f s, "
-	        "samples / (CPU s x rate) = %.3f\n", set->v[0].engine, set->v[0].signal, name,
+	        "samples / (CPU s x rate) = %.3f\n", first->engine, first->signal, name,
 	        o->hz, cpu, cpu > 0 ? (double)total / (cpu * o->hz) : 0.0);
 	orphans_line(cpu, (double)total / o->hz);
 }
