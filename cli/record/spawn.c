@@ -151,10 +151,20 @@ int spawn_check(const char *cmd, int *status)
 {
 	char file[4096];
 	struct stat st;
+	if (!*cmd) {
+		fprintf(stderr, "profil record: the command's name is empty\n");
+		*status = 127;
+		return -1;
+	}
 	if (resolve(cmd, file, sizeof file) != 0 || stat(file, &st) != 0) {
 		fprintf(stderr, "profil record: %s: %s\n", cmd,
 		        errno == ENOENT ? "command not found" : strerror(errno));
 		*status = errno == ENOENT ? 127 : 126;
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) { /* as the shells say it; exec would say EACCES */
+		fprintf(stderr, "profil record: %s: Is a directory\n", cmd);
+		*status = 126;
 		return -1;
 	}
 	const char *secure = secure_exec_reason(file, &st);

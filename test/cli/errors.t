@@ -173,3 +173,18 @@ $ echo junk | profil report -
 exit 1
 stderr /^profil report: -: not a pprof profile/
 stderr-lines 1
+
+# record: a directory, or an empty name, as the command: said as a shell
+# says it, before anything runs ("Permission denied"; ": No such file or
+# directory")
+$ profil record -o x.pprof /tmp
+exit 126
+stderr /^profil record: \/tmp: Is a directory$/
+stderr-lines 1
+nofile x.pprof
+
+$ profil record -o x.pprof ''
+exit 127
+stderr /^profil record: the command's name is empty$/
+stderr-lines 1
+nofile x.pprof
