@@ -36,6 +36,10 @@ int spawn_check(const char *cmd, int *status);
  * capabilities", ...), or NULL when it would not. */
 struct stat;
 const char *secure_exec_reason(const char *file, const struct stat *st);
+/* elfcheck.c: why file (st: its stat) cannot load the agent, the end of
+ * a sentence after its name ("is statically linked: ..."), possibly in
+ * buf; NULL when it can, or is not an ELF file (a script). */
+const char *elf_refusal(const char *file, const struct stat *st, char *buf, size_t cap);
 /* Starts CMD with the agent and the ring directory; its pid, or -1 after
  * one line on stderr, with the exit status to use in *status. */
 pid_t spawn_start(const struct record_opts *o, const char *agent, const char *dir,

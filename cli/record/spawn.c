@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,110 +44,6 @@ static int resolve(const char *cmd, char *buf, size_t size)
 	return -1;
 }
 
-/* 1: an ELF file without an interpreter (static); 0: anything else. */
-static int is_static_elf(const char *file)
-{
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	Elf64_Ehdr eh;
-	int stat = 0;
-	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
-		stat = 1;
-		for (unsigned i = 0; i < eh.e_phnum && stat; i++) {
-			Elf64_Phdr ph;
-			off_t at = (off_t)(eh.e_phoff + i * sizeof ph);
-			if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph || ph.p_type == PT_INTERP)
-				stat = 0;
-		}
-	}
-	close(fd);
-	return stat;
-}
-
-#if defined(__x86_64__)
-#define OUR_MACHINE EM_X86_64
-#define OUR_MACHINE_NAME "x86-64"
-#elif defined(__aarch64__)
-#define OUR_MACHINE EM_AARCH64
-#define OUR_MACHINE_NAME "AArch64"
-#else
-#define OUR_MACHINE_NAME "this machine's"
-#endif
-
-static const char *machine_name(unsigned m, char *buf, size_t cap)
-{
-	switch (m) {
-	case EM_386: return "i386";
-	case EM_X86_64: return "x86-64";
-	case EM_ARM: return "ARM";
-	case EM_AARCH64: return "AArch64";
-	case EM_RISCV: return "RISC-V";
-	case EM_PPC64: return "PowerPC 64";
-	case EM_S390: return "s390";
-	}
-	snprintf(buf, cap, "ELF machine %u", m);
-	return buf;
-}
-
-/*
- * A dynamically linked program of another ELF class or machine than the
- * agent (a 32-bit i386 program on x86-64; an AArch64 one run by qemu's
- * binfmt handler): its loader cannot load the agent, prints "wrong ELF
- * class: ELFCLASS64" on the program's stderr and runs it unprofiled.
- * Why, into buf, or NULL.  A child of the command that is such a program
- * still gets that line from its loader: it is not ours to run.
- */
-static const char *foreign_elf(const char *file, char *buf, size_t cap)
-{
-#ifdef OUR_MACHINE
-	unsigned char h[EI_NIDENT + 4];
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	ssize_t n = pread(fd, h, sizeof h, 0);
-	close(fd);
-	if (n != (ssize_t)sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0 || h[EI_DATA] != ELFDATA2LSB)
-		return NULL;
-	unsigned machine = h[EI_NIDENT + 2] | (unsigned)h[EI_NIDENT + 3] << 8; /* e_machine */
-	char mbuf[32];
-	if (h[EI_CLASS] == ELFCLASS32)
-		snprintf(buf, cap, "is a 32-bit %s program", machine_name(machine, mbuf, sizeof mbuf));
-	else if (machine != OUR_MACHINE)
-		snprintf(buf, cap, "is a program for %s", machine_name(machine, mbuf, sizeof mbuf));
-	else
-		return NULL;
-	return buf;
-#else
-	(void)file, (void)buf, (void)cap;
-	return NULL;
-#endif
-}
-
-/* Our own PT_INTERP (the first object dl_iterate_phdr lists is us). */
-static int own_interp(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	for (unsigned i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_INTERP)
-			*(const char **)arg = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-	return 1;
-}
-
-/* Whether file is the dynamic loader we run on, which has no interpreter
- * either but loads the program named after it, and the agent with it
- * (`profil record /lib64/ld-linux-x86-64.so.2 PROG`). */
-static int is_our_loader(const struct stat *file)
-{
-	const char *interp = NULL;
-	struct stat st;
-	dl_iterate_phdr(own_interp, &interp);
-	return interp && stat(interp, &st) == 0 && st.st_dev == file->st_dev &&
-	       st.st_ino == file->st_ino;
-}
-
 int spawn_check(const char *cmd, int *status)
 {
 	char file[4096];
@@ -174,16 +71,10 @@ int spawn_check(const char *cmd, int *status)
 		*status = 2;
 		return -1;
 	}
-	char why[96];
-	if (foreign_elf(file, why, sizeof why)) {
-		fprintf(stderr, "profil record: %s %s: the profiling agent is built for 64-bit "
-		        OUR_MACHINE_NAME " programs, so it cannot be profiled\n", file, why);
-		*status = 2;
-		return -1;
-	}
-	if (is_static_elf(file) && !is_our_loader(&st)) {
-		fprintf(stderr, "profil record: %s is statically linked: it cannot load the "
-		        "profiling agent (LD_PRELOAD), so it cannot be profiled\n", file);
+	char buf[PATH_MAX + 256];
+	const char *why = elf_refusal(file, &st, buf, sizeof buf);
+	if (why) {
+		fprintf(stderr, "profil record: %s %s\n", file, why);
 		*status = 2;
 		return -1;
 	}

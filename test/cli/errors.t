@@ -188,3 +188,14 @@ exit 127
 stderr /^profil record: the command's name is empty$/
 stderr-lines 1
 nofile x.pprof
+
+# record: a program linked against another C library (musl: its loader
+# cannot relocate the glibc agent and stopped the program with status
+# 127, "Error relocating ...: symbol not found", before it ran) is
+# refused up front; here rec-prog with its PT_INTERP rewritten
+$ cp $REC/rec-prog xm && perl -pi -e 's{/lib64/ld-linux-x86-64\.so\.2\0}{/lib/ld-musl-x86_64.so.1\0\0\0\0}' xm && profil record -o x.pprof ./xm threads 10
+needs perl
+exit 2
+stderr /^profil record: \.\/xm runs on the dynamic loader \/lib\/ld-musl-x86_64\.so\.1, not the GNU C library's ld-linux-x86-64\.so\.2 that the profiling agent is built for, so it cannot be profiled$/
+stderr-lines 1
+nofile x.pprof
