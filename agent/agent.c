@@ -175,7 +175,7 @@ int agent_stop_by_withdrawal(struct ring_file *rf)
 {
 	if (engine_withdraw() != 0)
 		return -1;
-	atomic_store(&exec_env_hook, NULL); /* its execs are not followed */
+	envfix_unfollow(); /* its execs are not followed */
 	modules_stop();
 	drop_ring(rf);
 	sweeper_retire(); /* and this helper thread goes after the reap */

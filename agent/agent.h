@@ -183,6 +183,15 @@ HIDDEN void agent_mark_exec(int on);
  * cut; its length (0 when it cannot be read). */
 HIDDEN size_t agent_read_small(const char *path, char *buf, size_t size);
 
+/* loadercheck.c: loadercheck_init() at load, before the exec hook is
+ * set; loadercheck_refuses(): whether the program t names is one whose
+ * loader cannot take the agent (another C library's, another ELF class
+ * or machine), so that envfix.c leaves it out of that program's
+ * LD_PRELOAD.  Async-signal-safe. */
+struct exec_target;
+HIDDEN void loadercheck_init(void);
+HIDDEN int loadercheck_refuses(const struct exec_target *t);
+
 /* ringfile.c: whether the pages of [at, at + len) of rf can be had for
  * writing.  Asked before the agent writes there outside the handler: on
  * a full tmpfs the first write to a page of a ring file raises SIGBUS,
@@ -339,6 +348,11 @@ HIDDEN unsigned filter_refusals(const struct sock_filter *f, size_t len);
  * environment the program gives it; root_only (--no-children): only the
  * execs of this process itself.  Called once, at load. */
 HIDDEN void envfix_init(char **env, int root_only);
+/* envfix.c: from now on execs and posix_spawn are not followed (the
+ * recording is over, a forked child not profiled): the environment as
+ * given, but the agent left out for a program whose loader cannot take
+ * it (loadercheck.c). */
+HIDDEN void envfix_unfollow(void);
 /* envfix.c: from now on no exec or posix_spawn starts sampling (this
  * process's sampling ended under a seccomp filter: seccomp.c). */
 HIDDEN void envfix_stop(void);

@@ -27,7 +27,7 @@
 /* A forked child we do not profile: nothing more is logged or sampled. */
 static void leave_child(void)
 {
-	atomic_store(&exec_env_hook, NULL); /* its execs are not followed either */
+	envfix_unfollow(); /* its execs are not followed either */
 	modules_detach();
 	atomic_store(&agent_ring, NULL);
 	engine_publish(NULL);

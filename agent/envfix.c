@@ -37,6 +37,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -95,13 +96,10 @@ static int lists(const char *list, const char *name)
 	return 0;
 }
 
-/* LD_PRELOAD's value in s: item (if any) first, then list's items but
- * the agent's by either name; "" when none is left. */
-static void write_preload(char *s, const char *item, const char *list)
+/* list's items but the agent's by either name (agent_path, item)
+ * appended to s, colon-separated. */
+static void append_others(char *s, const char *item, const char *list)
 {
-	*s = '\0';
-	if (item)
-		strcpy(s, item);
 	for (const char *p = list ? list : ""; *p;) {
 		size_t len = strcspn(p, ": ");
 		int ours = (len == strlen(agent_path) && strncmp(p, agent_path, len) == 0) ||
@@ -115,6 +113,16 @@ static void write_preload(char *s, const char *item, const char *list)
 		if (*p)
 			p++;
 	}
+}
+
+/* LD_PRELOAD's value in s: item (if any) first, then list's items but
+ * the agent's by either name; "" when none is left. */
+static void write_preload(char *s, const char *item, const char *list)
+{
+	*s = '\0';
+	if (item)
+		strcpy(s, item);
+	append_others(s, item, list);
 }
 
 static int has_entry(char *const envp[], const char *entry)
@@ -237,12 +245,47 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	return out;
 }
 
+/*
+ * envp for a program whose loader cannot take the agent (loadercheck.c):
+ * LD_PRELOAD without it (gone if nothing else is left), the rest as
+ * given; NULL when envp does not list the agent.
+ */
+static char *const *without_agent(char *const envp[], char **out, size_t cap)
+{
+	char self[64];
+	const char *item = selfreach_item(self, sizeof self, 1);
+	size_t n = 0, at = (size_t)-1;
+	for (; envp[n]; n++)
+		if (same_name(envp[n], "LD_PRELOAD="))
+			at = n;
+	const char *list = at != (size_t)-1 ? envp[at] + strlen("LD_PRELOAD=") : NULL;
+	if (!list || (!lists(list, agent_path) && !(item && lists(list, item))))
+		return NULL;
+	size_t bytes = (strlen("LD_PRELOAD=") + strlen(list) + 1 + 7) & ~(size_t)7;
+	if ((n + 1) * sizeof(char *) + bytes > cap * sizeof(char *))
+		return NULL; /* too large for the buffer: as it is */
+	char *s = (char *)out + cap * sizeof(char *) - bytes;
+	strcpy(s, "LD_PRELOAD=");
+	append_others(s + strlen(s), item, list);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i != at)
+			out[k++] = envp[i];
+	if (s[strlen("LD_PRELOAD=")])
+		out[k++] = s;
+	out[k] = NULL;
+	return out;
+}
+
 /* exec.c's hook (process.h). */
-static char *const *fix_env(char *const envp[], char **out, size_t cap)
+static char *const *fix_env(const struct exec_target *t, char *const envp[], char **out,
+                            size_t cap)
 {
 	if (!agent_exec_unsampled())
 		agent_defer_final(0); /* a deferred child's samples: its file first */
 	agent_mark_exec(1); /* cleared if the exec fails (agent.c) */
+	if (loadercheck_refuses(t))
+		return without_agent(envp, out, cap);
 	return build_env(envp, out, cap, 1);
 }
 
@@ -255,8 +298,10 @@ static char *const *fix_env(char *const envp[], char **out, size_t cap)
  */
 static atomic_int stripping;
 
-static char *const *strip_env(char *const envp[], char **out, size_t cap)
+static char *const *strip_env(const struct exec_target *t, char *const envp[], char **out,
+                              size_t cap)
 {
+	(void)t;
 	size_t k = 0, dropped = 0;
 	for (size_t i = 0; envp[i]; i++) {
 		if (same_name(envp[i], RECORD_DIR)) {
@@ -269,6 +314,17 @@ static char *const *strip_env(char *const envp[], char **out, size_t cap)
 	}
 	out[k] = NULL;
 	return dropped ? out : NULL;
+}
+
+static char *const *guard_env(const struct exec_target *t, char *const envp[], char **out,
+                              size_t cap)
+{
+	return loadercheck_refuses(t) ? without_agent(envp, out, cap) : NULL;
+}
+
+void envfix_unfollow(void)
+{
+	atomic_store(&exec_env_hook, guard_env);
 }
 
 void envfix_stop(void)
@@ -288,9 +344,12 @@ static int spawn_with(spawn_fn *real, pid_t *pid, const char *file,
 	if (!real)
 		return ENOSYS;
 	char *const *e = NULL;
+	struct exec_target t = {AT_FDCWD, file ? file : "", real == real_spawnp};
 	if (envp && atomic_load(&stripping))
-		e = strip_env(envp, buf, SPAWN_CAP);
-	else if (atomic_load(&exec_env_hook) && envp && !only_pid)
+		e = strip_env(&t, envp, buf, SPAWN_CAP);
+	else if (envp && loadercheck_refuses(&t))
+		e = without_agent(envp, buf, SPAWN_CAP);
+	else if (atomic_load(&exec_env_hook) == fix_env && envp && !only_pid)
 		e = build_env(envp, buf, SPAWN_CAP, 0);
 	return real(pid, file, fa, attr, argv, e ? e : envp);
 }
@@ -323,6 +382,7 @@ void envfix_init(char **env, int root_only)
 		return;
 	agent_path = selfreach_loaded_as();
 	only_pid = root_only ? getpid() : 0;
+	loadercheck_init();
 	size_t used = 0;
 	for (size_t i = 0; env && env[i] && nsaved < SAVED_MAX; i++) {
 		size_t len = strlen(env[i]) + 1;

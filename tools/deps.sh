@@ -41,6 +41,10 @@ optional golang-go go "the go pprof test"
 optional chromium chromium "the HTML page tests"
 # one test profiles a program in a bubblewrap sandbox (what Flatpak runs)
 optional bubblewrap bwrap "the bwrap test"
+# programs the agent must stay out of: one linked against musl, a 32-bit
+# one (built -m32 -nostdlib against the i386 C library)
+optional musl-tools musl-gcc "the musl program test"
+optional libc6-i386 /lib/ld-linux.so.2 "the 32-bit program test"
 [ -n "$need" ] || exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "deps: installing$need"

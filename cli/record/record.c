@@ -191,7 +191,8 @@ static void signal_name(int sig, char *out, size_t cap)
  * for.  Much more means programs the
  * agent could not enter, which ran unseen: statically linked, set-uid or
  * with file capabilities (the loader drops LD_PRELOAD for them), 32-bit
- * or another machine's (their loader cannot load ours), or
+ * or another machine's, or linked against musl (agent/loadercheck.c
+ * leaves the agent out for them), or
  * started by a raw execve with an environment without it, or exec'd in a
  * root where neither the agent's path nor /proc reaches its file (a bare
  * chroot: agent/selfreach.c leaves it out of LD_PRELOAD); or processes
@@ -224,7 +225,8 @@ static void uncovered_warning(const struct record_opts *o, const struct images *
 		return;
 	fprintf(stderr, "profil record: warning: the samples cover %.2f of the %.2f CPU s the "
 	        "command's processes used; the rest ran unsampled, in programs the agent cannot "
-	        "enter (statically linked, set-uid or with file capabilities, 32-bit, or started without "
+	        "enter (statically linked, set-uid or with file capabilities, 32-bit or linked against "
+	        "musl, or started without "
 	        "LD_PRELOAD), in a root without the agent's file or /proc (a bare chroot), "
 	        "where it said it could not record, in a sandbox that shares "
 	        "neither the recording's directory nor its network namespace, or in a profil "

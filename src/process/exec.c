@@ -50,6 +50,7 @@
 #include "base/ring.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -217,7 +218,8 @@ static void exec_resume(struct exec_state *st)
 	errno = e;
 }
 
-char *const *(*_Atomic exec_env_hook)(char *const envp[], char **out, size_t cap);
+char *const *(*_Atomic exec_env_hook)(const struct exec_target *t, char *const envp[],
+                                      char **out, size_t cap);
 
 /* Pointers the environment hook may fill: on the stack, which a vfork
  * child may use (its memory is ours, the stack frame is its own); an
@@ -225,10 +227,11 @@ char *const *(*_Atomic exec_env_hook)(char *const envp[], char **out, size_t cap
 #define ENV_CAP 1024
 
 /* The new program's environment: envp, or the hook's copy in out. */
-static char *const *env_for_exec(char *const envp[], char **out)
+static char *const *env_for_exec(const struct exec_target *t, char *const envp[], char **out)
 {
-	char *const *(*hook)(char *const[], char **, size_t) = atomic_load(&exec_env_hook);
-	char *const *e = hook && envp ? hook(envp, out, ENV_CAP) : NULL;
+	char *const *(*hook)(const struct exec_target *, char *const[], char **, size_t) =
+		atomic_load(&exec_env_hook);
+	char *const *e = hook && envp ? hook(t, envp, out, ENV_CAP) : NULL;
 	return e ? e : envp;
 }
 
@@ -260,12 +263,13 @@ static void exec_failed(char *const envp[])
 	errno = e;
 }
 
-#define AROUND(call) do { \
+#define AROUND(target, call) do { \
 	struct exec_state st_; \
+	struct exec_target t_ = target; \
 	char *env_[ENV_CAP]; \
 	exec_begins(); \
 	exec_prepare(&st_); \
-	envp = env_for_exec(envp, env_); \
+	envp = env_for_exec(&t_, envp, env_); \
 	int rc_ = (call); \
 	exec_failed(envp); \
 	exec_resume(&st_); \
@@ -274,17 +278,19 @@ static void exec_failed(char *const envp[])
 
 int exec_around_execve(const char *path, char *const argv[], char *const envp[])
 {
-	AROUND(exec_real.execve(path, argv, envp));
+	AROUND(((struct exec_target){AT_FDCWD, path ? path : "", 0}),
+	       exec_real.execve(path, argv, envp));
 }
 
 int exec_around_execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	AROUND(exec_real.execvpe(file, argv, envp));
+	AROUND(((struct exec_target){AT_FDCWD, file ? file : "", 1}),
+	       exec_real.execvpe(file, argv, envp));
 }
 
 int exec_around_fexecve(int fd, char *const argv[], char *const envp[])
 {
-	AROUND(exec_real.fexecve(fd, argv, envp));
+	AROUND(((struct exec_target){fd, "", 0}), exec_real.fexecve(fd, argv, envp));
 }
 
 int exec_around_execveat(int dirfd, const char *path, char *const argv[],
@@ -294,5 +300,6 @@ int exec_around_execveat(int dirfd, const char *path, char *const argv[],
 		errno = ENOSYS;
 		return -1;
 	}
-	AROUND(exec_real.execveat(dirfd, path, argv, envp, flags));
+	AROUND(((struct exec_target){dirfd, path ? path : "", 0}),
+	       exec_real.execveat(dirfd, path, argv, envp, flags));
 }

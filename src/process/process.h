@@ -48,13 +48,24 @@ HIDDEN int profil_c11_thread_start(void *s);
 HIDDEN void threads_cover_self(void);
 HIDDEN void threads_end_covered(void *start_fn);
 
+/* The file an exec runs: path relative to dirfd (AT_FDCWD for a plain
+ * path), or the file open at dirfd itself when path is "" (fexecve,
+ * execveat with AT_EMPTY_PATH); search: a name without '/' that
+ * execvpe() looks up along PATH. */
+struct exec_target {
+	int dirfd;
+	const char *path;
+	int search;
+};
+
 /* exec.c: the environment an exec passes on, in every exec we interpose
  * (vfork children included): the hook returns envp or an array it built
  * in out[0..cap-1] (cap counts pointers; the strings it adds are its
- * own), or NULL if envp must go as it is.  Async-signal-safe, no
- * allocation (a vfork child shares our memory).  Set once (agent/). */
-extern char *const *(*_Atomic exec_env_hook)(char *const envp[], char **out,
-                                             size_t cap) HIDDEN;
+ * own), or NULL if envp must go as it is.  t: what the exec runs.
+ * Async-signal-safe, no allocation (a vfork child shares our memory).
+ * Set once (agent/). */
+extern char *const *(*_Atomic exec_env_hook)(const struct exec_target *t, char *const envp[],
+                                             char **out, size_t cap) HIDDEN;
 /* Called when one of those execs returned (it failed), vfork children
  * included, with the environment it was given (the env hook's); the
  * same rules.  Set once (agent/). */

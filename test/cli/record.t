@@ -1838,3 +1838,23 @@ stderr /samples \/ \(CPU s x rate\) = (0\.9[0-9]*|1\.0[0-9]*)$/
 $ profil record -o rt.pprof sh -c 'for i in $(seq 200); do /bin/true; done; sleep 2.5; echo rings $(ls "$PROFIL_RECORD_DIR" | grep -c "\.ring$")' && profil report --by command rt.pprof
 row /^rings / 2 <= 20
 row / true +[0-9]+$/ 7 >= 150
+
+# A program the command starts that is linked against musl did not run:
+# musl's loader could not relocate the agent ("Error relocating
+# libprofil-agent.so: ... symbol not found", status 127).  The agent is
+# left out of its LD_PRELOAD now (agent/loadercheck.c), and a glibc
+# program after it is profiled as before
+$ printf 'int main(void) { volatile unsigned long s = 0; for (unsigned long i = 0; i < 30000000; i++) s += i; return s == 0; }\n' > m.c && musl-gcc -O1 -o m m.c && profil record -o mu.pprof sh -c './m; echo m=$?; "$0" threads 20' $REC/rec-prog && profil report mu.pprof
+needs musl-gcc
+stdout /^m=0$/
+row /main_hot +rec-prog$/ 2 >= 30
+!stderr /Error relocating|cannot be preloaded/
+
+# A 32-bit program the command starts had its loader's "ERROR: ld.so:
+# object ... cannot be preloaded (wrong ELF class: ELFCLASS64): ignored."
+# on its stderr; the agent is left out of its LD_PRELOAD now
+$ printf 'extern int puts(const char *); extern void exit(int); void _start(void) { puts("i386 ran"); exit(0); }\n' > p32.c && gcc -m32 -nostdlib -fno-pie -no-pie -o p32 p32.c /lib32/libc.so.6 -Wl,-dynamic-linker,/lib/ld-linux.so.2 && profil record -o p32.pprof sh -c './p32; "$0" threads 20' $REC/rec-prog && profil report p32.pprof
+needs /lib/ld-linux.so.2
+stdout /^i386 ran$/
+row /main_hot +rec-prog$/ 2 >= 30
+!stderr /ld\.so|cannot be preloaded/
