@@ -1032,12 +1032,13 @@ stdout /^zygotes 1$/
 stdout /^ +2 cmdline=sh -c sh -c "exit 0" --type=zygote; \(x=0; .*\); true top two words$/
 stdout /^processes 2$/
 
-# A command the kernel will not run (a directory here) once it was
-# started: its exec's error, a shell's status, and nothing more; the
-# exec's failure was followed by "the agent did not start in it"
+# A command the kernel will not run (a directory here): a shell's words
+# and status, and nothing more; the exec's failure was followed by "the
+# agent did not start in it" (a directory is now said before the start,
+# as bash says it: errors.t)
 $ mkdir -p adir && profil record -o n.pprof ./adir
 exit 126
-stderr /^profil record: \.\/adir: Permission denied$/
+stderr /^profil record: \.\/adir: Is a directory$/
 stderr-lines 1
 nofile n.pprof
 
