@@ -324,7 +324,10 @@ static char *const *guard_env(const struct exec_target *t, char *const envp[], c
 
 void envfix_unfollow(void)
 {
-	atomic_store(&exec_env_hook, guard_env);
+	/* after envfix_stop() the strip stays: under the seccomp filter that
+	 * made it, the check's open() might be what the filter kills for */
+	if (!atomic_load(&stripping))
+		atomic_store(&exec_env_hook, guard_env);
 }
 
 void envfix_stop(void)
