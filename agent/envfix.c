@@ -277,6 +277,19 @@ static char *const *without_agent(char *const envp[], char **out, size_t cap)
 	return out;
 }
 
+/* Whether the program gets the agent at all: not one whose loader cannot
+ * take it (loadercheck.c), nor a loader asked to list what it loads and
+ * stop (ldd sets LD_TRACE_LOADED_OBJECTS, whatever its value): the list
+ * named the agent among the program's libraries, and scripts that bundle
+ * what ldd lists bundled it. */
+static int agent_unwanted(const struct exec_target *t, char *const envp[])
+{
+	for (size_t i = 0; envp[i]; i++)
+		if (same_name(envp[i], "LD_TRACE_LOADED_OBJECTS="))
+			return 1;
+	return loadercheck_refuses(t);
+}
+
 /* exec.c's hook (process.h). */
 static char *const *fix_env(const struct exec_target *t, char *const envp[], char **out,
                             size_t cap)
@@ -284,7 +297,7 @@ static char *const *fix_env(const struct exec_target *t, char *const envp[], cha
 	if (!agent_exec_unsampled())
 		agent_defer_final(0); /* a deferred child's samples: its file first */
 	agent_mark_exec(1); /* cleared if the exec fails (agent.c) */
-	if (loadercheck_refuses(t))
+	if (agent_unwanted(t, envp))
 		return without_agent(envp, out, cap);
 	return build_env(envp, out, cap, 1);
 }
@@ -319,7 +332,7 @@ static char *const *strip_env(const struct exec_target *t, char *const envp[], c
 static char *const *guard_env(const struct exec_target *t, char *const envp[], char **out,
                               size_t cap)
 {
-	return loadercheck_refuses(t) ? without_agent(envp, out, cap) : NULL;
+	return agent_unwanted(t, envp) ? without_agent(envp, out, cap) : NULL;
 }
 
 void envfix_unfollow(void)
@@ -350,7 +363,7 @@ static int spawn_with(spawn_fn *real, pid_t *pid, const char *file,
 	struct exec_target t = {AT_FDCWD, file ? file : "", real == real_spawnp};
 	if (envp && atomic_load(&stripping))
 		e = strip_env(&t, envp, buf, SPAWN_CAP);
-	else if (envp && loadercheck_refuses(&t))
+	else if (envp && agent_unwanted(&t, envp))
 		e = without_agent(envp, buf, SPAWN_CAP);
 	else if (atomic_load(&exec_env_hook) == fix_env && envp && !only_pid)
 		e = build_env(envp, buf, SPAWN_CAP, 0);

@@ -1861,3 +1861,12 @@ needs /lib/ld-linux.so.2
 stdout /^i386 ran$/
 row /main_hot +rec-prog$/ 2 >= 30
 !stderr /ld\.so|cannot be preloaded/
+
+# ldd (LD_TRACE_LOADED_OBJECTS) listed the agent among the program's
+# libraries, and scripts that bundle what ldd lists bundled it: a loader
+# asked to list gets no agent now (agent/envfix.c agent_unwanted())
+$ profil record -o ldd.pprof ldd $REC/rec-prog
+needs ldd
+stdout /librec\.so => /
+stdout /libc\.so\.6 => /
+!stdout /libprofil-agent/
