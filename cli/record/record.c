@@ -386,6 +386,10 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "profil record: cannot make a directory for samples in %s\n", err);
 		return 2;
 	}
+	if (spawn_agent_carried(agent, sizeof agent, set.dir) != 0) {
+		images_free(&set);
+		return 2;
+	}
 	set.pids_fd = nspid_open(set.dir) + 1;
 	set.rings_fd = ringserve_open(&set) + 1;
 	int64_t t0 = now_ns(CLOCK_REALTIME), m0 = now_ns(CLOCK_MONOTONIC);

@@ -64,6 +64,9 @@ void spawn_env_free(struct spawn_env *e);
 void spawn_env_set_root(struct spawn_env *e, pid_t pid);
 /* The agent's path into buf: 0, or -1 when there is none to read. */
 int spawn_find_agent(char *buf, size_t size);
+/* That path made one LD_PRELOAD can carry (absolute; through a link in
+ * dir when it has a space or colon): 0, or -1 with a message printed. */
+int spawn_agent_carried(char *agent, size_t size, const char *dir);
 /* Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to us to pid. */
 void spawn_forward_signals(pid_t pid);
 /* Notes the signals we were started with ignored, before we change any:

@@ -17,6 +17,7 @@
 #include "record_int.h"
 #include "../../src/base/asanopt.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,43 @@ void spawn_env_set_root(struct spawn_env *e, pid_t pid)
 
 /* The agent named by PROFIL_AGENT, else beside our executable (the
  * build tree), or in ../lib/profil (installed). */
+/*
+ * The agent by a path LD_PRELOAD can carry to every program of the
+ * command: absolute (a relative PROFIL_AGENT would be looked up from each
+ * program's own directory), and without a space or colon, which separate
+ * LD_PRELOAD's items: profil built in "~/my project/build" preloaded
+ * "/home/.../my" and "project/build/libprofil-agent.so", with the
+ * loader's two errors on the command's stderr, and profiled nothing.
+ * Such a path is reached through a link in the recording's directory
+ * (dir), made here; a program the command leaves running after the
+ * recording (the directory gone) then starts others without the agent.
+ * 0, or -1 with a message printed.
+ */
+int spawn_agent_carried(char *agent, size_t size, const char *dir)
+{
+	char abs[PATH_MAX];
+	if (agent[0] != '/') {
+		if (!realpath(agent, abs)) {
+			fprintf(stderr, "profil record: %s: %s\n", agent, strerror(errno));
+			return -1;
+		}
+		snprintf(agent, size, "%s", abs);
+	}
+	if (!strpbrk(agent, " \t\n:"))
+		return 0;
+	char link[PATH_MAX];
+	int n = snprintf(link, sizeof link, "%s/libprofil-agent.so", dir);
+	if (n < 0 || (size_t)n >= sizeof link || (size_t)n >= size || strpbrk(link, " \t\n:") ||
+	    symlink(agent, link) != 0) {
+		fprintf(stderr, "profil record: the agent's path (%s) has a space or colon, which "
+		        "LD_PRELOAD cannot carry, and no link to it could be made in %s\n", agent,
+		        dir);
+		return -1;
+	}
+	snprintf(agent, size, "%s", link);
+	return 0;
+}
+
 int spawn_find_agent(char *buf, size_t size)
 {
 	const char *env = getenv("PROFIL_AGENT");

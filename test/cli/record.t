@@ -1870,3 +1870,13 @@ needs ldd
 stdout /librec\.so => /
 stdout /libc\.so\.6 => /
 !stdout /libprofil-agent/
+
+# The agent by a path LD_PRELOAD can carry (cli/record/spawnenv.c
+# spawn_agent_carried()): profil installed under a path with a space
+# preloaded its two halves, the loader's errors on the command's stderr,
+# nothing profiled; a relative PROFIL_AGENT was looked up as a library
+# name
+$ mkdir -p "a b" && cp "$(command -v profil)" "$(dirname "$(command -v profil)")/libprofil-agent.so" "a b/" && "./a b/profil" record -o sp.pprof $REC/rec-prog threads 30 && cp "a b/libprofil-agent.so" ag.so && PROFIL_AGENT=ag.so profil record -o sp2.pprof sh -c 'cd / && exec "$0" threads 30' $REC/rec-prog && profil report sp.pprof && profil report sp2.pprof
+row /main_hot +rec-prog$/ 2 >= 30
+row /lib_hot +librec.so$/ 2 >= 30
+!stderr /ERROR|cannot be preloaded|not profiled/
