@@ -36,6 +36,21 @@ int spawn_check(const char *cmd, int *status);
  * capabilities", ...), or NULL when it would not. */
 struct stat;
 const char *secure_exec_reason(const char *file, const struct stat *st);
+/* summary.c: the closing lines on stderr (record_summary(): samples,
+ * warnings, with -v the engine and the ratio to the kernel's CPU time,
+ * orphans_s: CPU time of orphans reaped as pid 1; record_own_line(): -v's
+ * cost of the record process, own_running: its CPU when the command
+ * ended, sampled: the samples' CPU seconds); the CPU seconds of a rusage,
+ * and ours. */
+struct rusage;
+struct images;
+struct profile;
+void record_summary(const struct record_opts *o, const struct images *set,
+                    const struct profile *p, const struct rusage *ru, double orphans_s);
+void record_own_line(const struct rusage *ru, double sampled, double own_running);
+double record_cpu_of(const struct rusage *ru);
+double record_own_cpu(void);
+
 /* elfcheck.c: why file (st: its stat) cannot load the agent, the end of
  * a sentence after its name ("is statically linked: ..."), possibly in
  * buf; NULL when it can, or is not an ELF file (a script). */
