@@ -183,6 +183,17 @@ HIDDEN void agent_mark_exec(int on);
  * cut; its length (0 when it cannot be read). */
 HIDDEN size_t agent_read_small(const char *path, char *buf, size_t size);
 
+/* preload.c: LD_PRELOAD's item list.  preload_lists(): whether list
+ * names name.  preload_append_others(): list's items but name1's and
+ * name2's (either may be NULL) appended to s, colon-separated.
+ * preload_write(): into s, first (if not NULL) then list's items but
+ * first and other_name ("" when none is left). */
+HIDDEN int preload_lists(const char *list, const char *name);
+HIDDEN void preload_append_others(char *s, const char *list, const char *name1,
+                                  const char *name2);
+HIDDEN void preload_write(char *s, const char *first, const char *list,
+                          const char *other_name);
+
 /* loadercheck.c: loadercheck_init() at load, before the exec hook is
  * set; loadercheck_refuses(): whether the program t names is one whose
  * loader cannot take the agent (another C library's, another ELF class

@@ -80,51 +80,6 @@ static int same_name(const char *entry, const char *name)
 	return strncmp(entry, name, n) == 0;
 }
 
-/* Whether the LD_PRELOAD value list has the item name (items are
- * separated by colons or spaces, as the loader reads them). */
-static int lists(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = list; *p;) {
-		size_t len = strcspn(p, ": ");
-		if (len == n && strncmp(p, name, n) == 0)
-			return 1;
-		p += len;
-		if (*p)
-			p++;
-	}
-	return 0;
-}
-
-/* list's items but the agent's by either name (agent_path, item)
- * appended to s, colon-separated. */
-static void append_others(char *s, const char *item, const char *list)
-{
-	for (const char *p = list ? list : ""; *p;) {
-		size_t len = strcspn(p, ": ");
-		int ours = (len == strlen(agent_path) && strncmp(p, agent_path, len) == 0) ||
-		           (item && len == strlen(item) && strncmp(p, item, len) == 0);
-		if (len && !ours) {
-			if (*s)
-				strcat(s, ":");
-			strncat(s, p, len);
-		}
-		p += len;
-		if (*p)
-			p++;
-	}
-}
-
-/* LD_PRELOAD's value in s: item (if any) first, then list's items but
- * the agent's by either name; "" when none is left. */
-static void write_preload(char *s, const char *item, const char *list)
-{
-	*s = '\0';
-	if (item)
-		strcpy(s, item);
-	append_others(s, item, list);
-}
-
 static int has_entry(char *const envp[], const char *entry)
 {
 	for (size_t i = 0; envp[i]; i++)
@@ -184,9 +139,9 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 	 * reaches it (a chroot) by a descriptor, or not at all (selfreach.c) */
 	char self[64];
 	const char *item = selfreach_item(self, sizeof self, !with_cpu);
-	int new_preload = item ? !preload || !lists(preload, item) ||
-	                         (item != agent_path && lists(preload, agent_path))
-	                       : preload && lists(preload, agent_path);
+	int new_preload = item ? !preload || !preload_lists(preload, item) ||
+	                         (item != agent_path && preload_lists(preload, agent_path))
+	                       : preload && preload_lists(preload, agent_path);
 	int new_asan = asanopt_wanted(asan);
 	char dirfd[72];
 	/* a spawned child's value changes nothing here: asked first */
@@ -219,7 +174,7 @@ static char *const *build_env(char *const envp[], char **out, size_t cap, int wi
 		if (item && with_cpu && selfreach_pass(item) != 0)
 			item = NULL; /* its descriptor would not reach the new image */
 		strcpy(s, "LD_PRELOAD=");
-		write_preload(s + strlen(s), item, preload);
+		preload_write(s + strlen(s), item, preload, agent_path);
 		if (s[strlen("LD_PRELOAD=")]) /* an empty one would be the same */
 			out[k++] = s;
 		s += strlen(s) + 1;
@@ -259,14 +214,14 @@ static char *const *without_agent(char *const envp[], char **out, size_t cap)
 		if (same_name(envp[n], "LD_PRELOAD="))
 			at = n;
 	const char *list = at != (size_t)-1 ? envp[at] + strlen("LD_PRELOAD=") : NULL;
-	if (!list || (!lists(list, agent_path) && !(item && lists(list, item))))
+	if (!list || (!preload_lists(list, agent_path) && !(item && preload_lists(list, item))))
 		return NULL;
 	size_t bytes = (strlen("LD_PRELOAD=") + strlen(list) + 1 + 7) & ~(size_t)7;
 	if ((n + 1) * sizeof(char *) + bytes > cap * sizeof(char *))
 		return NULL; /* too large for the buffer: as it is */
 	char *s = (char *)out + cap * sizeof(char *) - bytes;
 	strcpy(s, "LD_PRELOAD=");
-	append_others(s + strlen(s), item, list);
+	preload_append_others(s + strlen(s), list, agent_path, item);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (i != at)
