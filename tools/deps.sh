@@ -24,11 +24,16 @@ fi
 # optional PACKAGE COMMAND WHAT: installs PACKAGE when COMMAND is missing
 # (as root, with apt-get), else says how; without it WHAT is skipped,
 # saying so
+updated=""
 optional() {
 	command -v "$2" >/dev/null 2>&1 && return 0
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "deps: installing $1 (optional)"
+		# a fresh machine may have no package lists yet: fetched once,
+		# then the install is tried again
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1 ||
+		{ [ -z "$updated" ] && updated=1 && apt-get update -qq >/dev/null 2>&1 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1; } ||
 			echo "deps: could not install $1; $3 will be skipped" >&2
 	else
 		echo "deps: optional $1 missing ($3 will be skipped);" \
