@@ -125,30 +125,24 @@ void agent_defer_end(void)
 	reaps_settle();
 }
 
-/* Whether the pages of [at, at + len) of rf can be had for writing.  An
- * exec has put the program's SIGSEGV and SIGBUS handlers back (exec.c),
- * so a write to a file on a full tmpfs would raise SIGBUS in the
- * program (agent_ring_room()). */
-static int room(struct ring_file *rf, uint64_t at, uint64_t len)
-{
-	return agent_ring_room(rf, at, len);
-}
-
-/* The same for what a final ending writes into rf: the module log
+/* Whether the pages a final ending writes into rf can be had (an exec
+ * has put the program's SIGSEGV and SIGBUS handlers back, exec.c, so a
+ * write to a file on a full tmpfs would raise SIGBUS in the program:
+ * agent_ring_room()): the module log
  * copied into a fresh file, and the records after its head (ring.h:
  * they may wrap, behind a SKIP record). */
 static int room_for(struct ring_file *rf, int fresh)
 {
-	if (fresh && !room(rf, rf->modlog_offset, modules_forked_len()))
+	if (fresh && !agent_ring_room(rf, rf->modlog_offset, modules_forked_len()))
 		return 0;
 	uint64_t size = rf->data_size, from = atomic_load(&rf->head) & (size - 1);
 	uint64_t len = defer_bytes() + 64; /* and the start-up credit, a SKIP */
 	if (len > size)
 		len = size;
 	if (from + len <= size)
-		return room(rf, rf->data_offset + from, len);
-	return room(rf, rf->data_offset + from, size - from) &&
-	       room(rf, rf->data_offset, len - (size - from));
+		return agent_ring_room(rf, rf->data_offset + from, len);
+	return agent_ring_room(rf, rf->data_offset + from, size - from) &&
+	       agent_ring_room(rf, rf->data_offset, len - (size - from));
 }
 
 /* Bounded: an ending under way in another thread (the helper's) is

@@ -68,8 +68,8 @@ void loadercheck_init(void)
 }
 
 /* name looked up along PATH as execvpe() does (the caller's PATH, else
- * its default), into buf: the first executable regular file; NULL if
- * none. */
+ * its default), into buf: the first candidate access() calls executable;
+ * NULL if none. */
 static const char *search(const char *name, char *buf, size_t cap)
 {
 	const char *path = NULL;

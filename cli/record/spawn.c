@@ -302,8 +302,7 @@ uint64_t spawn_reap_orphans(pid_t cmd)
 		int st;
 		if (wait4(si.si_pid, &st, WNOHANG, &ru) != si.si_pid)
 			return ns;
-		ns += (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
-		      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+		ns += (uint64_t)(record_cpu_of(&ru) * 1e9 + 0.5);
 	}
 }
 

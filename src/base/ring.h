@@ -74,7 +74,7 @@
 /* RING_FLAG_FAULTED: a write into the ring faulted in the handler (its
  * file system full: a page the reader gave back could not be had again)
  * and the process's sampling stopped there (src/engine/fault.c); the
- * recorder says so (cli/record/record.c). */
+ * recorder says so (cli/record/summary.c). */
 #define RING_FLAG_FAULTED 2u
 
 enum ring_type {
