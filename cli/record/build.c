@@ -8,7 +8,7 @@
  * generation, not unloaded since.  A library dlopen'ed since the agent's
  * last scan has a later load event (the agent finds loads by polling,
  * agent/modules.c), so failing that, the first later load covering the
- * pc is taken.  A pc in no module is named by the process's
+ * pc is taken (modindex.c).  A pc in no module is named by the process's
  * /tmp/perf-PID.map when a JIT wrote one (cli/symbol/perfmap.c), as a mapping of its
  * own per function; failing that it keeps mapping 0 and is reported by
  * address.  A stack the agent could not finish ends in a marker
@@ -32,6 +32,16 @@ struct jit {
 	struct sym_perfmap *map;
 };
 
+/* What turns an image's pcs into locations: the mapping id of each of its
+ * module events (add_mappings()), those events indexed by address
+ * (modindex.c), its JIT names. */
+struct places {
+	const struct image *im;
+	uint64_t *ids;
+	struct mod_index *mods;
+	struct jit jit;
+};
+
 /* The mapping id of each load event of im, 0 for unload events. */
 static uint64_t *add_mappings(struct profile *p, const struct image *im)
 {
@@ -51,35 +61,6 @@ static uint64_t *add_mappings(struct profile *p, const struct image *im)
 		ids[i] = prof_add_mapping(p, &m);
 	}
 	return ids;
-}
-
-/* Whether load event i is unloaded by generation gen. */
-static int unloaded_by(const struct image *im, size_t i, uint32_t gen)
-{
-	const struct module_event *l = &im->mods[i];
-	for (size_t k = i + 1; k < im->nmods; k++) {
-		const struct module_event *u = &im->mods[k];
-		if (!u->load && u->base == l->base && u->start == l->start && u->gen <= gen)
-			return 1;
-	}
-	return 0;
-}
-
-static uint64_t mapping_of(const struct image *im, const uint64_t *ids, uint64_t pc,
-                           uint32_t gen)
-{
-	size_t best = im->nmods, later = im->nmods;
-	for (size_t i = 0; i < im->nmods; i++) {
-		const struct module_event *e = &im->mods[i];
-		if (!e->load || !ids[i] || pc < e->start || pc >= e->end)
-			continue;
-		if (e->gen <= gen && !unloaded_by(im, i, gen))
-			best = i;
-		else if (e->gen > gen && later == im->nmods)
-			later = i;
-	}
-	size_t pick = best < im->nmods ? best : later;
-	return pick < im->nmods ? ids[pick] : 0;
 }
 
 /* The location of a stack end marker: a function of that name, mapping 0,
@@ -139,21 +120,21 @@ static uint64_t jit_location(struct profile *p, const struct image *im, struct j
 /* The location of an entry of a stack of im at module generation gen:
  * a marker's, or a pc's (entries after the first, return addresses, as
  * the instruction before: pprof's rule, address - 1). */
-static uint64_t entry_location(struct profile *p, const struct image *im, const uint64_t *ids,
-                               struct jit *jit, uint64_t entry, int caller, uint32_t gen)
+static uint64_t entry_location(struct profile *p, struct places *pl, uint64_t entry, int caller,
+                               uint32_t gen)
 {
 	if (RING_PC_IS_MARKER(entry))
 		return record_marker_location(p, entry);
 	uint64_t pc = entry - (caller != 0);
-	uint64_t mid = mapping_of(im, ids, pc, gen);
-	uint64_t loc = mid ? 0 : jit_location(p, im, jit, pc);
+	size_t event = mod_index_find(pl->mods, pc, gen);
+	uint64_t mid = event == SIZE_MAX ? 0 : pl->ids[event];
+	uint64_t loc = mid ? 0 : jit_location(p, pl->im, &pl->jit, pc);
 	return loc ? loc : prof_intern_location(p, mid, pc);
 }
 
 /* The locations of the callers of each fork that told its own (ring.h
  * RING_FORKED), for reaped.c: where a child no sample reached came from. */
-static void add_fork_paths(struct profile *p, struct image *im, const uint64_t *ids,
-                           struct jit *jit)
+static void add_fork_paths(struct profile *p, struct image *im, struct places *pl)
 {
 	for (size_t i = 0; i < im->nforked; i++) {
 		struct forked_word *w = &im->forked[i];
@@ -161,14 +142,12 @@ static void add_fork_paths(struct profile *p, struct image *im, const uint64_t *
 			continue;
 		w->locs = prof_xcalloc(w->npcs, sizeof *w->locs);
 		for (uint32_t k = 0; k < w->npcs; k++)
-			w->locs[k] = entry_location(p, im, ids, jit, w->pcs[k], 1, w->modgen);
+			w->locs[k] = entry_location(p, pl, w->pcs[k], 1, w->modgen);
 	}
 }
 
-static void add_samples(struct profile *p, struct image *im, const uint64_t *ids,
-                        int64_t period_ns)
+static void add_samples(struct profile *p, struct image *im, struct places *pl)
 {
-	struct jit jit = {0, NULL};
 	size_t pos = 0;
 	const struct agg_entry *e;
 	uint64_t *locs = NULL;
@@ -181,29 +160,30 @@ static void add_samples(struct profile *p, struct image *im, const uint64_t *ids
 			locs = prof_xrealloc(locs, cap, sizeof *locs);
 		}
 		for (size_t k = 0; k < n; k++)
-			locs[k] = entry_location(p, im, ids, &jit, e->words[2 + k], k > 0, gen);
+			locs[k] = entry_location(p, pl, e->words[2 + k], k > 0, gen);
 		/* in another PID namespace, the main thread's id is the pid
 		 * there: shown as the one here (nspid.c) */
 		uint32_t shown = im->ns_pid && tid == im->ns_pid ? im->pid : tid;
 		prof_add_sample(p, locs, n, (int64_t)e->count, im->pid, shown,
 		                image_thread_name(im, tid), im->comm);
 	}
-	(void)period_ns;
-	add_fork_paths(p, im, ids, &jit);
+	add_fork_paths(p, im, pl);
 	free(locs);
-	sym_perfmap_free(jit.map);
 }
 
-void record_build(struct profile *p, struct images *set, int64_t period_ns)
+void record_build(struct profile *p, struct images *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
 		struct image *im = &set->v[i];
 		if (!image_valid(im))
 			continue;
 		prof_add_process(p, im->pid, im->ppid, im->cmdline);
-		uint64_t *ids = add_mappings(p, im);
-		add_samples(p, im, ids, period_ns);
-		free(ids);
+		struct places pl = {im, add_mappings(p, im), NULL, {0, NULL}};
+		pl.mods = mod_index_build(im, pl.ids);
+		add_samples(p, im, &pl);
+		mod_index_free(pl.mods);
+		sym_perfmap_free(pl.jit.map);
+		free(pl.ids);
 		p->lost += im->lost;
 	}
 }

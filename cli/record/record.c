@@ -257,7 +257,7 @@ int cmd_record(int argc, char **argv)
 		prof_set_string(&p->command, command);
 		prof_set_string(&p->engine, set.v[0].engine);
 		free(command);
-		record_build(p, &set, p->period_ns);
+		record_build(p, &set);
 		record_credit_exits(p, &set, p->period_ns, (uint32_t)pid,
 		                    (uint64_t)(record_cpu_of(&ru) * 1e9 + 0.5), root_children_ns,
 		                    !o.no_children);

@@ -133,7 +133,15 @@ int record_left_out(const char *dir, uint32_t pid);
  * record_unsampled_hint(): one when much of its time is at [unsampled]. */
 void record_unnamed_code_hint(const struct profile *p);
 void record_unsampled_hint(const struct profile *p);
-void record_build(struct profile *p, struct images *set, int64_t period_ns);
+void record_build(struct profile *p, struct images *set);
+/* modindex.c: an image's load events indexed by address range; ids: the
+ * mapping id of each event (0: not a mapping).  mod_index_find(): the
+ * index in im->mods of the load that holds pc at module generation gen
+ * (build.c's rule), SIZE_MAX if none. */
+struct mod_index;
+struct mod_index *mod_index_build(const struct image *im, const uint64_t *ids);
+size_t mod_index_find(const struct mod_index *x, uint64_t pc, uint32_t gen);
+void mod_index_free(struct mod_index *x);
 /* build.c: the location of a marker (ring.h RING_PC_*), named "[...]". */
 uint64_t record_marker_location(struct profile *p, uint64_t marker);
 /* reaped.c: adds, for each process whose total CPU time its parent's

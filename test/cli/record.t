@@ -1880,3 +1880,14 @@ $ mkdir -p "a b" && cp "$(command -v profil)" "$(dirname "$(command -v profil)")
 row /main_hot +rec-prog$/ 2 >= 30
 row /lib_hot +librec.so$/ 2 >= 30
 !stderr /ERROR|cannot be preloaded|not profiled/
+
+# Two libraries dlopen'ed and dlclose'd in turns, 400 module events: each
+# pc is looked up among the modules loaded when it was sampled
+# (cli/record/modindex.c).  The record process walked every event for
+# each pc, and every later event for each candidate: 20,000 cycles of
+# dlopen cost it 0.36 s of CPU after the command ended (0.03 s now,
+# docs/benchmarks.md)
+$ profil record -o sw.pprof $REC/rec-prog plugswap 100 && profil report sw.pprof
+row /plug_hot +librecplug.so$/ 2 >= 38
+row /alt_hot +librecalt.so$/ 2 >= 38
+!stdout /librec(plug|alt)\.so\+0x/

@@ -11,6 +11,9 @@
  *             "made slower" side of the HTML report's diff test)
  *   dlopen    plug_hot in librecplug.so (dlopen'ed, then dlclose'd), then
  *             main_hot, equal work
+ *   plugswap  UNITS rounds of plug_hot in librecplug.so and alt_hot in
+ *             librecalt.so, a unit each, each library dlopen'ed before
+ *             its call and dlclose'd after it (400 module events at 100)
  *   plugexit  plug_hot in librecplug.so (dlopen'ed), then exit(0) with the
  *             library still loaded: with few UNITS, before the agent's
  *             first sweep, which would have logged the load
@@ -201,6 +204,28 @@ static int plugin_named(void *h, int then_exit)
 		exit(0);
 	dlclose(h);
 	main_hot(units);
+	return 0;
+}
+
+/* One unit of the named library's function, between its dlopen and its
+ * dlclose. */
+static int swap_in(const char *self, const char *lib, const char *fn)
+{
+	void *h = rec_open_beside(self, lib);
+	void (*hot)(unsigned long) = h ? (void (*)(unsigned long))dlsym(h, fn) : NULL;
+	if (!hot)
+		return 1;
+	hot(1);
+	dlclose(h);
+	return 0;
+}
+
+static int plugins_in_turn(const char *self)
+{
+	for (unsigned long r = 0; r < units; r++)
+		if (swap_in(self, "librecplug.so", "plug_hot") ||
+		    swap_in(self, "librecalt.so", "alt_hot"))
+			return 1;
 	return 0;
 }
 
@@ -630,6 +655,8 @@ int main(int argc, char **argv)
 		return blockall(units);
 	if (!strcmp(mode, "dlopen"))
 		return plugin(argv[0], 0);
+	if (!strcmp(mode, "plugswap"))
+		return plugins_in_turn(argv[0]);
 	if (!strcmp(mode, "plugexit"))
 		return plugin(argv[0], 1);
 	if (!strcmp(mode, "plugbare"))

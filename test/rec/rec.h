@@ -49,21 +49,28 @@ static inline unsigned long long rec_thread_ns(void)
 			rec_acc_ += rec_i_ ^ (rec_acc_ >> 3); \
 } while (0)
 
-/* librecplug.so, beside the program named self (its argv[0]), opened
+/* The library name beside the program named self (its argv[0]), opened
  * with dlopen; NULL with the reason on stderr. */
-static inline void *rec_open_plug(const char *self)
+static inline void *rec_open_beside(const char *self, const char *name)
 {
 	char path[4096];
 	const char *slash = strrchr(self, '/');
-	snprintf(path, sizeof path, "%.*slibrecplug.so", slash ? (int)(slash - self + 1) : 0, self);
+	snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - self + 1) : 0, self, name);
 	void *h = dlopen(path, RTLD_NOW);
 	if (!h)
 		fprintf(stderr, "%s: %s\n", self, dlerror());
 	return h;
 }
 
+/* librecplug.so, so opened */
+static inline void *rec_open_plug(const char *self)
+{
+	return rec_open_beside(self, "librecplug.so");
+}
+
 void lib_hot(unsigned long units);   /* librec.so */
 void plug_hot(unsigned long units);  /* librecplug.so, dlopen'ed */
+void alt_hot(unsigned long units);   /* librecalt.so, dlopen'ed */
 unsigned long recctor_burned(void); /* librecctor.so: what its constructor burned */
 /* librecargs.c: what its constructor was passed (rec-ctor dlopen()s it) */
 int recargs_argc(void);
