@@ -50,7 +50,7 @@ TEST_SRC   += $(BUILD)/test/test-cli-cases.c
 REC_T      := $(BUILD)/test/rec
 REC_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
-REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie rec-prog-fp librec.so librecplug.so librecalt.so librecrpath.so librecaudit.so \
+REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie rec-prog-fp librec.so librecplug.so librecalt.so librecinit.so librecrpath.so librecaudit.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-state rec-rawsig \
               rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid \

@@ -71,9 +71,20 @@ static void *no_dlopen(const char *file, int mode)
 	return NULL;
 }
 
+/* glibc's dlopen, then a poll.  Its constructors run inside the call,
+ * before any poll: a helper is made first (a safe point) so that a sample
+ * in them can wake it to poll at once (engine.h sample_in_dlopen). */
 static void *open_then_poll(const char *file, int mode)
 {
+	if (agent_running()) {
+		int saved = errno;
+		lazy_helper_now();
+		errno = saved;
+	}
+	int outer = sample_in_dlopen; /* a constructor's own dlopen() */
+	sample_in_dlopen = 1;
 	void *handle = glibc_dlopen()(file, mode);
+	sample_in_dlopen = outer;
 	if (handle && agent_running()) {
 		int saved = errno;
 		modules_poll(); /* the new objects' tables and log entries */

@@ -25,6 +25,7 @@
 #include "../src/unwind/unwind_cfi.c"
 #include "../src/unwind/unwind_table.c"
 #include "../src/unwind/unwind_go.c"
+#include "../src/unwind/unwind_crt.c"
 /* their memory and sort (base/: never the program's allocator), and
  * the maps reader the cache's key of a main program may need */
 #include "../src/base/alloc.c"

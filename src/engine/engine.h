@@ -140,6 +140,16 @@ extern __thread volatile int sample_in_fork_start __attribute__((tls_model("init
  * (the agent's fork word leaves the module holding it out, too). */
 extern __thread volatile int sample_in_fork_return __attribute__((tls_model("initial-exec"))) HIDDEN;
 extern uintptr_t sample_fork_pc HIDDEN;
+/* Set on a thread while the agent's dlopen() wrapper runs the C library's
+ * (agent/dlopen.c open_then_poll()): the new library's constructors run
+ * inside that call, before the unwind tables know its code, so every
+ * sample in them ended "[unknown]".  A sample of this thread whose walk
+ * fails at a pc no table covers wakes the helper then, once a sweep
+ * (sample_write.c wake_for_load()), and its module poll adds the library:
+ * the constructors' later samples walk whole.  This thread's own plain
+ * stores, read by its handler; a child forked inside the call returns
+ * through the wrapper too, which clears it. */
+extern __thread volatile int sample_in_dlopen __attribute__((tls_model("initial-exec"))) HIDDEN;
 
 /*
  * engine lock: serialises every configuration change.  Never taken in

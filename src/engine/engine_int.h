@@ -79,6 +79,12 @@ HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
 /* The word sweeper_wake() bumps and wakes (sweeper.c); the sampling
  * handler does the same with an inline futex wake (switchwatch.h). */
 extern atomic_int sweeper_wakes HIDDEN;
+/* 1 while a wake for a library being loaded is out (engine.h
+ * sample_in_dlopen): set by the sampling handler by compare-and-swap
+ * before its wake, cleared by the sweeper before each sweep's module
+ * poll, so that code no table will ever cover (a JIT's) wakes it at most
+ * once a sweep. */
+extern atomic_int sample_load_wake HIDDEN;
 /* A thread made with libc's pthread_create (threads_real_create()),
  * never hooked. */
 HIDDEN int threads_create_raw(pthread_t *th, const pthread_attr_t *attr,

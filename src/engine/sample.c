@@ -17,8 +17,10 @@
  *              learn its weight; while the run is on perf events every
  *              SWITCH_WATCH_EVERY-th sample of a thread reads its
  *              rusage (RUSAGE_THREAD) and its clock (switch_watch()),
- *              and a thread's first wish for a timer wakes the sweeper
- *              (FUTEX_WAKE on sweeper_wakes).  All three are on the
+ *              and a thread's first wish for a timer, or a walk that
+ *              failed at unknown code inside dlopen() (once a sweep),
+ *              wakes the sweeper (FUTEX_WAKE on sweeper_wakes).  All
+ *              three are on the
  *              agent's seccomp lists (agent/filtercheck.c).  errno is
  *              preserved without saving it: nothing here can set it.
  *   Reads:     perf_fd_tid[] (atomic slots, engine_int.h) to recognise
@@ -27,8 +29,8 @@
  *              profil_published, a pointer to an IMMUTABLE struct ptable
  *              that engine_publish() swaps atomically (its atomic pcnext
  *              aside); profil_pstats (atomic counters); sample_epoch;
- *              sample_in_fork_start, sample_in_fork_return (this
- *              thread's own flags, engine.h) and sample_fork_pc
+ *              sample_in_fork_start, sample_in_fork_return,
+ *              sample_in_dlopen (this thread's own flags, engine.h) and sample_fork_pc
  *              (written once, before any fork it matters for);
  *              switch_watch_on (atomic, switchwatch.h).
  *              For a ring table that wants stacks: unwind_published
@@ -44,7 +46,8 @@
  *              store, never waiting for the reader); profil_pstats;
  *              profil_inflight; this thread's fault-recovery slot and
  *              its tally (sample_self: plain stores, the thread's own);
- *              its last look at its switches (watch_self, likewise) and
+ *              its last look at its switches (watch_self, likewise),
+ *              sample_load_wake (compare-and-swap, engine_int.h) and
  *              a wish in switch_wishes[] (compare-and-swap into a free
  *              slot; the sweeper takes them: switchwatch.h).
  *   Callers guarantee: engine_publish() does not free or reuse a table,

@@ -20,7 +20,10 @@
 #include "base/ring.h"
 #include "unwind/unwind.h"
 #include "engine/engine_int.h"
+#include "engine/perf_trap.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 
 #define ADD(field, n) atomic_fetch_add_explicit(&profil_pstats.field, (n), memory_order_relaxed)
@@ -157,12 +160,33 @@ enum uw_end sample_walk_recovered(const struct uw_table *ut, const void *ucontex
 	return end;
 }
 
+__thread volatile int sample_in_dlopen __attribute__((tls_model("initial-exec"))) HIDDEN;
+atomic_int sample_load_wake;
+
+/* A walk that failed inside dlopen() at a pc of no module (the new
+ * library's constructors, engine.h sample_in_dlopen): the sweeper is
+ * woken to poll the loader, once until its next sweep (the futex wake
+ * made inline, as switch_wish() makes it). */
+static void wake_for_load(const struct uw_table *ut, const uint64_t *pcs, uint32_t n)
+{
+	uint32_t k = 0;
+	while (k < n && unwind_covers(ut, k ? pcs[k] - 1 : pcs[k]))
+		k++;
+	int idle = 0;
+	if (k == n || !atomic_compare_exchange_strong(&sample_load_wake, &idle, 1))
+		return;
+	atomic_fetch_add(&sweeper_wakes, 1);
+	perf_trap_syscall3(SYS_futex, (long)&sweeper_wakes, FUTEX_WAKE_PRIVATE, 1);
+}
+
 static uint32_t walk_stack(const struct uw_table *ut, const void *ucontext, uint64_t *pcs,
                            uint32_t max)
 {
 	const ucontext_t *uc = ucontext;
 	volatile uint32_t n = 0;
 	enum uw_end end = sample_walk_recovered(ut, ucontext, pcs, max, &n);
+	if (end == UW_END_FAILED && sample_in_dlopen)
+		wake_for_load(ut, pcs, n);
 	uint32_t k = n;
 	if (k == 0)
 		pcs[k++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];

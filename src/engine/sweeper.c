@@ -199,8 +199,11 @@ static void *sweep(void *unused)
 	if (proc_task_path(leader_stat, sizeof leader_stat, getpid(), "stat") != 0)
 		leader_stat[0] = '\0';
 	int leader_fd = -1, set_up = 0, own_table = 0;
-	long ms = SWEEP_MS;
 	int seen = atomic_load(&sweeper_wakes);
+	/* A wake for a library being loaded may have come before `seen` was
+	 * read, while the thread was being made for it (agent/dlopen.c): its
+	 * flag, set before the wake, is seen here then. */
+	long ms = atomic_load(&sample_load_wake) ? 0 : SWEEP_MS;
 	while (!atomic_load(&quit)) {
 		futex_wait(&sweeper_wakes, seen, ms); /* a wake since `seen`: at once */
 		seen = atomic_load(&sweeper_wakes);
@@ -249,6 +252,7 @@ static void *sweep(void *unused)
 		} else {
 			ms = 5; /* a move may be waiting: try again soon */
 		}
+		atomic_store(&sample_load_wake, 0); /* before the poll it asked for */
 		void (*hook)(void) = atomic_load(&sweeper_tick_hook);
 		if (hook) /* the agent's module poll: no engine lock held */
 			hook();

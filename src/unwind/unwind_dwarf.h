@@ -122,5 +122,8 @@ HIDDEN void uw_fde(const uint8_t *p, struct trows *t);
  * stack-pointer tables Go keeps for its runtime (nothing for other
  * objects). */
 HIDDEN void uw_go_rows(const struct dl_phdr_info *info, struct trows *t);
+/* unwind_crt.c: rows for the object's _init and _fini (crti/crtn code,
+ * which has no FDE), when their code has that shape. */
+HIDDEN void uw_crt_rows(const struct dl_phdr_info *info, struct trows *t);
 
 #endif /* PROFIL_UNWIND_DWARF_H */

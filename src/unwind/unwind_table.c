@@ -194,6 +194,7 @@ struct uw_module *uw_module_build(const struct dl_phdr_info *info, uintptr_t hdr
 	if (hdr)
 		all_fdes(info, hdr, &t);
 	uw_go_rows(info, &t);
+	uw_crt_rows(info, &t);
 	struct uw_module *m = t.oom ? NULL : finish(&t, tlo, thi);
 	mem_free(t.v);
 	return m;

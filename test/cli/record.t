@@ -1891,3 +1891,20 @@ $ profil record -o sw.pprof $REC/rec-prog plugswap 100 && profil report sw.pprof
 row /plug_hot +librecplug.so$/ 2 >= 38
 row /alt_hot +librecalt.so$/ 2 >= 38
 !stdout /librec(plug|alt)\.so\+0x/
+
+# A library's constructors run inside dlopen(), before the unwind tables
+# know its code: every sample of librecinit.so's _init code (init_hot,
+# 200 ms) ended "[unknown];init_hot", in a process with no helper to
+# poll the loader.  The wrapper of dlopen makes the helper first, and a
+# sample whose walk fails there wakes it to poll at once (engine.h
+# sample_in_dlopen); its _init, which has no CFI, is walked by rows of
+# its own (src/unwind/unwind_crt.c)
+$ profil record -o ic.pprof $REC/rec-prog initcode 40 && profil report --callers _init ic.pprof
+row /call_init$/ 2 >= 40
+
+# The same code in a library loaded at the start (LD_PRELOAD), whose
+# _init runs after the agent's constructor: "[unknown];_init;init_hot"
+# before _init had rows (src/unwind/unwind_crt.c)
+$ profil record -o ip.pprof env LD_PRELOAD=$REC/librecinit.so $REC/rec-prog threads 20 && profil report --callers _init ip.pprof
+needs env
+row /call_init$/ 2 >= 40

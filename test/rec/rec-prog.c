@@ -14,6 +14,8 @@
  *   plugswap  UNITS rounds of plug_hot in librecplug.so and alt_hot in
  *             librecalt.so, a unit each, each library dlopen'ed before
  *             its call and dlclose'd after it (400 module events at 100)
+ *   initcode  dlopen()s librecinit.so, whose _init runs init_hot for 40
+ *             units (code of its .init section), then main_hot
  *   plugexit  plug_hot in librecplug.so (dlopen'ed), then exit(0) with the
  *             library still loaded: with few UNITS, before the agent's
  *             first sweep, which would have logged the load
@@ -655,6 +657,12 @@ int main(int argc, char **argv)
 		return blockall(units);
 	if (!strcmp(mode, "dlopen"))
 		return plugin(argv[0], 0);
+	if (!strcmp(mode, "initcode")) {
+		if (!rec_open_beside(argv[0], "librecinit.so"))
+			return 1;
+		main_hot(units);
+		return 0;
+	}
 	if (!strcmp(mode, "plugswap"))
 		return plugins_in_turn(argv[0]);
 	if (!strcmp(mode, "plugexit"))
