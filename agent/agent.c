@@ -41,15 +41,20 @@ char agent_dir[4096];
 uint32_t agent_stack_depth = 128;
 int agent_only_root;  /* PROFIL_RECORD_NOCHILD */
 
+/* What went wrong, said by the recorder (ringask_tell()), which names our
+ * pid as it sees it; on our stderr only when it cannot be told. */
 void agent_say(const char *what)
 {
-	char line[512];
+	char line[RINGASK_TELL_MAX - 64];
 	/* not strerror(): its translation may malloc (src/base/alloc.c) */
 	const char *why = strerrordesc_np(errno);
-	int n = snprintf(line, sizeof line, "profil agent (pid %d): %s: %s\n", (int)getpid(),
-	                 what, why ? why : "unknown error");
+	int n = snprintf(line, sizeof line, "%s: %s", what, why ? why : "unknown error");
+	if (n < 0 || ringask_tell(agent_dir, line) == 0)
+		return;
+	char out[sizeof line + 48];
+	n = snprintf(out, sizeof out, "profil agent (pid %d): %s\n", (int)getpid(), line);
 	if (n > 0)
-		(void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+		(void)!write(2, out, (size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
 }
 
 /* A ring table for rf, published to the engine: the table, or NULL.

@@ -255,6 +255,12 @@ HIDDEN int ringask(const char *dir, size_t size, char *name);
  * socket by a process that cannot see it: an O_PATH descriptor, or -1
  * with errno (ECONNREFUSED: no recorder is bound there). */
 HIDDEN int ringask_dir(const char *dir);
+/* ringask_tell(): what (one line, no newline) said to the recorder of
+ * directory dir, which prints it (cli/record/ringserve.c); 0, or -1 when
+ * it cannot be told (no recorder, no token, no descriptor, its queue
+ * full), errno kept.  RINGASK_TELL_MAX bounds the datagram. */
+#define RINGASK_TELL_MAX 512
+HIDDEN int ringask_tell(const char *dir, const char *what);
 
 /* ringreach.c: ringreach_start() names dir (a buffer of size bytes) so
  * that this process reaches it: when no such path is seen here (a mount

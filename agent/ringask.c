@@ -23,6 +23,13 @@
  * directory by it).  With no recorder bound there (the recording is
  * over) the request fails at once, so a descendant that outlives the
  * recording does not wait.
+ *
+ * What an agent has to say (agent_say(): it could not make its ring, it
+ * was not profiled) is told to the recorder the same way, "PROFIL-SAY
+ * <token> <text>" (ringask_tell()), which says it on its own stderr,
+ * once for every process that said the same: written on the program's
+ * stderr, it went where the program sends its errors (a file the program
+ * chose, a test's expected output), one line a process.
  */
 #include "agent.h"
 #include "../src/base/base.h"
@@ -177,4 +184,41 @@ int ringask_dir(const char *dir)
 	}
 	errno = e;
 	return got;
+}
+
+/* One datagram to the recorder, never waiting: to the directory's socket,
+ * else to the abstract one. */
+static int tell_at(int fd, const char *dir, const char *text)
+{
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.rings", dir);
+	size_t len = strlen(text);
+	if (n > 0 && (size_t)n < sizeof a.sun_path &&
+	    sendto(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&a,
+	           sizeof a) == (ssize_t)len)
+		return 0;
+	size_t dn = strlen(dir);
+	if (dn + 1 > sizeof a.sun_path)
+		return -1;
+	memset(a.sun_path, 0, sizeof a.sun_path);
+	memcpy(a.sun_path + 1, dir, dn);
+	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + dn);
+	return sendto(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&a,
+	              alen) == (ssize_t)len ? 0 : -1;
+}
+
+int ringask_tell(const char *dir, const char *what)
+{
+	char text[RINGASK_TELL_MAX];
+	int n = snprintf(text, sizeof text, "PROFIL-SAY %s %s", token, what);
+	if (!*token || !*dir || n < 0 || (size_t)n >= sizeof text)
+		return -1;
+	int e = errno, fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int told = fd >= 0 ? tell_at(fd, dir, text) : -1;
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	return told;
 }

@@ -268,6 +268,7 @@ void images_free(struct images *set)
 	free(set->v);
 	free(set->known);
 	nspid_free(set);
+	notes_free(set);
 	ringserve_close(set);
 	if (set->dir) /* rings, the agent's shared unwind tables, their temporaries */
 		record_workdir_remove(set->dir);

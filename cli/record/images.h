@@ -140,6 +140,9 @@ struct images {
 	 * must say. */
 	int rings_fd, rings_abs_fd;
 	char token[33];
+	/* notes.c: what agents told us to say (ringserve.c "PROFIL-SAY") */
+	struct agent_note *notes;
+	size_t nnotes, notes_dropped;
 	int64_t retire_checked_ns; /* retire.c: CLOCK_MONOTONIC of its last look */
 };
 
@@ -188,6 +191,14 @@ struct credmsg {
 	socklen_t fromlen;
 };
 int credrecv(int fd, char *text, size_t size, struct credmsg *out);
+
+/* notes.c: notes_add() keeps what process pid's agent said (text, one
+ * line); notes_print() says each text once on stderr, with how many
+ * processes said it, after a last drain of the socket, and forgets them;
+ * notes_free() forgets them unsaid. */
+void notes_add(struct images *set, uint32_t pid, const char *text);
+void notes_print(struct images *set);
+void notes_free(struct images *set);
 
 /* nspid.c: nspid_open() makes dir's socket for processes of other PID
  * namespaces and tells the command our namespace (the environment): its

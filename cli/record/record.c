@@ -233,6 +233,7 @@ int cmd_record(int argc, char **argv)
 	int wstatus = run(&o, &set, pid, &ru, &root_children_ns, &orphans_ns);
 	double own_running = record_own_cpu();
 	status = spawn_exit_status(wstatus);
+	notes_print(&set); /* what agents could not do, before what it cost */
 
 	int rc = 0;
 	double sampled = 0; /* CPU s */

@@ -136,16 +136,34 @@ struct request {
 	uint64_t size;    /* of the ring asked for; 0: the directory is */
 };
 
-/* One datagram: 1 for a request with our token, -1 for one to drop, 0
- * when none is left. */
-static int take(int fd, const char *token, struct request *r)
+/* A note from an agent, "PROFIL-SAY <token> <text>" (agent/ringask.c
+ * ringask_tell()), kept for notes.c when the token is ours; whether text
+ * was one. */
+static int note(struct images *set, const char *text, const struct credmsg *m)
 {
-	char text[128], got[64];
+	char got[64];
+	int end = 0;
+	if (sscanf(text, "PROFIL-SAY %63s %n", got, &end) != 1 || !end)
+		return 0;
+	if (m->pid && !(m->flags & MSG_TRUNC) && strcmp(got, set->token) == 0 && text[end] &&
+	    !strchr(text + end, '\n'))
+		notes_add(set, m->pid, text + end);
+	return 1;
+}
+
+/* One datagram: 1 for a request with our token, -1 for one to drop (or
+ * a note, kept), 0 when none is left. */
+static int take(int fd, struct images *set, struct request *r)
+{
+	char text[600], got[64];
+	const char *token = set->token;
 	unsigned long long size = 0;
 	int end = 0;
 	int got_one = credrecv(fd, text, sizeof text, &r->m);
 	if (got_one <= 0)
 		return got_one;
+	if (note(set, text, &r->m))
+		return -1;
 	r->size = 0;
 	if (!r->m.pid || (r->m.flags & (MSG_TRUNC | MSG_CTRUNC)) ||
 	    r->m.fromlen <= sizeof(sa_family_t))
@@ -243,7 +261,7 @@ static void serve(struct images *set, int sock)
 {
 	struct request r;
 	int got;
-	while ((got = take(sock, set->token, &r)) != 0) {
+	while ((got = take(sock, set, &r)) != 0) {
 		if (got < 0)
 			continue;
 		if (r.size)

@@ -1908,3 +1908,14 @@ row /call_init$/ 2 >= 40
 $ profil record -o ip.pprof env LD_PRELOAD=$REC/librecinit.so $REC/rec-prog threads 20 && profil report --callers _init ip.pprof
 needs env
 row /call_init$/ 2 >= 40
+
+# What an agent could not do ("cannot create its ring file" on a full
+# file system) went on the program's stderr, one line a process: into a
+# file the program sends its errors to, here e.txt.  The agent tells the
+# recorder now, which says each text once, with how many processes said
+# it (cli/record/notes.c)
+$ unshare -m sh -c 'mount -t tmpfs -o size=16k none /dev/shm && exec profil record -o f.pprof sh -c ": > e.txt; for i in 1 2 3; do \"\$0\" threads 5 2>>e.txt; done; echo e.txt has \$(wc -c < e.txt) bytes; cat e.txt" "$0"' $REC/rec-prog
+needs root
+needs unshare
+stdout /^e\.txt has 0 bytes$/
+stderr /^profil agent \(pid [0-9]+( and [0-9]+ other process(es)?)?\): cannot create its ring file: No space left on device$/
