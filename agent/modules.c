@@ -94,11 +94,23 @@ static void log_event(int event, const struct dl_phdr_info *info, const ElfW(Phd
 	atomic_store_explicit(&rf->modgen, gen, memory_order_release);
 }
 
+/* The segment at (base, start), looked for from the one after the last
+ * found: dl_iterate_phdr() lists objects in the same order scan after
+ * scan (new ones at the end), so each is found at its first try, and a
+ * scan costs the number of segments, not its square (a program that
+ * dlopen()s 2,000 libraries rescanned 2,000 x 2,000 at each: 2.6 CPU s
+ * of the agent's). */
+static size_t seg_hint;
+
 static struct seg *find_seg(uint64_t base, uint64_t start)
 {
-	for (size_t i = 0; i < nsegs; i++)
-		if (segs[i].base == base && segs[i].start == start)
+	for (size_t k = 0; k < nsegs; k++) {
+		size_t i = (seg_hint + k) % nsegs;
+		if (segs[i].base == base && segs[i].start == start) {
+			seg_hint = i + 1;
 			return &segs[i];
+		}
+	}
 	return NULL;
 }
 
@@ -142,7 +154,8 @@ static void rescan_locked(void)
 		if (segs[i].seen)
 			continue;
 		log_event(RING_MODULE_UNLOAD, NULL, NULL, &segs[i]);
-		segs[i] = segs[--nsegs];
+		/* the rest kept in the loader's order, for find_seg() */
+		memmove(&segs[i], &segs[i + 1], (--nsegs - i) * sizeof *segs);
 	}
 	if (!exiting) /* no sample needs them any more */
 		unwind_refresh(); /* the stack walk's tables follow the same loads */

@@ -60,7 +60,9 @@ struct image {
 	uint64_t modlog_read;   /* bytes of the module log consumed */
 	size_t mods_kept;       /* mods[] modkeep.c has looked at */
 	struct thread_name *threads;
-	size_t nthreads;
+	size_t nthreads, capthreads;
+	size_t *thread_index;   /* records.c: threads[] by tid (index + 1) */
+	size_t thread_index_cap;
 	struct agg samples;     /* key: tid, modgen, pcs[] -> weight */
 	uint64_t weight;        /* total weight read */
 	uint64_t last_read;     /* bytes of records the last poll read */

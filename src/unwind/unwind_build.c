@@ -36,6 +36,7 @@ static size_t nknown, capknown;
 static _Atomic int on; /* unwind_start() was called: threads note their stacks */
 static int oom;        /* under mu: a module could not be built this scan */
 static int added;      /* under mu: a module was built this scan */
+static size_t hint;    /* under mu: known[] after the last found (visit()) */
 
 static uintptr_t eh_frame_hdr(const struct dl_phdr_info *info)
 {
@@ -50,11 +51,16 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 	(void)size, (void)unused;
 	uintptr_t hdr = eh_frame_hdr(info);
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
-	for (size_t i = 0; i < nknown; i++) {
+	/* from the one after the last found: the loader lists objects in the
+	 * same order at every refresh (new ones last), and known[] keeps it,
+	 * so a refresh costs the objects' number, not its square */
+	for (size_t k = 0; k < nknown; k++) {
+		size_t i = (hint + k) % nknown;
 		struct uw_module *m = known[i].m;
 		if (m->base == info->dlpi_addr && m->phdr == info->dlpi_phdr &&
 		    m->eh_frame_hdr == hdr && strcmp(known[i].name, name) == 0) {
 			m->seen = 1;
+			hint = i + 1;
 			return 0;
 		}
 	}
