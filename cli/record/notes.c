@@ -29,19 +29,33 @@ struct agent_note {
 	size_t count;
 };
 
-void notes_add(struct images *set, uint32_t pid, const char *text)
+/* text as we may print it: bytes from another process, control bytes
+ * (a terminal's escapes) shown as '?'. */
+static char *printable(const char *text)
 {
+	char *p = prof_xstrdup(text);
+	for (char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return p;
+}
+
+void notes_add(struct images *set, uint32_t pid, const char *raw)
+{
+	char *text = printable(raw);
 	for (size_t i = 0; i < set->nnotes; i++)
 		if (strcmp(set->notes[i].text, text) == 0) {
 			set->notes[i].count++;
+			free(text);
 			return;
 		}
 	if (set->nnotes == NOTES_MAX) {
 		set->notes_dropped++;
+		free(text);
 		return;
 	}
 	set->notes = prof_xrealloc(set->notes, set->nnotes + 1, sizeof *set->notes);
-	set->notes[set->nnotes++] = (struct agent_note){prof_xstrdup(text), pid, 1};
+	set->notes[set->nnotes++] = (struct agent_note){text, pid, 1};
 }
 
 void notes_print(struct images *set)

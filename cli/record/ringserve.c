@@ -145,8 +145,7 @@ static int note(struct images *set, const char *text, const struct credmsg *m)
 	int end = 0;
 	if (sscanf(text, "PROFIL-SAY %63s %n", got, &end) != 1 || !end)
 		return 0;
-	if (m->pid && !(m->flags & MSG_TRUNC) && strcmp(got, set->token) == 0 && text[end] &&
-	    !strchr(text + end, '\n'))
+	if (m->pid && !(m->flags & MSG_TRUNC) && strcmp(got, set->token) == 0 && text[end])
 		notes_add(set, m->pid, text + end);
 	return 1;
 }
