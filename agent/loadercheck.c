@@ -22,6 +22,7 @@
  */
 #include "agent.h"
 #include "../src/process/process.h"
+#include "../src/base/elfhead.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -30,23 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#define EM_OURS EM_X86_64
-#elif defined(__aarch64__)
-#define EM_OURS EM_AARCH64
-#else
-#define EM_OURS EM_NONE /* unknown: the class and the loader's name only */
-#endif
-
 /* The base name of the main program's PT_INTERP ("ld-linux-x86-64.so.2");
  * empty: unknown, and nothing is left out.  Written once at load. */
 static char our_loader[64];
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
 
 static int first_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -55,7 +42,7 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *arg)
 		if (info->dlpi_phdr[i].p_type != PT_INTERP)
 			continue;
 		const char *interp = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-		const char *name = base_name(interp);
+		const char *name = elf_base_name(interp);
 		if (strlen(name) < sizeof our_loader)
 			strcpy(our_loader, name);
 	}
@@ -97,31 +84,18 @@ static const char *search(const char *name, char *buf, size_t cap)
 }
 
 /* Whether the ELF file open at fd is one whose loader cannot take the
- * agent: another class or machine, or a PT_INTERP named otherwise. */
+ * agent: another class or machine, or a PT_INTERP named otherwise.  A
+ * static program keeps it: LD_PRELOAD is ignored there, and kept for its
+ * children. */
 static int refuses(int fd)
 {
-	Elf64_Ehdr eh;
-	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+	struct elf_head h;
+	if (!elf_head_read(fd, &h))
 		return 0; /* a script, or too short: its interpreter runs */
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || (EM_OURS != EM_NONE && eh.e_machine != EM_OURS))
+	if (h.cls != ELFCLASS64 ||
+	    (ELFHEAD_OUR_MACHINE != EM_NONE && h.machine != ELFHEAD_OUR_MACHINE))
 		return 1;
-	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 64)
-		return 0;
-	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		Elf64_Phdr ph;
-		char interp[256];
-		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
-			return 0;
-		if (ph.p_type != PT_INTERP)
-			continue;
-		if (ph.p_filesz == 0 || ph.p_filesz > sizeof interp ||
-		    pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz)
-			return 0;
-		interp[ph.p_filesz - 1] = '\0';
-		return strcmp(base_name(interp), our_loader) != 0;
-	}
-	return 0; /* static: LD_PRELOAD is ignored, and kept for its children */
+	return h.has_interp == 1 && strcmp(elf_base_name(h.interp), our_loader) != 0;
 }
 
 int loadercheck_refuses(const struct exec_target *t)

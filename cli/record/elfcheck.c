@@ -13,6 +13,7 @@
  * interpreter being the program.
  */
 #include "record_int.h"
+#include "../../src/base/elfhead.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -24,10 +25,8 @@
 #include <sys/stat.h>
 
 #if defined(__x86_64__)
-#define OUR_MACHINE EM_X86_64
 #define OUR_MACHINE_NAME "x86-64"
 #elif defined(__aarch64__)
-#define OUR_MACHINE EM_AARCH64
 #define OUR_MACHINE_NAME "AArch64"
 #else
 #define OUR_MACHINE_NAME "this machine's"
@@ -50,48 +49,22 @@ static const char *machine_name(unsigned m, char *buf, size_t cap)
 
 /* Another ELF class or machine than ours (an AArch64 program run by
  * qemu's binfmt handler too): why, into buf, or NULL. */
-static const char *foreign(const unsigned char *h, char *buf, size_t cap)
+static const char *foreign(const struct elf_head *h, char *buf, size_t cap)
 {
-#ifdef OUR_MACHINE
-	unsigned machine = h[EI_NIDENT + 2] | (unsigned)h[EI_NIDENT + 3] << 8; /* e_machine */
 	char mbuf[32];
-	if (h[EI_CLASS] == ELFCLASS32)
+	if (ELFHEAD_OUR_MACHINE == EM_NONE)
+		return NULL;
+	if (h->cls == ELFCLASS32)
 		snprintf(buf, cap, "is a 32-bit %s program: the profiling agent is built for 64-bit "
 		         OUR_MACHINE_NAME " programs, so it cannot be profiled",
-		         machine_name(machine, mbuf, sizeof mbuf));
-	else if (machine != OUR_MACHINE)
+		         machine_name(h->machine, mbuf, sizeof mbuf));
+	else if (h->machine != ELFHEAD_OUR_MACHINE)
 		snprintf(buf, cap, "is a program for %s: the profiling agent is built for 64-bit "
 		         OUR_MACHINE_NAME " programs, so it cannot be profiled",
-		         machine_name(machine, mbuf, sizeof mbuf));
+		         machine_name(h->machine, mbuf, sizeof mbuf));
 	else
 		return NULL;
 	return buf;
-#else
-	(void)h, (void)buf, (void)cap;
-	return NULL;
-#endif
-}
-
-/* The PT_INTERP of a 64-bit ELF file of ours into buf: 1; 0 when it has
- * none (static); -1 when it is not such a file or cannot be read. */
-static int read_interp(int fd, const Elf64_Ehdr *eh, char *buf, size_t cap)
-{
-	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum >= 4096)
-		return -1;
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		Elf64_Phdr ph;
-		off_t at = (off_t)(eh->e_phoff + i * sizeof ph);
-		if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph)
-			return -1;
-		if (ph.p_type != PT_INTERP)
-			continue;
-		size_t n = ph.p_filesz < cap ? (size_t)ph.p_filesz : cap - 1;
-		if (n == 0 || pread(fd, buf, n, (off_t)ph.p_offset) != (ssize_t)n)
-			return -1;
-		buf[n] = '\0';
-		return 1;
-	}
-	return 0;
 }
 
 /* Our own PT_INTERP (the first object dl_iterate_phdr lists is us). */
@@ -123,23 +96,17 @@ static int is_our_loader(const struct stat *file)
 	       st.st_ino == file->st_ino;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 /* Loaded by another C library's loader: glibc's is ld-linux-<arch>.so.N
  * wherever it lives (/lib64, /lib/x86_64-linux-gnu, a Nix store), the
  * name we were linked with; musl's is ld-musl-<arch>.so.1. */
 static const char *other_loader(const char *interp, char *buf, size_t cap)
 {
 	const char *ours = our_interp();
-	if (!ours || strcmp(base_name(interp), base_name(ours)) == 0)
+	if (!ours || strcmp(elf_base_name(interp), elf_base_name(ours)) == 0)
 		return NULL;
 	snprintf(buf, cap, "runs on the dynamic loader %s, not the GNU C library's %s that the "
 	         "profiling agent is built for, so it cannot be profiled", interp,
-	         base_name(ours));
+	         elf_base_name(ours));
 	return buf;
 }
 
@@ -148,25 +115,17 @@ const char *elf_refusal(const char *file, const struct stat *st, char *buf, size
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	union {
-		unsigned char ident[EI_NIDENT + 4];
-		Elf64_Ehdr eh;
-	} h;
+	struct elf_head h;
 	const char *why = NULL;
-	char interp[PATH_MAX];
-	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
-	    memcmp(h.ident, ELFMAG, SELFMAG) != 0 || h.ident[EI_DATA] != ELFDATA2LSB)
+	if (!elf_head_read(fd, &h))
 		why = NULL; /* not ELF, or too short for one: exec will say */
-	else if ((why = foreign(h.ident, buf, cap)) != NULL)
+	else if ((why = foreign(&h, buf, cap)) != NULL)
 		;
-	else {
-		int got = read_interp(fd, &h.eh, interp, sizeof interp);
-		if (got == 0 && !is_our_loader(st))
-			why = "is statically linked: it cannot load the profiling agent (LD_PRELOAD), "
-			      "so it cannot be profiled";
-		else if (got == 1)
-			why = other_loader(interp, buf, cap);
-	}
+	else if (h.has_interp == 0 && !is_our_loader(st))
+		why = "is statically linked: it cannot load the profiling agent (LD_PRELOAD), "
+		      "so it cannot be profiled";
+	else if (h.has_interp == 1)
+		why = other_loader(h.interp, buf, cap);
 	close(fd);
 	return why;
 }
