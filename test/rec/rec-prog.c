@@ -14,6 +14,8 @@
  *   plugswap  UNITS rounds of plug_hot in librecplug.so and alt_hot in
  *             librecalt.so, a unit each, each library dlopen'ed before
  *             its call and dlclose'd after it (400 module events at 100)
+ *   named     UNITS threads one after another, each named "w<i>" and
+ *             running child_hot for 2 units
  *   initcode  dlopen()s librecinit.so, whose _init runs init_hot for 40
  *             units (code of its .init section), then main_hot
  *   plugexit  plug_hot in librecplug.so (dlopen'ed), then exit(0) with the
@@ -146,6 +148,27 @@ static void *second(void *arg)
 	(void)arg;
 	lib_hot(units);
 	return NULL;
+}
+
+static void *named_worker(void *arg)
+{
+	char name[16];
+	snprintf(name, sizeof name, "w%lu", (unsigned long)(uintptr_t)arg);
+	pthread_setname_np(pthread_self(), name);
+	child_hot(2);
+	return NULL;
+}
+
+/* UNITS threads, one at a time, each of a name of its own. */
+static int named_threads(void)
+{
+	for (unsigned long i = 0; i < units; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, named_worker, (void *)(uintptr_t)i) != 0)
+			return 1;
+		pthread_join(t, NULL);
+	}
+	return 0;
 }
 
 static int threads(unsigned long main_units)
@@ -701,6 +724,8 @@ int main(int argc, char **argv)
 		return outer_hot(units), 0;
 	if (!strcmp(mode, "rename"))
 		return rename_thread();
+	if (!strcmp(mode, "named"))
+		return named_threads();
 	if (!strcmp(mode, "clocks"))
 		return clock_hot(units), 0;
 	if (!strcmp(mode, "spin")) {
