@@ -239,8 +239,10 @@ static void tick(void)
 	modules_poll();
 	aliases_poll();
 	struct ring_file *rf = atomic_load(&agent_ring);
-	if (rf && !agent_recorder_alive() && agent_stop_by_withdrawal(rf) == 0)
+	if (rf && !agent_recorder_alive() && agent_stop_by_withdrawal(rf) == 0) {
+		envfix_over(); /* the programs it runs from now on: no agent */
 		return;
+	}
 	if (rf && attached(rf))
 		return;
 	if (rf)
@@ -256,8 +258,10 @@ static void tick(void)
 
 static int start(const char *args, size_t nargs)
 {
-	if (!agent_recorder_alive())
-		return -1; /* a descendant of a recording that is over */
+	if (!agent_recorder_alive()) { /* a descendant of a recording that is over */
+		envfix_over();
+		return -1;
+	}
 	struct ring_file *rf = agent_new_ring(args, nargs);
 	if (!rf) {
 		/* The usual cause: a program that changed user (setpriv, a

@@ -365,11 +365,14 @@ HIDDEN unsigned filter_refusals(const struct sock_filter *f, size_t len);
  * environment the program gives it; root_only (--no-children): only the
  * execs of this process itself.  Called once, at load. */
 HIDDEN void envfix_init(char **env, int root_only);
-/* envfix.c: from now on execs and posix_spawn are not followed (the
- * recording is over, a forked child not profiled): the environment as
+/* envfix.c: from now on execs and posix_spawn are not followed (a
+ * forked child not profiled, a debugger attached): the environment as
  * given, but the agent left out for a program whose loader cannot take
  * it (loadercheck.c). */
 HIDDEN void envfix_unfollow(void);
+/* envfix.c: the recording is over (its recorder gone): from now on every
+ * exec and posix_spawn leaves the agent out of LD_PRELOAD. */
+HIDDEN void envfix_over(void);
 /* envfix.c: from now on no exec or posix_spawn starts sampling (this
  * process's sampling ended under a seccomp filter: seccomp.c). */
 HIDDEN void envfix_stop(void);

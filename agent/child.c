@@ -38,8 +38,10 @@ static void leave_child(void)
  * sampled (a traced child is noted for the recorder). */
 static struct ring_file *child_ring(void)
 {
-	if (!agent_recorder_alive())
+	if (!agent_recorder_alive()) {
+		envfix_over(); /* the recording is over: its execs get no agent */
 		return NULL;
+	}
 	pid_t tracer = agent_tracer();
 	if (tracer > 0) {
 		agent_note_traced(agent_dir, tracer, 0);

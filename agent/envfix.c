@@ -290,6 +290,29 @@ static char *const *guard_env(const struct exec_target *t, char *const envp[], c
 	return agent_unwanted(t, envp) ? without_agent(envp, out, cap) : NULL;
 }
 
+/*
+ * The recording is over, its recorder gone, and this process goes on (a
+ * daemon or a background job the command left running): the programs it
+ * runs from now on get no agent.  Nobody reads what they would record;
+ * each paid for the agent's start, and under a profil installed at a
+ * path with a space each one's loader complained on its stderr of the
+ * agent's link in the recording's directory, gone with it (spawnenv.c).
+ */
+static char *const *over_env(const struct exec_target *t, char *const envp[], char **out,
+                             size_t cap)
+{
+	(void)t;
+	return without_agent(envp, out, cap);
+}
+
+void envfix_over(void)
+{
+	if (!agent_path[0]) /* the agent never started here: at load, alone */
+		agent_path = selfreach_loaded_as();
+	if (!atomic_load(&stripping))
+		atomic_store(&exec_env_hook, over_env);
+}
+
 void envfix_unfollow(void)
 {
 	/* after envfix_stop() the strip stays: under the seccomp filter that
@@ -318,7 +341,7 @@ static int spawn_with(spawn_fn *real, pid_t *pid, const char *file,
 	struct exec_target t = {AT_FDCWD, file ? file : "", real == real_spawnp};
 	if (envp && atomic_load(&stripping))
 		e = strip_env(&t, envp, buf, SPAWN_CAP);
-	else if (envp && agent_unwanted(&t, envp))
+	else if (envp && (atomic_load(&exec_env_hook) == over_env || agent_unwanted(&t, envp)))
 		e = without_agent(envp, buf, SPAWN_CAP);
 	else if (atomic_load(&exec_env_hook) == fix_env && envp && !only_pid)
 		e = build_env(envp, buf, SPAWN_CAP, 0);

@@ -1928,3 +1928,14 @@ stderr /^profil agent \(pid [0-9]+( and [0-9]+ other process(es)?)?\): cannot cr
 $ profil record -o nm.pprof $REC/rec-prog named 200 && profil report --by thread nm.pprof | grep -oE ' w[0-9]+ ' | sort -u | wc -l
 stdout /^ *200$/
 stderr /1 process, 201 threads, 0 lost/
+
+# A job the command left running (a daemon, `cmd &`) went on passing the
+# agent to every program it ran after the recording was over, which each
+# loaded it for nothing (and, under a profil installed at a path with a
+# space, had its loader complain of the agent's link, gone with the
+# recording's directory).  An agent that finds its recorder gone leaves
+# itself out of the programs run from then on (agent/envfix.c
+# envfix_over())
+$ profil record -o bg2.pprof sh -c '(sleep 1; sh -c "sh -c \"echo pre=\\\$LD_PRELOAD\" > lp.txt") >/dev/null 2>&1 &' && for i in $(seq 100); do [ -s lp.txt ] && break; sleep 0.1; done; cat lp.txt
+stdout /^pre=/
+!stdout /libprofil-agent/
