@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(fd);
 	images_poll(&set);
 	struct profile *p = prof_new();
-	record_build(p, &set, 1000000);
+	record_build(p, &set);
 	record_credit_exits(p, &set, 1000000, 1, 0, 0, 1); /* the forked words' paths */
 	prof_free(p);
 	images_free(&set); /* removes the file and the directory */
