@@ -172,8 +172,14 @@ dlopen_fn dlopen_route(const char *file, int mode, uintptr_t from)
 		return real;
 	int saved = errno;
 	int same = same_from_here(file, from);
-	if (!same)
+	if (!same) {
 		lazy_helper_now(); /* its polls, at least (a safe point) */
+		/* glibc returns to the caller, not to us: the mark is taken
+		 * off by this thread's first sample that walks whole
+		 * (SAMPLE_IN_DLOPEN_UNTIL_WHOLE, engine.h) */
+		if (!sample_in_dlopen)
+			sample_in_dlopen = SAMPLE_IN_DLOPEN_UNTIL_WHOLE;
+	}
 	errno = saved;
 	return same ? open_then_poll : real;
 }

@@ -147,9 +147,15 @@ extern uintptr_t sample_fork_pc HIDDEN;
  * fails at a pc no table covers wakes the helper then, once a sweep
  * (sample_write.c wake_for_load()), and its module poll adds the library:
  * the constructors' later samples walk whole.  This thread's own plain
- * stores, read by its handler; a child forked inside the call returns
- * through the wrapper too, which clears it. */
+ * stores, read by its handler (which may clear it, below); a child
+ * forked inside the call returns through the wrapper too, which clears
+ * it. */
 extern __thread volatile int sample_in_dlopen __attribute__((tls_model("initial-exec"))) HIDDEN;
+/* sample_in_dlopen's value for a dlopen() left to the C library, which
+ * returns to its caller without the agent: the handler takes the mark
+ * off at this thread's first sample whose walk is whole (the library's
+ * rows are in, or the thread has left it). */
+#define SAMPLE_IN_DLOPEN_UNTIL_WHOLE 2
 
 /*
  * engine lock: serialises every configuration change.  Never taken in

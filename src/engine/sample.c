@@ -47,6 +47,8 @@
  *              profil_inflight; this thread's fault-recovery slot and
  *              its tally (sample_self: plain stores, the thread's own);
  *              its last look at its switches (watch_self, likewise),
+ *              sample_in_dlopen's mark for a dlopen left to glibc
+ *              (its own flag, engine.h),
  *              sample_load_wake (compare-and-swap, engine_int.h) and
  *              a wish in switch_wishes[] (compare-and-swap into a free
  *              slot; the sweeper takes them: switchwatch.h).

@@ -187,6 +187,8 @@ static uint32_t walk_stack(const struct uw_table *ut, const void *ucontext, uint
 	enum uw_end end = sample_walk_recovered(ut, ucontext, pcs, max, &n);
 	if (end == UW_END_FAILED && sample_in_dlopen)
 		wake_for_load(ut, pcs, n);
+	else if (end == UW_END_COMPLETE && sample_in_dlopen == SAMPLE_IN_DLOPEN_UNTIL_WHOLE)
+		sample_in_dlopen = 0;
 	uint32_t k = n;
 	if (k == 0)
 		pcs[k++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];

@@ -1939,3 +1939,11 @@ stderr /1 process, 201 threads, 0 lost/
 $ profil record -o bg2.pprof sh -c '(sleep 1; sh -c "sh -c \"echo pre=\\\$LD_PRELOAD\" > lp.txt") >/dev/null 2>&1 &' && for i in $(seq 100); do [ -s lp.txt ] && break; sleep 0.1; done; cat lp.txt
 stdout /^pre=/
 !stdout /libprofil-agent/
+
+# ... and by a dlopen() the agent leaves to glibc (a bare name along the
+# caller's DT_RUNPATH), which returns to the caller without the agent:
+# the thread is marked until its first sample that walks whole (engine.h
+# SAMPLE_IN_DLOPEN_UNTIL_WHOLE); about half of init_hot's samples were
+# "[unknown]" before, until the helper's sweep 100 ms later
+$ profil record -o ib.pprof $REC/rec-prog initbare 40 && profil report --callers _init ib.pprof
+row /call_init$/ 2 >= 40

@@ -18,6 +18,9 @@
  *             running child_hot for 2 units
  *   initcode  dlopen()s librecinit.so, whose _init runs init_hot for 40
  *             units (code of its .init section), then main_hot
+ *   initbare  as initcode, the library named "librecinit.so": found along
+ *             this program's DT_RUNPATH, so a call the agent leaves to
+ *             glibc (agent/dlopen.c)
  *   plugexit  plug_hot in librecplug.so (dlopen'ed), then exit(0) with the
  *             library still loaded: with few UNITS, before the agent's
  *             first sweep, which would have logged the load
@@ -680,8 +683,9 @@ int main(int argc, char **argv)
 		return blockall(units);
 	if (!strcmp(mode, "dlopen"))
 		return plugin(argv[0], 0);
-	if (!strcmp(mode, "initcode")) {
-		if (!rec_open_beside(argv[0], "librecinit.so"))
+	if (!strcmp(mode, "initcode") || !strcmp(mode, "initbare")) {
+		if (mode[4] == 'c' ? !rec_open_beside(argv[0], "librecinit.so")
+		                   : !dlopen("librecinit.so", RTLD_NOW))
 			return 1;
 		main_hot(units);
 		return 0;
