@@ -154,7 +154,8 @@ extern __thread volatile int sample_in_dlopen __attribute__((tls_model("initial-
 /* sample_in_dlopen's value for a dlopen() left to the C library, which
  * returns to its caller without the agent: the handler takes the mark
  * off at this thread's first sample whose walk is whole (the library's
- * rows are in, or the thread has left it). */
+ * rows are in, or the thread has left it) or when it has woken the
+ * helper once. */
 #define SAMPLE_IN_DLOPEN_UNTIL_WHOLE 2
 
 /*

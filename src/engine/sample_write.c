@@ -166,17 +166,18 @@ atomic_int sample_load_wake;
 /* A walk that failed inside dlopen() at a pc of no module (the new
  * library's constructors, engine.h sample_in_dlopen): the sweeper is
  * woken to poll the loader, once until its next sweep (the futex wake
- * made inline, as switch_wish() makes it). */
-static void wake_for_load(const struct uw_table *ut, const uint64_t *pcs, uint32_t n)
+ * made inline, as switch_wish() makes it).  Whether this call woke it. */
+static int wake_for_load(const struct uw_table *ut, const uint64_t *pcs, uint32_t n)
 {
 	uint32_t k = 0;
 	while (k < n && unwind_covers(ut, k ? pcs[k] - 1 : pcs[k]))
 		k++;
 	int idle = 0;
 	if (k == n || !atomic_compare_exchange_strong(&sample_load_wake, &idle, 1))
-		return;
+		return 0;
 	atomic_fetch_add(&sweeper_wakes, 1);
 	perf_trap_syscall3(SYS_futex, (long)&sweeper_wakes, FUTEX_WAKE_PRIVATE, 1);
+	return 1;
 }
 
 static uint32_t walk_stack(const struct uw_table *ut, const void *ucontext, uint64_t *pcs,
@@ -185,9 +186,12 @@ static uint32_t walk_stack(const struct uw_table *ut, const void *ucontext, uint
 	const ucontext_t *uc = ucontext;
 	volatile uint32_t n = 0;
 	enum uw_end end = sample_walk_recovered(ut, ucontext, pcs, max, &n);
-	if (end == UW_END_FAILED && sample_in_dlopen)
-		wake_for_load(ut, pcs, n);
-	else if (end == UW_END_COMPLETE && sample_in_dlopen == SAMPLE_IN_DLOPEN_UNTIL_WHOLE)
+	/* a mark the wrapper will not take off: one wake at most (code no
+	 * table will cover, a JIT's, must not wake the helper at each
+	 * sample), else off at the first walk that is whole */
+	int until_whole = sample_in_dlopen == SAMPLE_IN_DLOPEN_UNTIL_WHOLE;
+	if ((end == UW_END_FAILED && sample_in_dlopen && wake_for_load(ut, pcs, n) && until_whole) ||
+	    (end == UW_END_COMPLETE && until_whole))
 		sample_in_dlopen = 0;
 	uint32_t k = n;
 	if (k == 0)
