@@ -82,7 +82,7 @@ static void *open_then_poll(const char *file, int mode)
 		errno = saved;
 	}
 	int outer = sample_in_dlopen; /* a constructor's own dlopen() */
-	sample_in_dlopen = 1;
+	sample_in_dlopen = SAMPLE_IN_DLOPEN_CALL;
 	void *handle = glibc_dlopen()(file, mode);
 	sample_in_dlopen = outer;
 	if (handle && agent_running()) {

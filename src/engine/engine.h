@@ -155,8 +155,12 @@ extern __thread volatile int sample_in_dlopen __attribute__((tls_model("initial-
  * returns to its caller without the agent: the handler takes the mark
  * off at this thread's first sample whose walk is whole (the library's
  * rows are in, or the thread has left it) or when it has woken the
- * helper once. */
+ * helper (each mark wakes it once at most). */
 #define SAMPLE_IN_DLOPEN_UNTIL_WHOLE 2
+/* Its values while the wrapper's call runs: marked, and marked after the
+ * one wake the mark may make. */
+#define SAMPLE_IN_DLOPEN_CALL 1
+#define SAMPLE_IN_DLOPEN_WOKEN 3
 
 /*
  * engine lock: serialises every configuration change.  Never taken in

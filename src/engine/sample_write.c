@@ -186,12 +186,16 @@ static uint32_t walk_stack(const struct uw_table *ut, const void *ucontext, uint
 	const ucontext_t *uc = ucontext;
 	volatile uint32_t n = 0;
 	enum uw_end end = sample_walk_recovered(ut, ucontext, pcs, max, &n);
-	/* a mark the wrapper will not take off: one wake at most (code no
-	 * table will cover, a JIT's, must not wake the helper at each
-	 * sample), else off at the first walk that is whole */
-	int until_whole = sample_in_dlopen == SAMPLE_IN_DLOPEN_UNTIL_WHOLE;
-	if ((end == UW_END_FAILED && sample_in_dlopen && wake_for_load(ut, pcs, n) && until_whole) ||
-	    (end == UW_END_COMPLETE && until_whole))
+	/* One wake a mark: a walk that fails for another reason than a
+	 * library not yet in the tables (code no table covers, a JIT's)
+	 * must not wake the helper at every sample.  A mark the wrapper
+	 * will not take off goes, or at the first walk that is whole. */
+	int mark = sample_in_dlopen;
+	int until_whole = mark == SAMPLE_IN_DLOPEN_UNTIL_WHOLE;
+	if (end == UW_END_FAILED && (mark == SAMPLE_IN_DLOPEN_CALL || until_whole) &&
+	    wake_for_load(ut, pcs, n))
+		sample_in_dlopen = until_whole ? 0 : SAMPLE_IN_DLOPEN_WOKEN;
+	else if (end == UW_END_COMPLETE && until_whole)
 		sample_in_dlopen = 0;
 	uint32_t k = n;
 	if (k == 0)
