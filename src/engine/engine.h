@@ -144,7 +144,7 @@ extern uintptr_t sample_fork_pc HIDDEN;
  * (agent/dlopen.c open_then_poll()): the new library's constructors run
  * inside that call, before the unwind tables know its code, so every
  * sample in them ended "[unknown]".  A sample of this thread whose walk
- * fails at a pc no table covers wakes the helper then, once a sweep
+ * fails at a pc no table covers wakes the helper then, once a mark
  * (sample_write.c wake_for_load()), and its module poll adds the library:
  * the constructors' later samples walk whole.  This thread's own plain
  * stores, read by its handler (which may clear it, below); a child
