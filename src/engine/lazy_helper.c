@@ -15,9 +15,11 @@
  * and it is made at the first safe point:
  *
  *   - a call that is itself not async-signal-safe, made by the program:
- *     pthread_create() (threads.c), dlclose() (agent/modpoll.c) and a
- *     dlopen() the agent cannot follow at once (agent/dlopen.c), which
- *     make the helper first, at any time (lazy_helper_now());
+ *     pthread_create() (threads.c), dlclose() (agent/modpoll.c) and
+ *     dlopen() (agent/dlopen.c: the helper polls for a load the agent
+ *     cannot follow at once, and a sample in a new library's
+ *     constructors wakes it to), which make the helper first, at any
+ *     time (lazy_helper_now());
  *   - once the main thread has used LAZY_HELPER_CPU_NS of CPU time (or
  *     sooner, when a thread waits to move off its perf event because it
  *     blocks and wakes often: switchwatch.h), a sample
