@@ -171,6 +171,7 @@ static const struct call agent[] = {
 	{SYS_socket, {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0}},
 	{SYS_bind, {ANY_FD, ANY_PTR, 2}},
 	{SYS_sendto, {ANY_FD, ANY_PTR, 64, MSG_NOSIGNAL, ANY_PTR, 110}},
+	{SYS_sendto, {ANY_FD, ANY_PTR, 64, MSG_DONTWAIT | MSG_NOSIGNAL, ANY_PTR, 110}}, /* notes */
 	{SYS_recvmsg, {ANY_FD, ANY_PTR, MSG_DONTWAIT | MSG_CMSG_CLOEXEC}},
 	POLL,
 	/* memory: ring files and the scratch ring, the helper's allocations */
