@@ -238,7 +238,9 @@ static inline int image_valid(const struct image *im)
 {
 	return im->cmdline != NULL;
 }
-/* The name of thread tid of an image ("" when unknown). */
+/* threadidx.c: the name of thread tid of an image ("" when unknown);
+ * its entry, a new empty one if it has none (*added says which). */
 const char *image_thread_name(const struct image *im, uint32_t tid);
+struct thread_name *image_thread_entry(struct image *im, uint32_t tid, int *added);
 
 #endif

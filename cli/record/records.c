@@ -21,63 +21,6 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-/*
- * The threads of an image, found by tid through an open-addressing index
- * (slots hold an entry's index + 1, 0: empty; at most half full).  Every
- * sample record names its thread: a walk of the array per record cost a
- * process of 40,000 short threads the most of the record process's CPU.
- */
-static size_t thread_slot(uint32_t tid, size_t cap)
-{
-	return (size_t)((tid * 0x9e3779b1u) >> 7) & (cap - 1);
-}
-
-static void thread_index_grow(struct image *im)
-{
-	size_t cap = im->thread_index_cap ? 2 * im->thread_index_cap : 64;
-	size_t *index = prof_xcalloc(cap, sizeof *index);
-	for (size_t i = 0; i < im->nthreads; i++) {
-		size_t at = thread_slot(im->threads[i].tid, cap);
-		while (index[at])
-			at = (at + 1) & (cap - 1);
-		index[at] = i + 1;
-	}
-	free(im->thread_index);
-	im->thread_index = index;
-	im->thread_index_cap = cap;
-}
-
-/* The entry of tid, or NULL; *slot: where it is, or where it would go. */
-static struct thread_name *thread_find(const struct image *im, uint32_t tid, size_t *slot)
-{
-	size_t cap = im->thread_index_cap, at = cap ? thread_slot(tid, cap) : 0;
-	for (; cap && im->thread_index[at]; at = (at + 1) & (cap - 1))
-		if (im->threads[im->thread_index[at] - 1].tid == tid)
-			break;
-	*slot = at;
-	return cap && im->thread_index[at] ? &im->threads[im->thread_index[at] - 1] : NULL;
-}
-
-/* The entry of tid, a new empty one if it has none; *added says which. */
-static struct thread_name *thread_entry(struct image *im, uint32_t tid, int *added)
-{
-	size_t slot;
-	struct thread_name *t = thread_find(im, tid, &slot);
-	*added = !t;
-	if (t)
-		return t;
-	if (2 * (im->nthreads + 1) > im->thread_index_cap) {
-		thread_index_grow(im);
-		thread_find(im, tid, &slot);
-	}
-	im->threads = prof_xgrow(im->threads, im->nthreads, &im->capthreads, 8, sizeof *im->threads);
-	t = &im->threads[im->nthreads++];
-	memset(t, 0, sizeof *t);
-	t->tid = tid;
-	im->thread_index[slot] = im->nthreads;
-	return t;
-}
-
 /* A thread's name as its process wrote it at the thread's end (ring.h
  * RING_THREAD): its last, so it wins over what /proc said at its first
  * sample.  Bytes from another process: cut at 15, control bytes shown
@@ -85,7 +28,7 @@ static struct thread_name *thread_entry(struct image *im, uint32_t tid, int *add
 static void name_thread(struct image *im, const struct ring_thread *r)
 {
 	int added;
-	struct thread_name *t = thread_entry(im, r->tid, &added);
+	struct thread_name *t = image_thread_entry(im, r->tid, &added);
 	size_t n = 0;
 	for (; n + 1 < sizeof r->name && n + 1 < sizeof t->name && r->name[n]; n++)
 		t->name[n] = (unsigned char)r->name[n] < 0x20 || r->name[n] == 0x7f ? '?' : r->name[n];
@@ -95,7 +38,7 @@ static void name_thread(struct image *im, const struct ring_thread *r)
 static struct thread_name *note_thread(struct image *im, uint32_t tid)
 {
 	int added;
-	struct thread_name *t = thread_entry(im, tid, &added);
+	struct thread_name *t = image_thread_entry(im, tid, &added);
 	if (!added || im->ns_pid) /* its tids are its namespace's */
 		return t;
 	char path[64];
@@ -111,7 +54,7 @@ static void take_repeat(struct image *im, const struct ring_repeat *r)
 {
 	uint32_t weight = r->weight; /* once: the two sums must agree */
 	int added;
-	struct thread_name *t = thread_entry(im, r->tid, &added);
+	struct thread_name *t = image_thread_entry(im, r->tid, &added);
 	if (t->last) {
 		agg_bump(&im->samples, t->last, weight);
 	} else {
@@ -389,13 +332,4 @@ size_t images_read_one(struct image *im)
 {
 	read_modules(im); /* first: samples may name new modules */
 	return im->broken ? 0 : read_records(im);
-}
-
-const char *image_thread_name(const struct image *im, uint32_t tid)
-{
-	size_t slot;
-	const struct thread_name *t = thread_find(im, tid, &slot);
-	if (t)
-		return t->name;
-	return "";
 }
