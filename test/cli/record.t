@@ -1922,7 +1922,7 @@ stderr /^profil agent \(pid [0-9]+( and [0-9]+ other process(es)?)?\): cannot cr
 
 # 200 threads, each of a name of its own, one after another: each is a
 # row of --by thread under its own name (the record process finds a
-# sample's thread by an index by tid, cli/record/records.c: a walk of
+# sample's thread by an index by tid, cli/record/threadidx.c: a walk of
 # every thread for each record made 16,000 threads cost it 0.26 s, and
 # 40,000 most of its CPU)
 $ profil record -o nm.pprof $REC/rec-prog named 200 && profil report --by thread nm.pprof | grep -oE ' w[0-9]+ ' | sort -u | wc -l
