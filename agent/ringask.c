@@ -72,11 +72,36 @@ static int own_socket(void)
 	return fd;
 }
 
+/* The recorder's socket in dir, "<dir>/.rings", into *a: its length, or
+ * 0 when the name is too long. */
+static socklen_t rings_addr(const char *dir, struct sockaddr_un *a)
+{
+	memset(a, 0, sizeof *a);
+	a->sun_family = AF_UNIX;
+	int n = snprintf(a->sun_path, sizeof a->sun_path, "%s/.rings", dir);
+	return n < 0 || (size_t)n >= sizeof a->sun_path ? 0 : (socklen_t)sizeof *a;
+}
+
+/* Its abstract socket, named by dir's path after a NUL (no NUL at the
+ * end: cli/record/ringserve.c binds the same), into *a: its length, or 0
+ * when the name is too long. */
+static socklen_t abstract_addr(const char *dir, struct sockaddr_un *a)
+{
+	size_t n = strlen(dir);
+	memset(a, 0, sizeof *a);
+	a->sun_family = AF_UNIX;
+	if (n + 1 > sizeof a->sun_path)
+		return 0;
+	memcpy(a->sun_path + 1, dir, n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
 /* Sends text to the recorder at a (alen bytes of it). */
-static int send_to(int fd, const struct sockaddr_un *a, socklen_t alen, const char *text)
+static int send_to(int fd, const struct sockaddr_un *a, socklen_t alen, const char *text,
+                   int flags)
 {
 	size_t len = strlen(text);
-	return sendto(fd, text, len, MSG_NOSIGNAL, (const struct sockaddr *)a, alen) ==
+	return sendto(fd, text, len, flags | MSG_NOSIGNAL, (const struct sockaddr *)a, alen) ==
 	                       (ssize_t)len ? 0 : -1;
 }
 
@@ -84,15 +109,13 @@ static int send_request(int fd, const char *dir, size_t size)
 {
 	struct sockaddr_un a;
 	char text[128];
-	memset(&a, 0, sizeof a);
-	a.sun_family = AF_UNIX;
-	int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.rings", dir);
+	socklen_t alen = rings_addr(dir, &a);
 	int len = snprintf(text, sizeof text, "PROFIL-RING %s %zu", token, size);
-	if (n < 0 || (size_t)n >= sizeof a.sun_path || len < 0 || (size_t)len >= sizeof text) {
+	if (!alen || len < 0 || (size_t)len >= sizeof text) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return send_to(fd, &a, sizeof a, text);
+	return send_to(fd, &a, alen, text, 0);
 }
 
 /* The answer: the ring's descriptor, its name in name[NAME_MAX + 1]. */
@@ -160,20 +183,16 @@ int ringask_dir(const char *dir)
 {
 	struct sockaddr_un a;
 	char text[128], name[NAME_MAX + 1];
-	memset(&a, 0, sizeof a);
-	a.sun_family = AF_UNIX;
-	size_t n = strlen(dir);
-	if (n + 1 > sizeof a.sun_path || !*token) {
-		errno = n + 1 > sizeof a.sun_path ? ENAMETOOLONG : EACCES;
+	socklen_t alen = abstract_addr(dir, &a);
+	if (!alen || !*token) {
+		errno = !alen ? ENAMETOOLONG : EACCES;
 		return -1;
 	}
-	memcpy(a.sun_path + 1, dir, n);
 	snprintf(text, sizeof text, "PROFIL-DIR %s", token);
 	int fd = own_socket();
 	if (fd < 0)
 		return -1;
-	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-	int got = send_to(fd, &a, alen, text) == 0 ? take_answer(fd, name) : -1;
+	int got = send_to(fd, &a, alen, text, 0) == 0 ? take_answer(fd, name) : -1;
 	int e = errno;
 	close(fd);
 	struct stat st;
@@ -191,22 +210,11 @@ int ringask_dir(const char *dir)
 static int tell_at(int fd, const char *dir, const char *text)
 {
 	struct sockaddr_un a;
-	memset(&a, 0, sizeof a);
-	a.sun_family = AF_UNIX;
-	int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.rings", dir);
-	size_t len = strlen(text);
-	if (n > 0 && (size_t)n < sizeof a.sun_path &&
-	    sendto(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&a,
-	           sizeof a) == (ssize_t)len)
+	socklen_t alen = rings_addr(dir, &a);
+	if (alen && send_to(fd, &a, alen, text, MSG_DONTWAIT) == 0)
 		return 0;
-	size_t dn = strlen(dir);
-	if (dn + 1 > sizeof a.sun_path)
-		return -1;
-	memset(a.sun_path, 0, sizeof a.sun_path);
-	memcpy(a.sun_path + 1, dir, dn);
-	socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + dn);
-	return sendto(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&a,
-	              alen) == (ssize_t)len ? 0 : -1;
+	alen = abstract_addr(dir, &a);
+	return alen ? send_to(fd, &a, alen, text, MSG_DONTWAIT) : -1;
 }
 
 int ringask_tell(const char *dir, const char *what)

@@ -79,6 +79,9 @@ HIDDEN void sweeper_wake(void);        /* sweep now; async-signal-safe */
 /* The word sweeper_wake() bumps and wakes (sweeper.c); the sampling
  * handler does the same with an inline futex wake (switchwatch.h). */
 extern atomic_int sweeper_wakes HIDDEN;
+/* sample_write.c: sweeper_wake() for the sampling handler, its futex
+ * wake made inline (perf_trap.h: no libc, no errno). */
+HIDDEN void sample_wake_sweeper(void);
 /* 1 while a wake for a library being loaded is out (engine.h
  * sample_in_dlopen): set by the sampling handler by compare-and-swap
  * before its wake, cleared by the sweeper before each sweep's module

@@ -18,7 +18,7 @@
  *              SWITCH_WATCH_EVERY-th sample of a thread reads its
  *              rusage (RUSAGE_THREAD) and its clock (switch_watch()),
  *              and a thread's first wish for a timer, or a walk that
- *              failed at unknown code inside dlopen() (once a sweep),
+ *              failed at unknown code inside dlopen() (once a mark),
  *              wakes the sweeper (FUTEX_WAKE on sweeper_wakes).  All
  *              three are on the
  *              agent's seccomp lists (agent/filtercheck.c).  errno is
@@ -76,7 +76,6 @@
 #include "engine/engine_int.h"
 
 #include <ucontext.h>
-#include <linux/futex.h>
 #include <sys/resource.h>
 
 __thread void *sample_recover[5] __attribute__((tls_model("initial-exec"))) HIDDEN;
@@ -174,8 +173,8 @@ static __thread struct {
 } watch_self __attribute__((tls_model("initial-exec")));
 
 /* Posts wish v (switchwatch.h); a new wish for a timer wakes the sweeper
- * (sweeper_wake()'s futex wake, made inline): each of the thread's
- * switches costs it until it is granted. */
+ * (sample_wake_sweeper()): each of the thread's switches costs it until
+ * it is granted. */
 static void switch_wish(int v)
 {
 	unsigned int at = (unsigned int)(v < 0 ? -v : v) % SWITCH_WISHES;
@@ -185,10 +184,8 @@ static void switch_wish(int v)
 		if (cur == v)
 			return;
 		if (cur == 0 && atomic_compare_exchange_strong(slot, &cur, v)) {
-			if (v > 0) {
-				atomic_fetch_add(&sweeper_wakes, 1);
-				perf_trap_syscall3(SYS_futex, (long)&sweeper_wakes, FUTEX_WAKE_PRIVATE, 1);
-			}
+			if (v > 0)
+				sample_wake_sweeper();
 			return;
 		}
 	}

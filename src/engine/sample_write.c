@@ -163,10 +163,16 @@ enum uw_end sample_walk_recovered(const struct uw_table *ut, const void *ucontex
 __thread volatile int sample_in_dlopen __attribute__((tls_model("initial-exec"))) HIDDEN;
 atomic_int sample_load_wake;
 
+void sample_wake_sweeper(void)
+{
+	atomic_fetch_add(&sweeper_wakes, 1);
+	perf_trap_syscall3(SYS_futex, (long)&sweeper_wakes, FUTEX_WAKE_PRIVATE, 1);
+}
+
 /* A walk that failed inside dlopen() at a pc of no module (the new
  * library's constructors, engine.h sample_in_dlopen): the sweeper is
- * woken to poll the loader, once until its next sweep (the futex wake
- * made inline, as switch_wish() makes it).  Whether this call woke it. */
+ * woken to poll the loader, once until its next sweep.  Whether this
+ * call woke it. */
 static int wake_for_load(const struct uw_table *ut, const uint64_t *pcs, uint32_t n)
 {
 	uint32_t k = 0;
@@ -175,8 +181,7 @@ static int wake_for_load(const struct uw_table *ut, const uint64_t *pcs, uint32_
 	int idle = 0;
 	if (k == n || !atomic_compare_exchange_strong(&sample_load_wake, &idle, 1))
 		return 0;
-	atomic_fetch_add(&sweeper_wakes, 1);
-	perf_trap_syscall3(SYS_futex, (long)&sweeper_wakes, FUTEX_WAKE_PRIVATE, 1);
+	sample_wake_sweeper();
 	return 1;
 }
 
