@@ -567,7 +567,7 @@ TEST_IMPL(unwind_cfi_rows)
 /*
  * An object whose .eh_frame lists its FDEs out of address order, with no
  * search table: the rows must come out as from the same FDEs in order
- * (finish() sorts them then, through sort_rows()).  Built in memory: one
+ * (finish() orders them then, through uw_rows_order()).  Built in memory: one
  * PT_LOAD segment holding a header, a CIE, two FDEs and the "code" they
  * describe.
  */
@@ -648,6 +648,66 @@ TEST_IMPL(unwind_fdes_out_of_order)
 	ASSERT_EQ(a->rows[6].cfa, UW_CFA_NONE);
 	uw_module_free(a);
 	uw_module_free(b);
+	return 0;
+}
+
+/* The order uw_rows_order() promises, the slow way: by pc, end markers
+ * first at one pc, then in the order emitted (cfa_off holds that order
+ * here). */
+static int reference_order(const void *a, const void *b)
+{
+	const struct uw_row *x = a, *y = b;
+	int rx = x->cfa != UW_CFA_NONE, ry = y->cfa != UW_CFA_NONE;
+	if (x->pc != y->pc)
+		return x->pc < y->pc ? -1 : 1;
+	if (rx != ry)
+		return rx - ry;
+	return x->cfa_off < y->cfa_off ? -1 : x->cfa_off > y->cfa_off;
+}
+
+/*
+ * Rows emitted in order up to some point and in any order after it (what
+ * unwind_crt.c's rows of _init and _fini make of every object's), with
+ * repeated pcs and end markers among them: uw_rows_order() sorts the
+ * part after that point alone and merges; the result must be the full
+ * sort's, ties included, whatever the split.  1,000 random cases.
+ */
+TEST_IMPL(unwind_rows_order_merges_the_tail)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15u;
+	struct uw_row want[300];
+	for (int round = 0; round < 1000; round++) {
+		struct trows t = {0};
+		t.origin = 0x400000;
+		size_t n = 1 + (size_t)(seed % 300), prefix = (size_t)((seed >> 20) % (n + 1));
+		uint32_t pc = 0;
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005u + 1442695040888963407u;
+			uint32_t r = (uint32_t)(seed >> 33);
+			/* in order: pc steps by 0-3; after: anywhere in [0, 3n) */
+			uint32_t at = i < prefix ? (pc += r % 4) : r % (3 * (uint32_t)n);
+			int end = (r >> 8) % 5 == 0;
+			/* an end marker never follows a row at its pc in the
+			 * ordered part (that would be out of order already) */
+			if (i < prefix && end && i && t.v[i - 1].pc == at && t.v[i - 1].cfa != UW_CFA_NONE)
+				end = 0;
+			struct uw_row row = {.cfa = end ? UW_CFA_NONE : UW_CFA_RSP, .cfa_off = (int32_t)i};
+			uw_emit(&t, t.origin + at, row);
+		}
+		ASSERT(!t.oom && t.n == n);
+		ASSERT(!t.unsorted || t.sorted_upto >= 1);
+		memcpy(want, t.v, n * sizeof *want);
+		qsort(want, n, sizeof *want, reference_order);
+		ASSERT_EQ(uw_rows_order(&t), 0);
+		for (size_t i = 0; i < n; i++)
+			if (t.v[i].pc != want[i].pc || t.v[i].cfa != want[i].cfa ||
+			    t.v[i].cfa_off != want[i].cfa_off)
+				FAIL_AT("round %d, row %zu of %zu (in order up to %zu): pc %u "
+				        "emitted %d, want pc %u emitted %d",
+				        round, i, n, prefix, t.v[i].pc, t.v[i].cfa_off, want[i].pc,
+				        want[i].cfa_off);
+		mem_free(t.v);
+	}
 	return 0;
 }
 

@@ -111,11 +111,16 @@ struct trows {
 	size_t ready;          /* bytes of v whose pages were asked for */
 	int oom;
 	int unsorted;          /* a row was emitted after one it sorts after */
+	size_t sorted_upto;    /* when unsorted: v[0, sorted_upto) is in order */
 	const uint8_t *cie_at; /* the CIE last parsed (FDEs share a few), */
 	struct cie cie;        /* and what it said */
 };
 
 HIDDEN void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r);
+/* unwind_table.c: puts t's rows in order when they were emitted out of
+ * it (by pc; at one pc end markers first, then the order emitted); 0, or
+ * -1 when out of memory (rows unchanged).  Exposed for its test. */
+HIDDEN int uw_rows_order(struct trows *t);
 /* One FDE at p (its length field) into rows; CIEs are skipped. */
 HIDDEN void uw_fde(const uint8_t *p, struct trows *t);
 /* unwind_go.c: rows for a Go program's code, which has no FDEs, from the
