@@ -492,10 +492,11 @@ SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c 
                 test/sym/symcases-kids.c test/sym/symcases-addrs.c \
                 test/sym/symcases-oom.c test/sym/symcases-go.c
 $(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
-            cli/symbol/*.h cli/model/profile.c cli/model/profile.h | $(BUILD)/test
+            cli/symbol/*.h cli/model/profile.c cli/model/profile.h cli/model/index.c \
+            cli/model/index.h | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest/sym -DSYM_BIN='"$(abspath $(SYM_T))"' \
 	    -DSYM_SRCDIR='"$(abspath test/sym)"' -o $@ $(SYM_TEST_SRC) \
-	    $(SYM_SRC) cli/model/profile.c $(CLI_LIBS) $(LDFLAGS)
+	    $(SYM_SRC) cli/model/profile.c cli/model/index.c $(CLI_LIBS) $(LDFLAGS)
 
 # libprofil.so is one of the modules the line and DIE caches are checked on
 check-symbols: $(SYMTEST) $(SYM_FILES) $(BUILD)/libprofil.so

@@ -9,24 +9,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../model/index.h"
 #include "../model/profile.h"
 #include "html.h"
 
-/* Open addressing from a 3-word key to an index; the caller keeps the
- * keys (key_of) so the table holds indices only. */
+/* The key of a frame, a node or a thread, hashed into their indexes
+ * (model/index.h), which hold positions only. */
 struct hkey {
 	uint64_t a, b, c;
-};
-struct hmap {
-	size_t *slots; /* index + 1; 0: empty */
-	size_t nslots, n;
 };
 
 /* Interned strings: the page names each string once. */
 struct strtab {
 	char **s;
 	size_t n, cap;
-	struct hmap map;
+	struct prof_index map;
 };
 
 /* A frame is a function (or module+0xoffset) in a module: the flame
@@ -63,7 +60,7 @@ struct htree {
 	struct hnode *nodes;    size_t nnodes, capnodes;
 	struct hthread *threads; size_t nthreads;
 	struct hsample *samples; size_t nsamples;
-	struct hmap frame_map, node_map, thread_map;
+	struct prof_index frame_map, node_map, thread_map;
 	int64_t total;
 	int64_t truncated;      /* samples whose stack ends in no known module */
 	int64_t unsymbolized;   /* samples whose leaf has no function name */

@@ -16,43 +16,20 @@ static uint64_t mix(struct hkey k)
 	return h ^ h >> 31;
 }
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h ^ h >> 29;
-}
-
 /* The slot for hash h: holds index+1 of an equal key, or 0 (free). */
 typedef int eq_fn(const void *ctx, size_t index, const void *key);
-static size_t *slot(struct hmap *m, uint64_t h, eq_fn *eq, const void *ctx, const void *key)
+static size_t *slot(const struct prof_index *m, uint64_t h, eq_fn *eq, const void *ctx,
+                    const void *key)
 {
-	size_t k = h & (m->nslots - 1);
+	size_t k = prof_index_first(m, h);
 	while (m->slots[k] && !eq(ctx, m->slots[k] - 1, key))
-		k = (k + 1) & (m->nslots - 1);
+		k = prof_index_next(m, k);
 	return &m->slots[k];
-}
-
-/* Doubles the table when half full; hash_of gives an index's hash. */
-static void grow(struct hmap *m, uint64_t (*hash_of)(const void *, size_t), const void *ctx)
-{
-	if (2 * (m->n + 1) <= m->nslots)
-		return;
-	free(m->slots);
-	m->nslots = m->nslots ? 2 * m->nslots : 1024;
-	m->slots = prof_xcalloc(m->nslots, sizeof *m->slots);
-	for (size_t i = 0; i < m->n; i++) {
-		size_t k = hash_of(ctx, i) & (m->nslots - 1);
-		while (m->slots[k])
-			k = (k + 1) & (m->nslots - 1);
-		m->slots[k] = i + 1;
-	}
 }
 
 static uint64_t str_hash_of(const void *ctx, size_t i)
 {
-	return str_hash(((const struct strtab *)ctx)->s[i]);
+	return prof_hash_str(((const struct strtab *)ctx)->s[i]);
 }
 static int str_eq(const void *ctx, size_t i, const void *key)
 {
@@ -61,8 +38,8 @@ static int str_eq(const void *ctx, size_t i, const void *key)
 
 size_t str_id(struct strtab *t, const char *s)
 {
-	grow(&t->map, str_hash_of, t);
-	size_t *sl = slot(&t->map, str_hash(s), str_eq, t, s);
+	prof_index_reserve(&t->map, t->n, 1024, str_hash_of, t);
+	size_t *sl = slot(&t->map, prof_hash_str(s), str_eq, t, s);
 	if (*sl)
 		return *sl - 1;
 	if (t->n == t->cap) {
@@ -70,7 +47,7 @@ size_t str_id(struct strtab *t, const char *s)
 		t->s = prof_xrealloc(t->s, t->cap, sizeof *t->s);
 	}
 	t->s[t->n] = prof_xstrdup(s);
-	*sl = ++t->n, t->map.n = t->n;
+	*sl = ++t->n;
 	return t->n - 1;
 }
 
@@ -122,7 +99,7 @@ static size_t frame(struct htree *t, const struct profile *p, const struct prof_
 	char buf[PROF_NAME_BUF];
 	struct hkey key = {str_id(&t->str, prof_frame_name(p, l, k, buf)),
 	                   str_id(&t->str, prof_location_module(p, l)), 0};
-	grow(&t->frame_map, frame_hash_of, t);
+	prof_index_reserve(&t->frame_map, t->nframes, 1024, frame_hash_of, t);
 	size_t *sl = slot(&t->frame_map, mix(key), frame_eq, t, &key);
 	if (*sl)
 		return *sl - 1;
@@ -134,14 +111,14 @@ static size_t frame(struct htree *t, const struct profile *p, const struct prof_
 	              ? l->lines[k].function_id : 0;
 	t->frames[t->nframes] = (struct hframe){key.a, key.b,
 		str_id(&t->str, fn ? p->functions[fn - 1].filename : ""), fn, l->mapping_id, 0, 0, 0};
-	*sl = ++t->nframes, t->frame_map.n = t->nframes;
+	*sl = ++t->nframes;
 	return t->nframes - 1;
 }
 
 static size_t node(struct htree *t, size_t parent, size_t fr, int inl)
 {
 	struct hkey key = {parent, fr, (uint64_t)inl};
-	grow(&t->node_map, node_hash_of, t);
+	prof_index_reserve(&t->node_map, t->nnodes, 1024, node_hash_of, t);
 	size_t *sl = slot(&t->node_map, mix(key), node_eq, t, &key);
 	if (*sl)
 		return *sl - 1;
@@ -150,7 +127,7 @@ static size_t node(struct htree *t, size_t parent, size_t fr, int inl)
 		t->nodes = prof_xrealloc(t->nodes, t->capnodes, sizeof *t->nodes);
 	}
 	t->nodes[t->nnodes] = (struct hnode){parent, fr, inl, 0};
-	*sl = ++t->nnodes, t->node_map.n = t->nnodes;
+	*sl = ++t->nnodes;
 	return t->nnodes - 1;
 }
 
@@ -169,14 +146,14 @@ static int thread_eq(const void *ctx, size_t i, const void *key)
 static size_t thread(struct htree *t, const struct prof_sample *s)
 {
 	struct hkey key = {s->pid, s->tid, 0};
-	grow(&t->thread_map, thread_hash_of, t);
+	prof_index_reserve(&t->thread_map, t->nthreads, 1024, thread_hash_of, t);
 	size_t *sl = slot(&t->thread_map, mix(key), thread_eq, t, &key);
 	if (*sl)
 		return *sl - 1;
 	t->threads = prof_xrealloc(t->threads, t->nthreads + 1, sizeof *t->threads);
 	t->threads[t->nthreads] = (struct hthread){s->pid, s->tid, str_id(&t->str, s->thread),
 	                                           str_id(&t->str, s->comm)};
-	*sl = ++t->nthreads, t->thread_map.n = t->nthreads;
+	*sl = ++t->nthreads;
 	return t->nthreads - 1;
 }
 
@@ -244,8 +221,10 @@ void htree_free(struct htree *t)
 {
 	for (size_t i = 0; i < t->str.n; i++)
 		free(t->str.s[i]);
-	free(t->str.s), free(t->str.map.slots);
+	free(t->str.s);
+	prof_index_free(&t->str.map);
 	free(t->frames), free(t->nodes), free(t->threads), free(t->samples);
-	free(t->frame_map.slots), free(t->node_map.slots), free(t->thread_map.slots);
+	prof_index_free(&t->frame_map), prof_index_free(&t->node_map);
+	prof_index_free(&t->thread_map);
 	memset(t, 0, sizeof *t);
 }

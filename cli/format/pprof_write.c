@@ -35,53 +35,36 @@
 
 #include "out.h"
 #include "pb.h"
+#include "../model/index.h"
 
 /* The string table: strings interned to their index; "" is index 0. */
 struct strtab {
 	const char **strs;
 	size_t n, cap;
-	uint64_t *slots; /* index + 1; 0 empty */
-	size_t nslots;
+	struct prof_index index; /* by content (model/index.h) */
 	char **owned;    /* strings made here (comments) */
 	size_t nowned;
 };
 
-static uint64_t hash(const char *s)
+static uint64_t str_hash_at(const void *t, size_t i)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static void st_rehash(struct strtab *t)
-{
-	free(t->slots);
-	t->nslots = t->nslots ? t->nslots * 2 : 1024;
-	t->slots = prof_xcalloc(t->nslots, sizeof *t->slots);
-	for (size_t i = 0; i < t->n; i++) {
-		size_t k = hash(t->strs[i]) & (t->nslots - 1);
-		while (t->slots[k])
-			k = (k + 1) & (t->nslots - 1);
-		t->slots[k] = i + 1;
-	}
+	return prof_hash_str(((const struct strtab *)t)->strs[i]);
 }
 
 static int64_t st_index(struct strtab *t, const char *s)
 {
 	s = s ? s : "";
-	if (2 * (t->n + 1) > t->nslots)
-		st_rehash(t);
-	size_t k = hash(s) & (t->nslots - 1);
-	for (; t->slots[k]; k = (k + 1) & (t->nslots - 1))
-		if (strcmp(t->strs[t->slots[k] - 1], s) == 0)
-			return (int64_t)t->slots[k] - 1;
+	prof_index_reserve(&t->index, t->n, 1024, str_hash_at, t);
+	size_t k = prof_index_first(&t->index, prof_hash_str(s));
+	for (; t->index.slots[k]; k = prof_index_next(&t->index, k))
+		if (strcmp(t->strs[t->index.slots[k] - 1], s) == 0)
+			return (int64_t)t->index.slots[k] - 1;
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 256;
 		t->strs = prof_xrealloc(t->strs, t->cap, sizeof *t->strs);
 	}
 	t->strs[t->n] = s;
-	t->slots[k] = ++t->n;
+	t->index.slots[k] = ++t->n;
 	return (int64_t)t->n - 1;
 }
 
@@ -260,7 +243,8 @@ static void encode(const struct profile *p, struct pbuf *b)
 	free(c);
 	for (size_t i = 0; i < t.nowned; i++)
 		free(t.owned[i]);
-	free(t.owned), free(t.strs), free(t.slots);
+	free(t.owned), free(t.strs);
+	prof_index_free(&t.index);
 }
 
 /*

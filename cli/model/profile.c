@@ -8,20 +8,16 @@
  * hold 1-based ids (0 = empty slot) and are rebuilt on growth.
  */
 #include "profile.h"
+#include "index.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-struct idtab {
-	uint64_t *slots;
-	size_t cap, n; /* cap: a power of two or 0 */
-};
-
 struct profile_priv {
 	struct profile pub; /* first: prof_* get the public part's address */
-	struct idtab funcs, locs, samples;
+	struct prof_index funcs, locs, samples; /* by content (index.h) */
 	size_t capm, capf, capl, caps, capp, capc;
 };
 
@@ -148,41 +144,19 @@ static uint64_t hash_sample(const struct prof_sample *s)
 	return h;
 }
 
-typedef uint64_t hash_fn(const struct profile *p, uint64_t id);
-
-static uint64_t hash_id_function(const struct profile *p, uint64_t id)
+static uint64_t hash_at_function(const void *p, size_t i)
 {
-	return hash_function(&p->functions[id - 1]);
+	return hash_function(&((const struct profile *)p)->functions[i]);
 }
 
-static uint64_t hash_id_location(const struct profile *p, uint64_t id)
+static uint64_t hash_at_location(const void *p, size_t i)
 {
-	return hash_location(&p->locations[id - 1]);
+	return hash_location(&((const struct profile *)p)->locations[i]);
 }
 
-static uint64_t hash_id_sample(const struct profile *p, uint64_t id)
+static uint64_t hash_at_sample(const void *p, size_t i)
 {
-	return hash_sample(&p->samples[id - 1]);
-}
-
-/* Inserts id (whose hash is h) into t, growing t at half full. */
-static void tab_insert(struct profile *p, struct idtab *t, uint64_t id, uint64_t h, hash_fn *fn)
-{
-	if (2 * (t->n + 1) > t->cap) {
-		struct idtab old = *t;
-		t->cap = t->cap ? t->cap * 2 : 64;
-		t->slots = prof_xcalloc(t->cap, sizeof *t->slots);
-		t->n = 0;
-		for (size_t i = 0; i < old.cap; i++)
-			if (old.slots[i])
-				tab_insert(p, t, old.slots[i], fn(p, old.slots[i]), fn);
-		free(old.slots);
-	}
-	size_t i = h & (t->cap - 1);
-	while (t->slots[i])
-		i = (i + 1) & (t->cap - 1);
-	t->slots[i] = id;
-	t->n++;
+	return hash_sample(&((const struct profile *)p)->samples[i]);
 }
 
 struct profile *prof_new(void)
@@ -214,7 +188,7 @@ void prof_free(struct profile *p)
 	free(p->mappings), free(p->functions), free(p->locations), free(p->samples);
 	free(p->processes), free(p->comments), free(p->command), free(p->engine);
 	struct profile_priv *q = priv(p);
-	free(q->funcs.slots), free(q->locs.slots), free(q->samples.slots);
+	prof_index_free(&q->funcs), prof_index_free(&q->locs), prof_index_free(&q->samples);
 	free(q);
 }
 
@@ -227,10 +201,8 @@ void prof_free_sample(struct prof_sample *s)
 void prof_rehash_samples(struct profile *p)
 {
 	struct profile_priv *q = priv(p);
-	free(q->samples.slots);
-	q->samples = (struct idtab){0};
-	for (size_t i = 0; i < p->nsamples; i++)
-		tab_insert(p, &q->samples, i + 1, hash_sample(&p->samples[i]), hash_id_sample);
+	prof_index_free(&q->samples);
+	prof_index_reserve(&q->samples, p->nsamples, 64, hash_at_sample, p);
 }
 
 uint64_t prof_add_mapping(struct profile *p, const struct prof_mapping *m)
@@ -251,13 +223,13 @@ uint64_t prof_intern_function(struct profile *p, const char *name, const char *s
 	name = name ? name : "";
 	struct prof_function key = {(char *)name, (char *)(system_name ? system_name : name),
 	                            (char *)(filename ? filename : ""), start_line};
-	uint64_t h = hash_function(&key);
-	for (size_t i = q->funcs.cap ? h & (q->funcs.cap - 1) : 0; q->funcs.cap && q->funcs.slots[i];
-	     i = (i + 1) & (q->funcs.cap - 1)) {
-		const struct prof_function *f = &p->functions[q->funcs.slots[i] - 1];
+	prof_index_reserve(&q->funcs, p->nfunctions, 64, hash_at_function, p);
+	size_t at = prof_index_first(&q->funcs, hash_function(&key));
+	for (; q->funcs.slots[at]; at = prof_index_next(&q->funcs, at)) {
+		const struct prof_function *f = &p->functions[q->funcs.slots[at] - 1];
 		if (f->start_line == start_line && !strcmp(f->name, key.name) &&
 		    !strcmp(f->system_name, key.system_name) && !strcmp(f->filename, key.filename))
-			return q->funcs.slots[i];
+			return q->funcs.slots[at];
 	}
 	p->functions = prof_xgrow(p->functions, p->nfunctions, &q->capf, 16, sizeof *p->functions);
 	struct prof_function *f = &p->functions[p->nfunctions++];
@@ -265,17 +237,21 @@ uint64_t prof_intern_function(struct profile *p, const char *name, const char *s
 	f->system_name = prof_xstrdup(key.system_name);
 	f->filename = prof_xstrdup(key.filename);
 	f->start_line = start_line;
-	tab_insert(p, &q->funcs, p->nfunctions, h, hash_id_function);
+	q->funcs.slots[at] = p->nfunctions;
 	return p->nfunctions;
 }
 
 uint64_t prof_add_location(struct profile *p, uint64_t mapping_id, uint64_t address)
 {
 	struct profile_priv *q = priv(p);
+	struct prof_location key = {mapping_id, address, 0, NULL};
+	prof_index_reserve(&q->locs, p->nlocations, 64, hash_at_location, p);
+	size_t at = prof_index_first(&q->locs, hash_location(&key));
+	while (q->locs.slots[at])
+		at = prof_index_next(&q->locs, at);
 	p->locations = prof_xgrow(p->locations, p->nlocations, &q->capl, 16, sizeof *p->locations);
-	struct prof_location *l = &p->locations[p->nlocations++];
-	*l = (struct prof_location){mapping_id, address, 0, NULL};
-	tab_insert(p, &q->locs, p->nlocations, hash_location(l), hash_id_location);
+	p->locations[p->nlocations++] = key;
+	q->locs.slots[at] = p->nlocations;
 	return p->nlocations;
 }
 
@@ -283,12 +259,12 @@ uint64_t prof_intern_location(struct profile *p, uint64_t mapping_id, uint64_t a
 {
 	struct profile_priv *q = priv(p);
 	struct prof_location key = {mapping_id, address, 0, NULL};
-	uint64_t h = hash_location(&key);
-	for (size_t i = q->locs.cap ? h & (q->locs.cap - 1) : 0; q->locs.cap && q->locs.slots[i];
-	     i = (i + 1) & (q->locs.cap - 1)) {
-		const struct prof_location *l = &p->locations[q->locs.slots[i] - 1];
+	prof_index_reserve(&q->locs, p->nlocations, 64, hash_at_location, p);
+	size_t at = prof_index_first(&q->locs, hash_location(&key));
+	for (; q->locs.slots[at]; at = prof_index_next(&q->locs, at)) {
+		const struct prof_location *l = &p->locations[q->locs.slots[at] - 1];
 		if (l->mapping_id == mapping_id && l->address == address)
-			return q->locs.slots[i];
+			return q->locs.slots[at];
 	}
 	return prof_add_location(p, mapping_id, address);
 }
@@ -299,10 +275,10 @@ void prof_add_sample_ns(struct profile *p, const uint64_t *locs, size_t nlocs, i
 {
 	struct profile_priv *q = priv(p);
 	struct prof_sample key = {nlocs, (uint64_t *)locs, 0, 0, pid, tid, NULL, NULL};
-	uint64_t h = hash_sample(&key);
-	for (size_t i = q->samples.cap ? h & (q->samples.cap - 1) : 0;
-	     q->samples.cap && q->samples.slots[i]; i = (i + 1) & (q->samples.cap - 1)) {
-		struct prof_sample *s = &p->samples[q->samples.slots[i] - 1];
+	prof_index_reserve(&q->samples, p->nsamples, 64, hash_at_sample, p);
+	size_t at = prof_index_first(&q->samples, hash_sample(&key));
+	for (; q->samples.slots[at]; at = prof_index_next(&q->samples, at)) {
+		struct prof_sample *s = &p->samples[q->samples.slots[at] - 1];
 		if (s->pid == pid && s->tid == tid && s->nlocs == nlocs &&
 		    (nlocs == 0 || !memcmp(s->locs, locs, nlocs * sizeof *locs))) {
 			s->count += count;
@@ -320,7 +296,7 @@ void prof_add_sample_ns(struct profile *p, const uint64_t *locs, size_t nlocs, i
 	s->cpu_ns = cpu_ns;
 	s->thread = prof_xstrdup(thread);
 	s->comm = prof_xstrdup(comm);
-	tab_insert(p, &q->samples, p->nsamples, h, hash_id_sample);
+	q->samples.slots[at] = p->nsamples;
 }
 
 void prof_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs, int64_t count,

@@ -8,42 +8,25 @@
 
 #include "profile.h"
 
-static uint64_t hash(const char *s)
+static uint64_t key_hash(const void *ctx, size_t i)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h ^ h >> 29;
-}
-
-static void rehash(struct rows *a)
-{
-	free(a->slots);
-	a->nslots = a->nslots ? 2 * a->nslots : 256;
-	a->slots = prof_xcalloc(a->nslots, sizeof *a->slots);
-	for (size_t i = 0; i < a->n; i++) {
-		size_t k = hash(a->rows[i].key) & (a->nslots - 1);
-		while (a->slots[k])
-			k = (k + 1) & (a->nslots - 1);
-		a->slots[k] = i + 1;
-	}
+	return prof_hash_str(((const struct rows *)ctx)->rows[i].key);
 }
 
 struct row *rows_row(struct rows *a, const char *key, const char *name, const char *detail)
 {
-	if (2 * (a->n + 1) > a->nslots)
-		rehash(a);
-	size_t k = hash(key) & (a->nslots - 1);
-	for (; a->slots[k]; k = (k + 1) & (a->nslots - 1))
-		if (strcmp(a->rows[a->slots[k] - 1].key, key) == 0)
-			return &a->rows[a->slots[k] - 1];
+	prof_index_reserve(&a->index, a->n, 256, key_hash, a);
+	size_t at = prof_index_first(&a->index, prof_hash_str(key));
+	for (; a->index.slots[at]; at = prof_index_next(&a->index, at))
+		if (strcmp(a->rows[a->index.slots[at] - 1].key, key) == 0)
+			return &a->rows[a->index.slots[at] - 1];
 	if (a->n == a->cap) {
 		a->cap = a->cap ? 2 * a->cap : 64;
 		a->rows = prof_xrealloc(a->rows, a->cap, sizeof *a->rows);
 	}
 	struct row *r = &a->rows[a->n];
 	*r = (struct row){prof_xstrdup(key), prof_xstrdup(name), prof_xstrdup(detail), 0, 0, 0, 0, 0};
-	a->slots[k] = ++a->n;
+	a->index.slots[at] = ++a->n;
 	return r;
 }
 
@@ -79,8 +62,7 @@ void rows_sort(struct rows *a)
 	if (a->n == 0)
 		return;
 	qsort(a->rows, a->n, sizeof *a->rows, by_self);
-	a->nslots /= 2;
-	rehash(a);
+	prof_index_rebuild(&a->index, a->n, key_hash, a);
 }
 
 void rows_sort_key(struct rows *a)
@@ -88,14 +70,14 @@ void rows_sort_key(struct rows *a)
 	if (a->n == 0)
 		return;
 	qsort(a->rows, a->n, sizeof *a->rows, by_key);
-	a->nslots /= 2;
-	rehash(a);
+	prof_index_rebuild(&a->index, a->n, key_hash, a);
 }
 
 void rows_free(struct rows *a)
 {
 	for (size_t i = 0; i < a->n; i++)
 		free(a->rows[i].key), free(a->rows[i].name), free(a->rows[i].detail);
-	free(a->rows), free(a->slots);
+	free(a->rows);
+	prof_index_free(&a->index);
 	*a = (struct rows){0};
 }

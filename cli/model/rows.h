@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "index.h"
+
 struct row {
 	char *key;            /* unique */
 	char *name, *detail;  /* the two text columns (e.g. function, module) */
@@ -19,8 +21,7 @@ struct row {
 struct rows {
 	struct row *rows;
 	size_t n, cap;
-	size_t *slots; /* row index + 1; 0 empty */
-	size_t nslots;
+	struct prof_index index; /* by key */
 };
 
 /* The row for key, made with name and detail if new. */

@@ -257,7 +257,7 @@ void images_free(struct images *set)
 			free(im->mods[k].path);
 		free(im->mods);
 		free(im->threads);
-		free(im->thread_index);
+		prof_index_free(&im->thread_index);
 		free(im->reaped);
 		for (size_t k = 0; k < im->nforked; k++) {
 			free(im->forked[k].pcs);

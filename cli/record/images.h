@@ -18,6 +18,7 @@
 #include <sys/un.h>
 
 #include "agg.h"
+#include "../model/index.h"
 
 struct ring_file;
 
@@ -61,8 +62,7 @@ struct image {
 	size_t mods_kept;       /* mods[] modkeep.c has looked at */
 	struct thread_name *threads;
 	size_t nthreads, capthreads;
-	size_t *thread_index;   /* records.c: threads[] by tid (index + 1) */
-	size_t thread_index_cap;
+	struct prof_index thread_index; /* threadidx.c: threads[] by tid */
 	struct agg samples;     /* key: tid, modgen, pcs[] -> weight */
 	uint64_t weight;        /* total weight read */
 	uint64_t last_read;     /* bytes of records the last poll read */

@@ -119,42 +119,30 @@ static size_t limit_of_held(void)
 	return max;
 }
 
-/* kept[] by build-id: open addressing, a slot holds an index + 1 (0:
- * empty), at most half full.  Every forked child logs again every module
- * it inherited, so each load event is looked up: a walk of kept[] for
- * each made a process of 2,000 libraries that forked 250 children cost
- * the record process 2.5 CPU s (strcmp 60% of it). */
-static size_t *seen_index, seen_cap;
+/* kept[] by build-id (model/index.h).  Every forked child logs again
+ * every module it inherited, so each load event is looked up: a walk of
+ * kept[] for each made a process of 2,000 libraries that forked 250
+ * children cost the record process 2.5 CPU s (strcmp 60% of it). */
+static struct prof_index seen_index;
 
-static size_t id_hash(const char *id)
+static uint64_t id_hash_at(const void *ctx, size_t i)
 {
-	size_t h = 14695981039346656037u;
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 1099511628211u;
-	return h;
+	(void)ctx;
+	return prof_hash_str(kept[i].build_id);
 }
 
 /* The slot of build_id: its entry's, or the empty one it would take. */
 static size_t *seen_slot(const char *build_id)
 {
-	size_t at = id_hash(build_id) & (seen_cap - 1);
-	while (seen_index[at] && strcmp(kept[seen_index[at] - 1].build_id, build_id) != 0)
-		at = (at + 1) & (seen_cap - 1);
-	return &seen_index[at];
-}
-
-static void seen_grow(void)
-{
-	free(seen_index);
-	seen_cap = seen_cap ? 2 * seen_cap : 256;
-	seen_index = prof_xcalloc(seen_cap, sizeof *seen_index);
-	for (size_t i = 0; i < nkept; i++)
-		*seen_slot(kept[i].build_id) = i + 1;
+	size_t at = prof_index_first(&seen_index, prof_hash_str(build_id));
+	while (seen_index.slots[at] && strcmp(kept[seen_index.slots[at] - 1].build_id, build_id) != 0)
+		at = prof_index_next(&seen_index, at);
+	return &seen_index.slots[at];
 }
 
 static int seen(const char *build_id)
 {
-	return seen_cap && *seen_slot(build_id) != 0;
+	return seen_index.cap && *seen_slot(build_id) != 0;
 }
 
 static char *bare(const char *path)
@@ -224,14 +212,12 @@ static void keep(uint32_t pid, const struct module_event *e, const char *set_dir
 		note_busy(".");
 		note_busy(set_dir);
 	}
+	prof_index_reserve(&seen_index, nkept, 256, id_hash_at, NULL);
 	kept = prof_xgrow(kept, nkept, &capkept, 16, sizeof *kept);
-	struct kept *k = &kept[nkept++];
+	struct kept *k = &kept[nkept];
 	memset(k, 0, sizeof *k);
 	strcpy(k->build_id, e->build_id);
-	if (2 * nkept > seen_cap)
-		seen_grow(); /* k included */
-	else
-		*seen_slot(k->build_id) = nkept;
+	*seen_slot(k->build_id) = ++nkept;
 	k->path = bare(e->path);
 	k->fd = nheld < held_max ? open_module(pid, e, k->path) : -1;
 	struct stat st;
@@ -289,8 +275,7 @@ void modkeep_free(void)
 		free(kept[i].path);
 	}
 	free(kept);
-	free(seen_index);
+	prof_index_free(&seen_index);
 	kept = NULL;
-	seen_index = NULL;
-	nkept = capkept = nheld = seen_cap = 0;
+	nkept = capkept = nheld = 0;
 }

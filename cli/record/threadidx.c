@@ -1,11 +1,11 @@
 /*
  * threadidx.c - the threads of an image, found by tid.
  *
- * An open-addressing index (slots hold an entry's index + 1, 0: empty; at
- * most half full) over im->threads, which only grows while the recording
- * runs.  Every sample record names its thread: a walk of the array per
- * record cost a process of 40,000 short threads the most of the record
- * process's CPU, and the array grew by one element at each new thread.
+ * An index (model/index.h) over im->threads, which only grows while the
+ * recording runs.  Every sample record names its thread: a walk of the
+ * array per record cost a process of 40,000 short threads the most of the
+ * record process's CPU, and the array grew by one element at each new
+ * thread.
  */
 #include "images.h"
 #include "../model/profile.h"
@@ -13,35 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t thread_slot(uint32_t tid, size_t cap)
+static uint64_t tid_hash(uint32_t tid)
 {
-	return (size_t)((tid * 0x9e3779b1u) >> 7) & (cap - 1);
+	return (tid * 0x9e3779b1u) >> 7;
 }
 
-static void thread_index_grow(struct image *im)
+static uint64_t tid_hash_at(const void *im, size_t i)
 {
-	size_t cap = im->thread_index_cap ? 2 * im->thread_index_cap : 64;
-	size_t *index = prof_xcalloc(cap, sizeof *index);
-	for (size_t i = 0; i < im->nthreads; i++) {
-		size_t at = thread_slot(im->threads[i].tid, cap);
-		while (index[at])
-			at = (at + 1) & (cap - 1);
-		index[at] = i + 1;
-	}
-	free(im->thread_index);
-	im->thread_index = index;
-	im->thread_index_cap = cap;
+	return tid_hash(((const struct image *)im)->threads[i].tid);
 }
 
 /* The entry of tid, or NULL; *slot: where it is, or where it would go. */
 static struct thread_name *thread_find(const struct image *im, uint32_t tid, size_t *slot)
 {
-	size_t cap = im->thread_index_cap, at = cap ? thread_slot(tid, cap) : 0;
-	for (; cap && im->thread_index[at]; at = (at + 1) & (cap - 1))
-		if (im->threads[im->thread_index[at] - 1].tid == tid)
+	const struct prof_index *x = &im->thread_index;
+	size_t at = x->cap ? prof_index_first(x, tid_hash(tid)) : 0;
+	for (; x->cap && x->slots[at]; at = prof_index_next(x, at))
+		if (im->threads[x->slots[at] - 1].tid == tid)
 			break;
 	*slot = at;
-	return cap && im->thread_index[at] ? &im->threads[im->thread_index[at] - 1] : NULL;
+	return x->cap && x->slots[at] ? &im->threads[x->slots[at] - 1] : NULL;
 }
 
 struct thread_name *image_thread_entry(struct image *im, uint32_t tid, int *added)
@@ -51,15 +42,15 @@ struct thread_name *image_thread_entry(struct image *im, uint32_t tid, int *adde
 	*added = !t;
 	if (t)
 		return t;
-	if (2 * (im->nthreads + 1) > im->thread_index_cap) {
-		thread_index_grow(im);
+	size_t cap = im->thread_index.cap;
+	prof_index_reserve(&im->thread_index, im->nthreads, 64, tid_hash_at, im);
+	if (im->thread_index.cap != cap)
 		thread_find(im, tid, &slot);
-	}
 	im->threads = prof_xgrow(im->threads, im->nthreads, &im->capthreads, 8, sizeof *im->threads);
 	t = &im->threads[im->nthreads++];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
-	im->thread_index[slot] = im->nthreads;
+	im->thread_index.slots[slot] = im->nthreads;
 	return t;
 }
 
