@@ -53,7 +53,7 @@ REC_LINK   := -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrec -ldl
 REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie rec-prog-fp librec.so librecplug.so librecalt.so librecinit.so librecrpath.so librecaudit.so \
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-state rec-rawsig \
-              rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid \
+              rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid rec-asmcfa \
               rec-uring recgo.go recgolib.go recgolib-main.c recgo-build)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
@@ -139,7 +139,7 @@ $(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
 # maps reader (the unwind cache's key of a main program).
 TEST_AGENT_SRC := agent/bpf.c agent/filtercheck.c src/base/alloc.c src/base/sort.c \
                   src/base/tasklist.c src/base/maps.c
-$(TEST_BIN): test/runner.c $(wildcard test/*.h test/unwind/*.h) $(BUILD)/test/list.h $(TEST_SRC) $(TEST_AGENT_SRC) agent/agent.h $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
+$(TEST_BIN): test/runner.c $(wildcard test/*.h test/unwind/*.h) test/rec/asmcfa.h $(BUILD)/test/list.h $(TEST_SRC) $(TEST_AGENT_SRC) agent/agent.h $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(TEST_AGENT_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 
 $(BUILD)/test/%: test/helpers/%.c $(SHLIB) | $(BUILD)/test
@@ -364,7 +364,7 @@ VALGRIND_TESTS = bins_edges bins_random_against_reference \
     gmon_failed_write_keeps_old_file gmon_unwritable_directory gmon_shared_object_file \
     multirange_aix_errors multirange_sprofil_errors multirange_tru64_errors \
     multirange_aix_terminator_limit multirange_sprofil_limit multirange_tru64_limit \
-    unwind_cfi_rows unwind_fdes_out_of_order unwind_rows_order_merges_the_tail seccomp_bpf_malformed seccomp_refusals_by_call \
+    unwind_cfi_rows unwind_fdes_out_of_order unwind_rows_order_merges_the_tail unwind_cfa_on_another_register unwind_cfa_saved_in_frame seccomp_bpf_malformed seccomp_refusals_by_call \
     alloc_blocks_hold_what_they_say alloc_realloc_keeps_contents alloc_calloc_zeroes_and_checks \
     sort_inplace_orders_as_qsort sort_inplace_moves_whole_elements tasklist_lists_every_thread \
     $(shell sed -n 's/^TEST(\(cli_\(report\|errors\|gmon\|pprof_go\)_[0-9]*\))$$/\1/p' \
@@ -550,6 +550,9 @@ $(REC_T)/rec-seccomp: test/rec/rec-seccomp.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -pthread -o $@ $<
 # blocks and wakes at every exchange with its child: test/cli/record.t
 $(REC_T)/rec-pingpong: test/rec/rec-pingpong.c test/rec/rec.h | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $<
+# frames found as OpenSSL's assembly finds them: test/cli/record.t
+$(REC_T)/rec-asmcfa: test/rec/rec-asmcfa.c test/rec/asmcfa.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<
 # a single-threaded program's own lock-free allocator: test/cli/record.t
 $(REC_T)/rec-ownheap: test/rec/rec-ownheap.c test/rec/rec.h | $(REC_T)

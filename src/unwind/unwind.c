@@ -113,7 +113,8 @@ static int load(const struct bounds *b, uintptr_t a, uintptr_t *out)
 /* A frame: its pc, the registers we follow, and whether they are known. */
 struct frame {
 	uintptr_t pc, sp, bp;
-	uintptr_t di; /* rdi, known in an interrupted frame only */
+	struct uw_regs regs; /* the interrupted context's (UW_CFA_GPR) */
+	int regs_ok;
 	int exact;    /* pc was interrupted (not a return address) */
 	int bp_ok;
 };
@@ -210,20 +211,41 @@ static int step_go_callback(struct frame *f, struct bounds *b)
 static int step_signal(struct frame *f, struct bounds *b)
 {
 	uintptr_t g = f->sp + offsetof(ucontext_t, uc_mcontext.gregs);
-	uintptr_t pc, sp, bp, di;
+	uintptr_t pc, sp, bp;
 	if (load(b, g + 8 * REG_RIP, &pc) || load(b, g + 8 * REG_RSP, &sp) ||
-	    load(b, g + 8 * REG_RBP, &bp) || load(b, g + 8 * REG_RDI, &di))
+	    load(b, g + 8 * REG_RBP, &bp))
 		return -1;
-	f->pc = pc, f->sp = sp, f->bp = bp, f->di = di;
+	f->regs_ok = 1;
+	for (int i = 0; i < 16; i++)
+		if (load(b, g + 8 * (uintptr_t)unwind_greg_of_dwarf[i], &f->regs.r[i]))
+			f->regs_ok = 0;
+	f->pc = pc, f->sp = sp, f->bp = bp;
 	f->exact = 1, f->bp_ok = 1;
 	bounds_at(b, sp);
 	return 0;
 }
 
-/* Computes the caller's CFA by row r (0: by frame pointer); -1 if it can't. */
-static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look, uintptr_t *cfa)
+/* Computes the caller's CFA by row r (0: by frame pointer), reading in
+ * b; -1 if it can't. */
+static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
+                  const struct bounds *b, uintptr_t *cfa)
 {
+	uintptr_t saved;
+	struct bounds rb = *b;
 	switch (r ? r->cfa : UW_CFA_NONE) {
+	case UW_CFA_RSP_DEREF:
+	case UW_CFA_RBP_DEREF:
+		/* An interrupted frame owns the 128 bytes below its rsp (the
+		 * ABI's red zone, which a signal frame skips): OpenSSL's
+		 * SHA-512 loop keeps the saved rsp at rsp - 8 */
+		if (f->exact && rb.lo >= 128 && rb.lo == f->sp)
+			rb.lo -= 128;
+		if ((r->cfa == UW_CFA_RBP_DEREF && !f->bp_ok) ||
+		    load(&rb, (r->cfa == UW_CFA_RSP_DEREF ? f->sp : f->bp) + (uintptr_t)(intptr_t)r->cfa_off,
+		         &saved) != 0)
+			return -1;
+		*cfa = saved + 8;
+		return 0;
 	case UW_CFA_RSP:
 	case UW_CFA_RA_RDI:
 	case UW_CFA_GO_INJECTED:
@@ -239,7 +261,10 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
 		*cfa = f->bp + 16;
 		return f->bp_ok && f->bp >= f->sp ? 0 : -1;
 	default:
-		return -1;
+		if (r->cfa < UW_CFA_GPR || r->cfa > UW_CFA_GPR_LAST || !f->regs_ok)
+			return -1;
+		*cfa = f->regs.r[r->cfa - UW_CFA_GPR] + (uintptr_t)(intptr_t)r->cfa_off;
+		return 0;
 	}
 }
 
@@ -331,10 +356,10 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 	if (r && r->cfa == UW_CFA_RA_RDI) {
 		/* vfork popped its return address into rdi: the caller's
 		 * stack pointer is this frame's (the CFA need not grow) */
-		if (!f->exact || cfa_of(f, r, look, &cfa) != 0 || cfa < f->sp)
+		if (!f->exact || !f->regs_ok || cfa_of(f, r, look, b, &cfa) != 0 || cfa < f->sp)
 			return -1;
-		ra = f->di;
-	} else if (cfa_of(f, r, look, &cfa) != 0 || cfa <= f->sp || load(b, cfa - 8, &ra) != 0) {
+		ra = f->regs.r[5];
+	} else if (cfa_of(f, r, look, b, &cfa) != 0 || cfa <= f->sp || load(b, cfa - 8, &ra) != 0) {
 		return -1;
 	}
 	int bp_ok = f->bp_ok;
@@ -365,9 +390,12 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 }
 
 enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-                        uintptr_t di, uint64_t *pcs, uint32_t max, volatile uint32_t *n)
+                        const struct uw_regs *regs, uint64_t *pcs, uint32_t max,
+                        volatile uint32_t *n)
 {
-	struct frame f = {pc, sp, bp, di, 1, 1};
+	struct frame f = {.pc = pc, .sp = sp, .bp = bp, .regs_ok = regs != 0, .exact = 1, .bp_ok = 1};
+	if (regs)
+		f.regs = *regs;
 	struct bounds b;
 	uint32_t k = 0, replaced = 0;
 	bounds_at(&b, sp);

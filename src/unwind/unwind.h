@@ -7,7 +7,9 @@
  * rows: from each row's pc on, until the next row's, the caller's frame
  * is found as
  *
- *     CFA = rsp + off | rbp + off      (the caller's rsp after the return)
+ *     CFA = rsp + off | rbp + off      (the caller's rsp after the return;
+ *           | another register + off     that register as interrupted;
+ *           | [rsp or rbp + off] + 8       the caller's rsp saved in the frame)
  *     return address at CFA - 8        (the x86-64 ABI; in rdi where an
  *                                       interrupted frame keeps it there;
  *                                       other rules: UNKNOWN)
@@ -24,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <ucontext.h>
 
 #include "base/base.h"
 
@@ -60,11 +63,25 @@ enum uw_cfa {
 	                       there, the goroutine was at the pc at rsp, with
 	                       rsp + 8 (the injected call replaces the leaf);
 	                       else rsp + cfa_off, as UW_CFA_RSP */
-	UW_CFA_GO_CALLBACK = 11 /* Go's cgocallback, returned to from Go on the
+	UW_CFA_GO_CALLBACK = 11, /* Go's cgocallback, returned to from Go on the
 	                       goroutine's stack: rbp points at its frame on
 	                       the thread's stack (a frame-pointer step, its
 	                       reads bounded by that stack: unwind_go.c) */
+	UW_CFA_RSP_DEREF = 12, /* the word at rsp + cfa_off, + 8: the caller's rsp
+	                       saved in a frame whose rsp was realigned
+	                       (OpenSSL's `.cfi_cfa_expression %rsp+N,deref,+8`) */
+	UW_CFA_RBP_DEREF = 13, /* the same at rbp + cfa_off */
+	UW_CFA_GPR = 16     /* UW_CFA_GPR + n: CFA = general register n (its
+	                       DWARF number, 0-15 but rbp's and rsp's 6 and 7)
+	                       + cfa_off, the register's value the interrupted
+	                       context's (struct uw_regs): OpenSSL's assembly
+	                       keeps its frame's base in rax or r11 across
+	                       calls to its own routines, which leave it alone.
+	                       A register no frame's CFI mentions keeps its
+	                       value up the stack, as debuggers and the C++
+	                       unwinder take it (docs/unwinding.md) */
 };
+#define UW_CFA_GPR_LAST (UW_CFA_GPR + 15)
 
 enum uw_rbp {
 	UW_RBP_SAME = 0,    /* the caller's rbp is this frame's */
@@ -197,9 +214,28 @@ enum uw_end {
 HIDDEN int unwind_covers(const struct uw_table *t, uintptr_t pc);
 /* The module of t holding pc, 0 if none (signal context too). */
 HIDDEN const struct uw_module *unwind_module_at(const struct uw_table *t, uintptr_t pc);
+/* The interrupted context's general registers by DWARF number (0 rax,
+ * 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15). */
+struct uw_regs {
+	uintptr_t r[16];
+};
+/* The gregs[] index (ucontext.h's REG_*) of each DWARF register. */
+static const int unwind_greg_of_dwarf[16] = {
+	REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+	REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+
+/* Signal context: regs from an interrupted context's gregs. */
+static inline void unwind_regs_of(const greg_t *gregs, struct uw_regs *regs)
+{
+	for (int i = 0; i < 16; i++)
+		regs->r[i] = (uintptr_t)gregs[unwind_greg_of_dwarf[i]];
+}
+
+/* regs: the interrupted context's registers, or NULL when not known (a
+ * walk then ends at a rule that needs one, rbp and rsp aside). */
 HIDDEN enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp,
-                               uintptr_t bp, uintptr_t di, uint64_t *pcs, uint32_t max,
-                               volatile uint32_t *n);
+                               uintptr_t bp, const struct uw_regs *regs, uint64_t *pcs,
+                               uint32_t max, volatile uint32_t *n);
 
 /* unwind_cache.c: an object's GNU build-id from its notes in memory; its
  * length, 0 if none (or longer than cap). */

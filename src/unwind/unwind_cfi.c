@@ -19,7 +19,7 @@
 
 /* DWARF register numbers (x86-64 psABI). */
 enum { DWREG_RDI = 5, DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
-enum { CFA_REG, CFA_PLT, CFA_EXPR };
+enum { CFA_REG, CFA_PLT, CFA_DEREF, CFA_EXPR };
 
 /* Parses the CIE at p (its length field); 0 on success. */
 static int parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *ci)
@@ -106,6 +106,12 @@ static struct uw_row row_of(const struct state *s)
 	} else if (by_reg && (s->cfa_reg == DWREG_RSP || s->cfa_reg == DWREG_RBP)) {
 		r.cfa = s->cfa_reg == DWREG_RSP ? UW_CFA_RSP : UW_CFA_RBP;
 		r.cfa_off = (int32_t)s->cfa_off;
+	} else if (s->cfa == CFA_DEREF && s->cfa_off == (int32_t)s->cfa_off) {
+		r.cfa = s->cfa_reg == DWREG_RSP ? UW_CFA_RSP_DEREF : UW_CFA_RBP_DEREF;
+		r.cfa_off = (int32_t)s->cfa_off;
+	} else if (by_reg && s->cfa_reg < 16) {
+		r.cfa = (uint8_t)(UW_CFA_GPR + s->cfa_reg); /* rax, r11 ...: unwind.h */
+		r.cfa_off = (int32_t)s->cfa_off;
 	}
 	if (s->rule[0] == R_OFF && s->off[0] == (int16_t)s->off[0]) {
 		r.rbp = UW_RBP_SAVED;
@@ -180,6 +186,23 @@ static int plt_expression(const uint8_t *e, uint64_t len)
 		if (i != 6 && e[i] != pat[i])
 			return -1;
 	return e[6] >= 0x30 && e[6] <= 0x4f ? e[6] - 0x30 : -1;
+}
+
+/* OpenSSL's rule for a frame whose stack pointer it realigned: the
+ * caller's rsp, saved in the frame, + 8 (`.cfi_cfa_expression
+ * %rsp+N,deref,+8`): DW_OP_breg7 N (or breg6, from rbp), DW_OP_deref,
+ * DW_OP_plus_uconst 8, and nothing else.  The register's DWARF number
+ * and N, or -1. */
+static int deref_expression(const uint8_t *p, uint64_t len, uint64_t *reg, int64_t *off)
+{
+	struct cur e = {p, p + len, 0};
+	uint64_t op = fixed(&e, 1);
+	if (op != 0x70 + DWREG_RSP && op != 0x70 + DWREG_RBP)
+		return -1;
+	*reg = op - 0x70;
+	*off = sleb(&e);
+	int ok = fixed(&e, 1) == 0x06 && fixed(&e, 1) == 0x23 && uleb(&e) == 8;
+	return ok && !e.bad && e.p == e.end ? 0 : -1;
 }
 
 /* A rule for DWARF register reg; only rbp and the return address count. */
@@ -260,9 +283,12 @@ static int run(struct cur *c, const struct cie *ci, struct state *s, const struc
 		case 0x13: s->cfa_off = sleb(c) * da; break;
 		case 0x0f: {                                         /* def_cfa_expression */
 			len = uleb(c);
-			int n = len <= (uint64_t)(c->end - c->p) ? plt_expression(c->p, len) : -1;
+			int fits = len <= (uint64_t)(c->end - c->p);
+			int n = fits ? plt_expression(c->p, len) : -1;
 			s->cfa = n >= 0 ? CFA_PLT : CFA_EXPR;
 			s->cfa_off = n;
+			if (n < 0 && fits && deref_expression(c->p, len, &s->cfa_reg, &s->cfa_off) == 0)
+				s->cfa = CFA_DEREF;
 			if (skip_block(c, len))
 				return -1;
 			break;

@@ -1947,3 +1947,17 @@ stdout /^pre=/
 # "[unknown]" before, until the helper's sweep 100 ms later
 $ profil record -o ib.pprof $REC/rec-prog initbare 40 && profil report --callers _init ib.pprof
 row /call_init$/ 2 >= 40
+
+# Frames found as OpenSSL's assembly finds them (test/rec/rec-asmcfa.c),
+# where its stack pointer is realigned: the CFA on rax, kept across a
+# call to a routine that leaves rax alone (aesni_gcm_encrypt), and the
+# caller's rsp saved in the frame, read by a CFA expression
+# (sha512_block_data_order_avx2).  Every such walk ended there, failed:
+# `openssl speed` had 37% (AES-GCM), 48% (RSA) and 80% (SHA-512) of its
+# samples rooted at [unknown]
+$ profil record -o asm.pprof $REC/rec-asmcfa 400 && profil report asm.pprof
+stdout /^400 rounds$/
+row / main +rec-asmcfa$/ 4 >= 95
+row /asm_rax_leaf +rec-asmcfa$/ 2 >= 10
+row /asm_rax_frame +rec-asmcfa$/ 2 >= 10
+row /asm_saved_frame +rec-asmcfa$/ 2 >= 20
