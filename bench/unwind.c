@@ -69,8 +69,6 @@ static __attribute__((noinline)) struct result time_walk(void)
 	volatile uint32_t n = 0;
 	volatile enum uw_end end = UW_END_FAILED; /* getcontext returns twice */
 	getcontext(&uc);
-	struct uw_regs regs;
-	unwind_regs_of(uc.uc_mcontext.gregs, &regs);
 	const struct uw_table *t = atomic_load(&unwind_published);
 	double best = 1e30;
 	for (int trial = 0; trial < TRIALS; trial++) {
@@ -78,7 +76,8 @@ static __attribute__((noinline)) struct result time_walk(void)
 		for (long i = 0; i < rounds; i++)
 			end = unwind_walk(t, (uintptr_t)uc.uc_mcontext.gregs[REG_RIP],
 			                  (uintptr_t)uc.uc_mcontext.gregs[REG_RSP],
-			                  (uintptr_t)uc.uc_mcontext.gregs[REG_RBP], &regs, pcs, 1000, &n);
+			                  (uintptr_t)uc.uc_mcontext.gregs[REG_RBP], uc.uc_mcontext.gregs, pcs,
+			                  1000, &n);
 		double t1 = now();
 		best = t1 - t0 < best ? t1 - t0 : best;
 	}

@@ -702,14 +702,14 @@ TEST_IMPL(unwind_cfa_on_another_register)
 	table->nmods = 1;
 	table->mods[0] = t.m;
 	uintptr_t stack[64] = {0}, caller = 0x1234560;
-	struct uw_regs regs = {{[0] = (uintptr_t)&stack[10]}}; /* rax: the frame's base */
+	greg_t regs[NGREG] = {[REG_RAX] = (greg_t)&stack[10]}; /* the frame's base */
 	stack[10] = caller;                                      /* at rax = CFA - 8 */
 	stack[4] = (uintptr_t)asm_rax_frame_ret;                 /* pushed by the call */
 	uint64_t pcs[8];
 	volatile uint32_t n = 0;
 	/* interrupted in the frame itself */
 	uintptr_t pc = (uintptr_t)asm_rax_frame_ret;
-	enum uw_end end = unwind_walk(table, pc, (uintptr_t)&stack[2], 0, &regs, pcs, 8, &n);
+	enum uw_end end = unwind_walk(table, pc, (uintptr_t)&stack[2], 0, regs, pcs, 8, &n);
 	printf("in the frame: %u frames, end %d\n", (unsigned)n, (int)end);
 	ASSERT_EQ(n, 2u);
 	ASSERT_EQ(pcs[1], (uint64_t)caller);
@@ -718,7 +718,7 @@ TEST_IMPL(unwind_cfa_on_another_register)
 	ASSERT_EQ(n, 1u);
 	/* interrupted in its callee */
 	pc = (uintptr_t)asm_rax_leaf;
-	end = unwind_walk(table, pc, (uintptr_t)&stack[4], 0, &regs, pcs, 8, &n);
+	end = unwind_walk(table, pc, (uintptr_t)&stack[4], 0, regs, pcs, 8, &n);
 	printf("in its callee: %u frames, end %d\n", (unsigned)n, (int)end);
 	ASSERT_EQ(n, 3u);
 	ASSERT_EQ(pcs[0], (uint64_t)pc);
@@ -869,8 +869,8 @@ TEST_IMPL(unwind_vfork_return_in_rdi)
 	uintptr_t pc = t.m->lo + in_rdi->pc, caller = 0x1234560;
 	uint64_t pcs[8];
 	volatile uint32_t n = 0;
-	struct uw_regs regs = {{[5] = caller}}; /* rdi */
-	enum uw_end end = unwind_walk(table, pc, (uintptr_t)&stack[8], 0, &regs, pcs, 8, &n);
+	greg_t regs[NGREG] = {[REG_RDI] = (greg_t)caller};
+	enum uw_end end = unwind_walk(table, pc, (uintptr_t)&stack[8], 0, regs, pcs, 8, &n);
 	printf("vfork row at libc+%#x (CFA rsp+%d): %u frames, end %d\n", in_rdi->pc,
 	       (int)in_rdi->cfa_off, (unsigned)n, (int)end);
 	ASSERT_EQ(n, 2u);

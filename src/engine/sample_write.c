@@ -146,8 +146,6 @@ enum uw_end sample_walk_recovered(const struct uw_table *ut, const void *ucontex
 	const ucontext_t *uc = ucontext;
 	void *outer[5];
 	enum uw_end end;
-	struct uw_regs regs;
-	unwind_regs_of(uc->uc_mcontext.gregs, &regs);
 	for (int i = 0; i < 5; i++)
 		outer[i] = sample_recover[i];
 	if (__builtin_setjmp(sample_recover))
@@ -155,7 +153,8 @@ enum uw_end sample_walk_recovered(const struct uw_table *ut, const void *ucontex
 	else
 		end = unwind_walk(ut, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
 		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], &regs, pcs, max, n);
+		                  (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], uc->uc_mcontext.gregs,
+		                  pcs, max, n);
 	for (int i = 0; i < 5; i++)
 		sample_recover[i] = outer[i];
 	return end;

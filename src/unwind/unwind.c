@@ -113,8 +113,7 @@ static int load(const struct bounds *b, uintptr_t a, uintptr_t *out)
 /* A frame: its pc, the registers we follow, and whether they are known. */
 struct frame {
 	uintptr_t pc, sp, bp;
-	struct uw_regs regs; /* the interrupted context's (UW_CFA_GPR) */
-	int regs_ok;
+	const greg_t *gregs; /* the interrupted context's, in place; NULL: unknown */
 	int exact;    /* pc was interrupted (not a return address) */
 	int bp_ok;
 };
@@ -215,10 +214,10 @@ static int step_signal(struct frame *f, struct bounds *b)
 	if (load(b, g + 8 * REG_RIP, &pc) || load(b, g + 8 * REG_RSP, &sp) ||
 	    load(b, g + 8 * REG_RBP, &bp))
 		return -1;
-	f->regs_ok = 1;
-	for (int i = 0; i < 16; i++)
-		if (load(b, g + 8 * (uintptr_t)unwind_greg_of_dwarf[i], &f->regs.r[i]))
-			f->regs_ok = 0;
+	/* the registers are read in place later (UW_CFA_GPR): all of
+	 * them inside the bounds that held the ucontext */
+	uintptr_t last;
+	f->gregs = load(b, g + 8 * (NGREG - 1), &last) == 0 ? (const greg_t *)g : NULL;
 	f->pc = pc, f->sp = sp, f->bp = bp;
 	f->exact = 1, f->bp_ok = 1;
 	bounds_at(b, sp);
@@ -261,9 +260,10 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
 		*cfa = f->bp + 16;
 		return f->bp_ok && f->bp >= f->sp ? 0 : -1;
 	default:
-		if (r->cfa < UW_CFA_GPR || r->cfa > UW_CFA_GPR_LAST || !f->regs_ok)
+		if (r->cfa < UW_CFA_GPR || r->cfa > UW_CFA_GPR_LAST || !f->gregs)
 			return -1;
-		*cfa = f->regs.r[r->cfa - UW_CFA_GPR] + (uintptr_t)(intptr_t)r->cfa_off;
+		*cfa = (uintptr_t)f->gregs[unwind_greg_of_dwarf[r->cfa - UW_CFA_GPR]] +
+		       (uintptr_t)(intptr_t)r->cfa_off;
 		return 0;
 	}
 }
@@ -356,9 +356,9 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 	if (r && r->cfa == UW_CFA_RA_RDI) {
 		/* vfork popped its return address into rdi: the caller's
 		 * stack pointer is this frame's (the CFA need not grow) */
-		if (!f->exact || !f->regs_ok || cfa_of(f, r, look, b, &cfa) != 0 || cfa < f->sp)
+		if (!f->exact || !f->gregs || cfa_of(f, r, look, b, &cfa) != 0 || cfa < f->sp)
 			return -1;
-		ra = f->regs.r[5];
+		ra = (uintptr_t)f->gregs[REG_RDI];
 	} else if (cfa_of(f, r, look, b, &cfa) != 0 || cfa <= f->sp || load(b, cfa - 8, &ra) != 0) {
 		return -1;
 	}
@@ -390,12 +390,10 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 }
 
 enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-                        const struct uw_regs *regs, uint64_t *pcs, uint32_t max,
+                        const greg_t *gregs, uint64_t *pcs, uint32_t max,
                         volatile uint32_t *n)
 {
-	struct frame f = {.pc = pc, .sp = sp, .bp = bp, .regs_ok = regs != 0, .exact = 1, .bp_ok = 1};
-	if (regs)
-		f.regs = *regs;
+	struct frame f = {pc, sp, bp, gregs, 1, 1};
 	struct bounds b;
 	uint32_t k = 0, replaced = 0;
 	bounds_at(&b, sp);

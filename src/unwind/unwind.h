@@ -74,7 +74,7 @@ enum uw_cfa {
 	UW_CFA_GPR = 16     /* UW_CFA_GPR + n: CFA = general register n (its
 	                       DWARF number, 0-15 but rbp's and rsp's 6 and 7)
 	                       + cfa_off, the register's value the interrupted
-	                       context's (struct uw_regs): OpenSSL's assembly
+	                       context's (unwind_walk()'s gregs): OpenSSL's assembly
 	                       keeps its frame's base in rax or r11 across
 	                       calls to its own routines, which leave it alone.
 	                       A register no frame's CFI mentions keeps its
@@ -214,27 +214,17 @@ enum uw_end {
 HIDDEN int unwind_covers(const struct uw_table *t, uintptr_t pc);
 /* The module of t holding pc, 0 if none (signal context too). */
 HIDDEN const struct uw_module *unwind_module_at(const struct uw_table *t, uintptr_t pc);
-/* The interrupted context's general registers by DWARF number (0 rax,
- * 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15). */
-struct uw_regs {
-	uintptr_t r[16];
-};
-/* The gregs[] index (ucontext.h's REG_*) of each DWARF register. */
+/* The gregs[] index (ucontext.h's REG_*) of each DWARF register number
+ * (0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15). */
 static const int unwind_greg_of_dwarf[16] = {
 	REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
 	REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
 
-/* Signal context: regs from an interrupted context's gregs. */
-static inline void unwind_regs_of(const greg_t *gregs, struct uw_regs *regs)
-{
-	for (int i = 0; i < 16; i++)
-		regs->r[i] = (uintptr_t)gregs[unwind_greg_of_dwarf[i]];
-}
-
-/* regs: the interrupted context's registers, or NULL when not known (a
- * walk then ends at a rule that needs one, rbp and rsp aside). */
+/* gregs: the interrupted context's registers (its ucontext's
+ * uc_mcontext.gregs, read in place, not copied), or NULL when not known
+ * (a walk then ends at a rule that needs one, rbp and rsp aside). */
 HIDDEN enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp,
-                               uintptr_t bp, const struct uw_regs *regs, uint64_t *pcs,
+                               uintptr_t bp, const greg_t *gregs, uint64_t *pcs,
                                uint32_t max, volatile uint32_t *n);
 
 /* unwind_cache.c: an object's GNU build-id from its notes in memory; its
