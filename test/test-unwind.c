@@ -727,6 +727,21 @@ TEST_IMPL(unwind_cfa_on_another_register)
 	end = unwind_walk(table, pc, (uintptr_t)&stack[4], 0, NULL, pcs, 8, &n);
 	ASSERT_EQ(n, 2u);
 	ASSERT_EQ(end, UW_END_FAILED);
+	/* above the interrupted frame, a register callees save and restore
+	 * (rbx) is not taken as interrupted: glibc's _dl_runtime_resolve
+	 * keeps its frame in rbx and calls C code that uses it */
+	struct uw_row on_rbx = {0, 24, 0, UW_CFA_GPR + 3, UW_RBP_SAME};
+	struct uw_row on_r11 = {0, 8, 0, UW_CFA_GPR + 11, UW_RBP_SAME};
+	greg_t g[NGREG] = {[REG_RBX] = 0x7000, [REG_R11] = 0x9000};
+	struct frame f = {0x1000, 0x100, 0, g, 1, 1};
+	struct bounds b = {0x100, 0x10000};
+	uintptr_t cfa = 0;
+	ASSERT_EQ(cfa_of(&f, &on_rbx, 0x1000, &b, &cfa), 0);
+	ASSERT_EQ(cfa, 0x7000u + 24);
+	f.exact = 0;
+	ASSERT_EQ(cfa_of(&f, &on_rbx, 0x1000, &b, &cfa), -1);
+	ASSERT_EQ(cfa_of(&f, &on_r11, 0x1000, &b, &cfa), 0);
+	ASSERT_EQ(cfa, 0x9000u + 8);
 	free(table);
 	uw_module_free(t.m);
 	return 0;

@@ -224,6 +224,22 @@ static int step_signal(struct frame *f, struct bounds *b)
 	return 0;
 }
 
+/*
+ * Whether DWARF register n is one a callee must give back (rbx, r12-r15),
+ * and so saves where it uses it.  A frame above the interrupted one whose
+ * CFA is on such a register finds it only where its callees saved it,
+ * which the rows do not keep: the interrupted value is likely a callee's
+ * (glibc's _dl_runtime_resolve keeps its frame in rbx and calls
+ * _dl_fixup, C code that uses rbx), so the walk ends there.  A register
+ * the ABI lets a callee clobber (rax, r11 ...) that a frame still keeps
+ * its base in across a call is one its callees leave alone by the
+ * frame's own convention (OpenSSL's), and is taken as it was interrupted.
+ */
+static int callee_saved(int n)
+{
+	return n == 3 || n >= 12;
+}
+
 /* Computes the caller's CFA by row r (0: by frame pointer), reading in
  * b; -1 if it can't. */
 static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
@@ -260,7 +276,8 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
 		*cfa = f->bp + 16;
 		return f->bp_ok && f->bp >= f->sp ? 0 : -1;
 	default:
-		if (r->cfa < UW_CFA_GPR || r->cfa > UW_CFA_GPR_LAST || !f->gregs)
+		if (r->cfa < UW_CFA_GPR || r->cfa > UW_CFA_GPR_LAST || !f->gregs ||
+		    (!f->exact && callee_saved(r->cfa - UW_CFA_GPR)))
 			return -1;
 		*cfa = (uintptr_t)f->gregs[unwind_greg_of_dwarf[r->cfa - UW_CFA_GPR]] +
 		       (uintptr_t)(intptr_t)r->cfa_off;

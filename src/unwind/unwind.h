@@ -77,9 +77,11 @@ enum uw_cfa {
 	                       context's (unwind_walk()'s gregs): OpenSSL's assembly
 	                       keeps its frame's base in rax or r11 across
 	                       calls to its own routines, which leave it alone.
-	                       A register no frame's CFI mentions keeps its
-	                       value up the stack, as debuggers and the C++
-	                       unwinder take it (docs/unwinding.md) */
+	                       Above the interrupted frame, a register a
+	                       callee may clobber keeps its value up the
+	                       stack, as debuggers and the C++ unwinder take
+	                       it; one callees save (rbx, r12-r15) ends the
+	                       walk there (unwind.c, docs/unwinding.md) */
 };
 #define UW_CFA_GPR_LAST (UW_CFA_GPR + 15)
 
