@@ -679,6 +679,16 @@ TEST_IMPL(unwind_fdes_out_of_order)
 	return 0;
 }
 
+/* A published table of one module, as the handler reads it (free()). */
+static struct uw_table *table_of(const struct uw_module *m)
+{
+	struct uw_table *table = malloc(sizeof *table + sizeof table->mods[0]);
+	ASSERT(table != NULL);
+	table->nmods = 1;
+	table->mods[0] = m;
+	return table;
+}
+
 #include "rec/asmcfa.h" /* OpenSSL's two ways, as asm: never run here */
 
 /*
@@ -697,10 +707,7 @@ TEST_IMPL(unwind_cfa_on_another_register)
 	ASSERT(r != NULL);
 	ASSERT_EQ(r->cfa, UW_CFA_GPR + 0); /* rax */
 	ASSERT_EQ(r->cfa_off, 8);
-	struct uw_table *table = malloc(sizeof *table + sizeof table->mods[0]);
-	ASSERT(table != NULL);
-	table->nmods = 1;
-	table->mods[0] = t.m;
+	struct uw_table *table = table_of(t.m);
 	uintptr_t stack[64] = {0}, caller = 0x1234560;
 	greg_t regs[NGREG] = {[REG_RAX] = (greg_t)&stack[10]}; /* the frame's base */
 	stack[10] = caller;                                      /* at rax = CFA - 8 */
@@ -762,10 +769,7 @@ TEST_IMPL(unwind_cfa_saved_in_frame)
 	ASSERT(r != NULL);
 	ASSERT_EQ(r->cfa, UW_CFA_RSP_DEREF);
 	ASSERT_EQ(r->cfa_off, 24);
-	struct uw_table *table = malloc(sizeof *table + sizeof table->mods[0]);
-	ASSERT(table != NULL);
-	table->nmods = 1;
-	table->mods[0] = t.m;
+	struct uw_table *table = table_of(t.m);
 	uintptr_t stack[64] = {0}, caller = 0x1234560;
 	stack[20] = caller;                    /* the return address, at CFA - 8 */
 	stack[2 + 3] = (uintptr_t)&stack[20];  /* rsp = &stack[2]; its + 24: rsp at entry */
@@ -876,10 +880,7 @@ TEST_IMPL(unwind_vfork_return_in_rdi)
 		if (t.m->rows[i].cfa == UW_CFA_RA_RDI)
 			in_rdi = &t.m->rows[i];
 	ASSERT(in_rdi != NULL); /* glibc's x86-64 vfork.S has had this CFI for years */
-	struct uw_table *table = malloc(sizeof *table + sizeof table->mods[0]);
-	ASSERT(table != NULL);
-	table->nmods = 1;
-	table->mods[0] = t.m;
+	struct uw_table *table = table_of(t.m);
 	uintptr_t stack[64] = {0};
 	uintptr_t pc = t.m->lo + in_rdi->pc, caller = 0x1234560;
 	uint64_t pcs[8];
