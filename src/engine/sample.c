@@ -34,8 +34,10 @@
  *              (written once, before any fork it matters for);
  *              switch_watch_on (atomic, switchwatch.h).
  *              For a ring table that wants stacks: unwind_published
- *              (IMMUTABLE, retired by the same handshake) and the
- *              interrupted stack, read by unwind.c under this contract.
+ *              (IMMUTABLE, retired by the same handshake), the
+ *              interrupted stack and the interrupted registers (the
+ *              signal's ucontext, in place), read by unwind.c under
+ *              this contract.
  *              sample_walk_whole() reads the same, after a sample, for
  *              lazy_helper.c (which is not bound by this contract).
  *   Writes:    perf_trap_base[] of the event that signalled (only
