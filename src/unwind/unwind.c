@@ -246,13 +246,14 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
                   const struct bounds *b, uintptr_t *cfa)
 {
 	uintptr_t saved;
-	struct bounds rb = *b;
+	struct bounds rb;
 	switch (r ? r->cfa : UW_CFA_NONE) {
 	case UW_CFA_RSP_DEREF:
 	case UW_CFA_RBP_DEREF:
 		/* An interrupted frame owns the 128 bytes below its rsp (the
 		 * ABI's red zone, which a signal frame skips): OpenSSL's
 		 * SHA-512 loop keeps the saved rsp at rsp - 8 */
+		rb = *b;
 		if (f->exact && rb.lo >= 128 && rb.lo == f->sp)
 			rb.lo -= 128;
 		if ((r->cfa == UW_CFA_RBP_DEREF && !f->bp_ok) ||

@@ -169,10 +169,8 @@ void uw_emit(struct trows *t, uintptr_t pc, struct uw_row r)
 	if ((t->n + 1) * sizeof *t->v > t->ready)
 		populate_ahead(t);
 	r.pc = (uint32_t)(pc - t->origin);
-	if (!t->unsorted && t->n && sorts_before(&t->v[t->n - 1], r.pc, r.cfa != UW_CFA_NONE)) {
-		t->unsorted = 1;
+	if (!t->sorted_upto && t->n && sorts_before(&t->v[t->n - 1], r.pc, r.cfa != UW_CFA_NONE))
 		t->sorted_upto = t->n;
-	}
 	t->v[t->n++] = r;
 }
 

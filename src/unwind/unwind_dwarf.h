@@ -110,8 +110,9 @@ struct trows {
 	size_t n, cap;
 	size_t ready;          /* bytes of v whose pages were asked for */
 	int oom;
-	int unsorted;          /* a row was emitted after one it sorts after */
-	size_t sorted_upto;    /* when unsorted: v[0, sorted_upto) is in order */
+	size_t sorted_upto;    /* v[0, sorted_upto) is in order and v[sorted_upto]
+	                          sorts before the row emitted before it; 0: all
+	                          in order (the first row is never out of it) */
 	const uint8_t *cie_at; /* the CIE last parsed (FDEs share a few), */
 	struct cie cie;        /* and what it said */
 };

@@ -61,7 +61,7 @@ static int cmp_seqrow(const void *a, const void *b)
  */
 int uw_rows_order(struct trows *t)
 {
-	if (!t->unsorted)
+	if (!t->sorted_upto)
 		return 0;
 	size_t p = t->sorted_upto, m = t->n - p;
 	struct seqrow *s = mem_alloc(m * sizeof *s);
@@ -77,7 +77,7 @@ int uw_rows_order(struct trows *t)
 			t->v[--k] = s[--j].r;
 	}
 	mem_free(s);
-	t->unsorted = 0;
+	t->sorted_upto = 0;
 	return 0;
 }
 
