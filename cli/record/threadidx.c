@@ -38,14 +38,12 @@ static struct thread_name *thread_find(const struct image *im, uint32_t tid, siz
 struct thread_name *image_thread_entry(struct image *im, uint32_t tid, int *added)
 {
 	size_t slot;
+	/* room first, as every index.h user makes it: the slot found stays */
+	prof_index_reserve(&im->thread_index, im->nthreads, 64, tid_hash_at, im);
 	struct thread_name *t = thread_find(im, tid, &slot);
 	*added = !t;
 	if (t)
 		return t;
-	size_t cap = im->thread_index.cap;
-	prof_index_reserve(&im->thread_index, im->nthreads, 64, tid_hash_at, im);
-	if (im->thread_index.cap != cap)
-		thread_find(im, tid, &slot);
 	im->threads = prof_xgrow(im->threads, im->nthreads, &im->capthreads, 8, sizeof *im->threads);
 	t = &im->threads[im->nthreads++];
 	memset(t, 0, sizeof *t);
