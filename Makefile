@@ -364,7 +364,7 @@ VALGRIND_TESTS = bins_edges bins_random_against_reference \
     gmon_failed_write_keeps_old_file gmon_unwritable_directory gmon_shared_object_file \
     multirange_aix_errors multirange_sprofil_errors multirange_tru64_errors \
     multirange_aix_terminator_limit multirange_sprofil_limit multirange_tru64_limit \
-    unwind_cfi_rows unwind_fdes_out_of_order unwind_rows_order_merges_the_tail unwind_cfa_on_another_register unwind_cfa_saved_in_frame seccomp_bpf_malformed seccomp_refusals_by_call \
+    unwind_cfi_rows unwind_fdes_out_of_order unwind_rows_order_merges_the_tail unwind_cfa_on_another_register unwind_cfa_saved_in_frame unwind_cfa_on_rbx seccomp_bpf_malformed seccomp_refusals_by_call \
     alloc_blocks_hold_what_they_say alloc_realloc_keeps_contents alloc_calloc_zeroes_and_checks \
     sort_inplace_orders_as_qsort sort_inplace_moves_whole_elements tasklist_lists_every_thread \
     $(shell sed -n 's/^TEST(\(cli_\(report\|errors\|gmon\|pprof_go\)_[0-9]*\))$$/\1/p' \

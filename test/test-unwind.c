@@ -443,6 +443,17 @@ static int gpr_number(const char *name, size_t len)
 	return -1;
 }
 
+/* What readelf's rbx column says, as our row's rbx rule would. */
+static uint8_t readelf_rbx(const char *rbx)
+{
+	if (!rbx || !strcmp(rbx, "u") || !strcmp(rbx, "s"))
+		return UW_RBX_SAME;
+	int off = rbx[0] == 'c' ? atoi(rbx + 1) : 0;
+	if (off >= 0 || off % 8 != 0 || -off / 8 > UW_RBX_SLOT_LAST - UW_RBX_SLOT_FIRST + 1)
+		return UW_RBX_UNKNOWN;
+	return (uint8_t)(UW_RBX_SLOT_FIRST - 1 - off / 8);
+}
+
 /* What readelf's CFA, rbp and ra columns say, as our row would; -1 for a
  * rule the handler does not follow (our row must then stop the walk). */
 static int readelf_row(const char *cfa, const char *rbp, const char *ra, struct uw_row *want)
@@ -486,7 +497,7 @@ static long compare_rows(struct target *t)
 	snprintf(cmd, sizeof cmd, "readelf --debug-dump=frames-interp '%s'", t->path);
 	FILE *p = popen(cmd, "r");
 	ASSERT(p != NULL);
-	int ncol = 0, rbp_col = -1, ra_col = -1, in_fde = 0;
+	int ncol = 0, rbp_col = -1, ra_col = -1, rbx_col = -1, in_fde = 0;
 	unsigned long end = 0;
 	long rows = 0, exprs = 0;
 	while (fgets(line, sizeof line, p)) {
@@ -514,10 +525,11 @@ static long compare_rows(struct target *t)
 		for (char *w = strtok(line, " \t\n"); w && n < 16; w = strtok(NULL, " \t\n"))
 			snprintf(col[n++], sizeof col[0], "%s", w);
 		if (n >= 2 && !strcmp(col[0], "LOC")) {
-			ncol = n, rbp_col = ra_col = -1;
+			ncol = n, rbp_col = ra_col = rbx_col = -1;
 			for (int i = 0; i < n; i++) {
 				rbp_col = !strcmp(col[i], "rbp") ? i : rbp_col;
 				ra_col = !strcmp(col[i], "ra") ? i : ra_col;
+				rbx_col = !strcmp(col[i], "rbx") ? i : rbx_col;
 			}
 			continue;
 		}
@@ -540,14 +552,17 @@ static long compare_rows(struct target *t)
 			exprs++;
 			continue;
 		}
+		want.rbx = readelf_rbx(rbx_col > 0 ? col[rbx_col] : NULL) & 0x3f;
 		if (!got || got->cfa != want.cfa ||
 		    (want.cfa != UW_CFA_END &&
 		     (got->cfa_off != want.cfa_off || got->rbp != want.rbp ||
-		      (want.rbp == UW_RBP_SAVED && got->rbp_off != want.rbp_off))))
-			FAIL_AT("%s at %#lx: readelf says %s (rbp %s), we have cfa kind %d off %d, "
-			        "rbp %d off %d", t->path, lo, col[1], rbp_col > 0 ? col[rbp_col] : "-",
+		      (want.rbp == UW_RBP_SAVED && got->rbp_off != want.rbp_off) ||
+		      got->rbx != want.rbx)))
+			FAIL_AT("%s at %#lx: readelf says %s (rbp %s, rbx %s), we have cfa kind %d "
+			        "off %d, rbp %d off %d, rbx %d", t->path, lo, col[1],
+			        rbp_col > 0 ? col[rbp_col] : "-", rbx_col > 0 ? col[rbx_col] : "-",
 			        got ? got->cfa : -1, got ? got->cfa_off : 0, got ? got->rbp : -1,
-			        got ? got->rbp_off : 0);
+			        got ? got->rbp_off : 0, got ? got->rbx : -1);
 		rows++;
 	}
 	pclose(p); /* its status: 1 on Debian's libc, which it reads whole */
@@ -735,20 +750,82 @@ TEST_IMPL(unwind_cfa_on_another_register)
 	ASSERT_EQ(n, 2u);
 	ASSERT_EQ(end, UW_END_FAILED);
 	/* above the interrupted frame, a register callees save and restore
-	 * (rbx) is not taken as interrupted: glibc's _dl_runtime_resolve
-	 * keeps its frame in rbx and calls C code that uses it */
-	struct uw_row on_rbx = {0, 24, 0, UW_CFA_GPR + 3, UW_RBP_SAME};
-	struct uw_row on_r11 = {0, 8, 0, UW_CFA_GPR + 11, UW_RBP_SAME};
-	greg_t g[NGREG] = {[REG_RBX] = 0x7000, [REG_R11] = 0x9000};
-	struct frame f = {0x1000, 0x100, 0, g, 1, 1};
+	 * is not taken as interrupted: r12-r15 end the walk; rbx is what
+	 * the rows followed up to the frame (unwind_cfa_on_rbx below) */
+	struct uw_row on_r12 = {0, 24, 0, UW_CFA_GPR + 12, UW_RBP_SAME, UW_RBX_UNKNOWN};
+	struct uw_row on_r11 = {0, 8, 0, UW_CFA_GPR + 11, UW_RBP_SAME, UW_RBX_UNKNOWN};
+	greg_t g[NGREG] = {[REG_R12] = 0x7000, [REG_R11] = 0x9000};
+	struct frame f = {0x1000, 0x100, 0, g, 1, 1, 0, 0};
 	struct bounds b = {0x100, 0x10000};
 	uintptr_t cfa = 0;
-	ASSERT_EQ(cfa_of(&f, &on_rbx, 0x1000, &b, &cfa), 0);
+	ASSERT_EQ(cfa_of(&f, &on_r12, 0x1000, &b, &cfa), 0);
 	ASSERT_EQ(cfa, 0x7000u + 24);
 	f.exact = 0;
-	ASSERT_EQ(cfa_of(&f, &on_rbx, 0x1000, &b, &cfa), -1);
+	ASSERT_EQ(cfa_of(&f, &on_r12, 0x1000, &b, &cfa), -1);
 	ASSERT_EQ(cfa_of(&f, &on_r11, 0x1000, &b, &cfa), 0);
 	ASSERT_EQ(cfa, 0x9000u + 8);
+	free(table);
+	uw_module_free(t.m);
+	return 0;
+}
+
+/*
+ * A CFA on rbx above the interrupted frame (glibc's lazy-binding
+ * trampoline, which keeps its frame in rbx across its call of _dl_fixup,
+ * which saves rbx and reuses it): the walk takes rbx from where the
+ * callee's row says it saved it.  Before, rbx's rule was not kept and
+ * the walk ended at the trampoline: 1% of a cmake configure's samples
+ * rooted at [unknown], each process's first calls through its PLT.
+ */
+TEST_IMPL(unwind_cfa_on_rbx)
+{
+	struct target t = {"", NULL, 0, ""};
+	dl_iterate_phdr(find_target, &t);
+	ASSERT(t.m != NULL);
+	const struct uw_row *r = row_at(t.m, (uintptr_t)asm_rbx_callee_body);
+	ASSERT(r != NULL);
+	ASSERT_EQ(r->cfa, UW_CFA_RSP);
+	ASSERT_EQ(r->rbx, UW_RBX_SLOT_FIRST + 1); /* at CFA - 16 */
+	r = row_at(t.m, (uintptr_t)asm_rbx_frame_ret);
+	ASSERT(r != NULL);
+	ASSERT_EQ(r->cfa, UW_CFA_GPR + 3);
+	ASSERT_EQ(r->cfa_off, 16);
+	ASSERT_EQ(r->rbx, UW_RBX_SLOT_FIRST + 1);
+	r = row_at(t.m, (uintptr_t)asm_rbx_frame);
+	ASSERT(r != NULL && r->rbx == UW_RBX_SAME);
+	struct uw_table *table = table_of(t.m);
+	uintptr_t stack[64] = {0}, caller = 0x1234560;
+	stack[11] = caller;                    /* the trampoline's CFA - 8 */
+	stack[10] = 0x5150;                    /* its caller's rbx, pushed */
+	stack[3] = (uintptr_t)asm_rbx_frame_ret;
+	stack[2] = (uintptr_t)&stack[10];      /* the trampoline's rbx, saved by the callee */
+	greg_t regs[NGREG] = {[REG_RBX] = 77}; /* the callee's count */
+	uint64_t pcs[8];
+	volatile uint32_t n = 0;
+	uintptr_t pc = (uintptr_t)asm_rbx_callee_body;
+	enum uw_end end = unwind_walk(table, pc, (uintptr_t)&stack[2], 0, regs, pcs, 8, &n);
+	printf("rbx saved by the callee: %u frames, end %d\n", (unsigned)n, (int)end);
+	ASSERT_EQ(n, 3u);
+	ASSERT_EQ(pcs[1], (uint64_t)(uintptr_t)asm_rbx_frame_ret);
+	ASSERT_EQ(pcs[2], (uint64_t)caller);
+	ASSERT_EQ(end, UW_END_FAILED); /* the caller is in no module */
+	/* the callee's slot out of the stack's bounds: rbx unknown, the walk
+	 * stops at the trampoline instead of taking the interrupted value */
+	stack[2] = 0;
+	regs[REG_RBX] = (greg_t)&stack[10];
+	struct frame f = {pc, (uintptr_t)&stack[2], 0, regs, 1, 1, (uintptr_t)regs[REG_RBX], 1};
+	struct bounds b = {(uintptr_t)&stack[2], (uintptr_t)&stack[2]};
+	step_rbx(&f, row_at(t.m, pc), (uintptr_t)&stack[4], &b);
+	ASSERT_EQ(f.bx_ok, 0);
+	/* a frame-pointer step says nothing of rbx either */
+	f.bx_ok = 1;
+	step_rbx(&f, NULL, (uintptr_t)&stack[4], &b);
+	ASSERT_EQ(f.bx_ok, 0);
+	/* interrupted in the trampoline itself: rbx as interrupted */
+	end = unwind_walk(table, (uintptr_t)asm_rbx_frame_ret, (uintptr_t)&stack[4], 0, regs, pcs,
+	                  8, &n);
+	ASSERT_EQ(n, 2u);
+	ASSERT_EQ(pcs[1], (uint64_t)caller);
 	free(table);
 	uw_module_free(t.m);
 	return 0;

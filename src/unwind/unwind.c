@@ -116,6 +116,8 @@ struct frame {
 	const greg_t *gregs; /* the interrupted context's, in place; NULL: unknown */
 	int exact;    /* pc was interrupted (not a return address) */
 	int bp_ok;
+	uintptr_t bx; /* rbx, followed up the stack by the rows' rbx rules */
+	int bx_ok;
 };
 
 /* Goes on from rsp sp on the goroutine stack whose descriptor is at g
@@ -137,6 +139,7 @@ static int onto_goroutine(struct frame *f, struct bounds *b, uintptr_t g, uintpt
 	f->pc = ra, f->sp = sp, f->bp = bp;
 	f->exact = 0;
 	f->bp_ok = f->bp_ok || framed;
+	f->bx_ok = 0; /* Go keeps no register across calls */
 	*b = (struct bounds){sp, hi};
 	return 0;
 }
@@ -200,7 +203,7 @@ static int step_go_callback(struct frame *f, struct bounds *b)
 		return 1;
 	f->sp = f->bp + 16;
 	f->pc = ra, f->bp = bp;
-	f->exact = 0, f->bp_ok = 1;
+	f->exact = 0, f->bp_ok = 1, f->bx_ok = 0;
 	*b = (struct bounds){f->sp, tb.hi};
 	return 0;
 }
@@ -214,6 +217,7 @@ static int step_signal(struct frame *f, struct bounds *b)
 	if (load(b, g + 8 * REG_RIP, &pc) || load(b, g + 8 * REG_RSP, &sp) ||
 	    load(b, g + 8 * REG_RBP, &bp))
 		return -1;
+	f->bx_ok = load(b, g + 8 * REG_RBX, &f->bx) == 0;
 	/* the registers are read in place later (UW_CFA_GPR): all of
 	 * them inside the bounds that held the ucontext */
 	uintptr_t last;
@@ -224,20 +228,38 @@ static int step_signal(struct frame *f, struct bounds *b)
 	return 0;
 }
 
+enum { DWARF_RBX = 3 };
+
 /*
  * Whether DWARF register n is one a callee must give back (rbx, r12-r15),
  * and so saves where it uses it.  A frame above the interrupted one whose
- * CFA is on such a register finds it only where its callees saved it,
- * which the rows do not keep: the interrupted value is likely a callee's
- * (glibc's _dl_runtime_resolve keeps its frame in rbx and calls
- * _dl_fixup, C code that uses rbx), so the walk ends there.  A register
- * the ABI lets a callee clobber (rax, r11 ...) that a frame still keeps
- * its base in across a call is one its callees leave alone by the
- * frame's own convention (OpenSSL's), and is taken as it was interrupted.
+ * CFA is on such a register finds it only where its callees saved it.
+ * The rows keep that for rbx (glibc's _dl_runtime_resolve keeps its frame
+ * in rbx and calls _dl_fixup, C code that saves and uses rbx): the walk
+ * follows it in struct frame's bx.  For r12-r15 they do not, and the
+ * interrupted value is likely a callee's, so the walk ends there.  A
+ * register the ABI lets a callee clobber (rax, r11 ...) that a frame
+ * still keeps its base in across a call is one its callees leave alone
+ * by the frame's own convention (OpenSSL's), and is taken as it was
+ * interrupted.
  */
 static int callee_saved(int n)
 {
-	return n == 3 || n >= 12;
+	return n == DWARF_RBX || n >= 12;
+}
+
+/* The value of DWARF register n (a GPR CFA's) in frame f; -1 when not
+ * known there. */
+static int gpr_value(const struct frame *f, int n, uintptr_t *v)
+{
+	if (n == DWARF_RBX) {
+		*v = f->bx;
+		return f->bx_ok ? 0 : -1;
+	}
+	if (!f->gregs || (!f->exact && callee_saved(n)))
+		return -1;
+	*v = (uintptr_t)f->gregs[unwind_greg_of_dwarf[n]];
+	return 0;
 }
 
 /* Computes the caller's CFA by row r (0: by frame pointer), reading in
@@ -277,11 +299,10 @@ static int cfa_of(const struct frame *f, const struct uw_row *r, uintptr_t look,
 		*cfa = f->bp + 16;
 		return f->bp_ok && f->bp >= f->sp ? 0 : -1;
 	default:
-		if (r->cfa < UW_CFA_GPR || r->cfa > UW_CFA_GPR_LAST || !f->gregs ||
-		    (!f->exact && callee_saved(r->cfa - UW_CFA_GPR)))
+		if (r->cfa < UW_CFA_GPR || r->cfa > UW_CFA_GPR_LAST ||
+		    gpr_value(f, r->cfa - UW_CFA_GPR, &saved) != 0)
 			return -1;
-		*cfa = (uintptr_t)f->gregs[unwind_greg_of_dwarf[r->cfa - UW_CFA_GPR]] +
-		       (uintptr_t)(intptr_t)r->cfa_off;
+		*cfa = saved + (uintptr_t)(intptr_t)r->cfa_off;
 		return 0;
 	}
 }
@@ -339,6 +360,22 @@ static int step_injected(struct frame *f, struct bounds *b)
 	f->pc = pc, f->sp += 8;
 	b->lo = f->sp;
 	return 0;
+}
+
+/* The caller's rbx by row r (NULL: a frame-pointer step, which says
+ * nothing of it), the caller's CFA cfa: read from its slot, or kept.  Not
+ * knowing rbx fails no walk: only a frame whose CFA is on it needs it. */
+static void step_rbx(struct frame *f, const struct uw_row *r, uintptr_t cfa,
+                     const struct bounds *b)
+{
+	if (!r || r->rbx == UW_RBX_UNKNOWN) {
+		f->bx_ok = 0;
+	} else if (r->rbx >= UW_RBX_SLOT_FIRST) {
+		uintptr_t at = cfa - 8 * (uintptr_t)(r->rbx - 1);
+		/* below the stack pointer: popped already, rbx holds it */
+		if (at >= f->sp)
+			f->bx_ok = load(b, at, &f->bx) == 0;
+	}
 }
 
 /* Steps f to its caller; returns 1 when f was the outermost frame (2 when
@@ -401,6 +438,7 @@ static int step(const struct uw_table *t, struct frame *f, struct bounds *b)
 	}
 	if (ra == 0)
 		return 1;
+	step_rbx(f, by_fp ? NULL : r, cfa, b);
 	f->pc = ra, f->sp = cfa, f->bp = bp;
 	f->exact = 0, f->bp_ok = bp_ok;
 	b->lo = cfa;
@@ -411,7 +449,7 @@ enum uw_end unwind_walk(const struct uw_table *t, uintptr_t pc, uintptr_t sp, ui
                         const greg_t *gregs, uint64_t *pcs, uint32_t max,
                         volatile uint32_t *n)
 {
-	struct frame f = {pc, sp, bp, gregs, 1, 1};
+	struct frame f = {pc, sp, bp, gregs, 1, 1, gregs ? (uintptr_t)gregs[REG_RBX] : 0, gregs != NULL};
 	struct bounds b;
 	uint32_t k = 0, replaced = 0;
 	bounds_at(&b, sp);

@@ -14,6 +14,8 @@
  *                                       interrupted frame keeps it there;
  *                                       other rules: UNKNOWN)
  *     rbp saved at CFA + rbp_off, or unchanged
+ *     rbx saved at CFA - 8 * (rbx - 1), or unchanged (what a frame above
+ *                                       whose CFA is on rbx needs)
  *
  * and publishes a process-wide table of modules sorted by address.  In the
  * handler, unwind.c walks the interrupted thread's stack with two binary
@@ -80,8 +82,12 @@ enum uw_cfa {
 	                       Above the interrupted frame, a register a
 	                       callee may clobber keeps its value up the
 	                       stack, as debuggers and the C++ unwinder take
-	                       it; one callees save (rbx, r12-r15) ends the
-	                       walk there (unwind.c, docs/unwinding.md) */
+	                       it; one callees save ends the walk there
+	                       (r12-r15), but rbx, which the rows follow
+	                       up the stack where callees saved it (glibc's
+	                       _dl_runtime_resolve keeps its frame in rbx and
+	                       calls _dl_fixup, which saves and uses it:
+	                       unwind.c, docs/unwinding.md) */
 };
 #define UW_CFA_GPR_LAST (UW_CFA_GPR + 15)
 
@@ -91,6 +97,13 @@ enum uw_rbp {
 	UW_RBP_UNKNOWN = 2  /* somewhere we do not follow */
 };
 
+/* Where a row says the caller's rbx is: UW_RBX_UNKNOWN (0, what a row
+ * made without saying gets), UW_RBX_SAME (this frame's), or a slot k of
+ * UW_RBX_SLOT_FIRST..UW_RBX_SLOT_LAST: saved at CFA - 8 * (k - 1), that
+ * is CFA - 8 to CFA - 496 (every push of a callee-saved register in a
+ * prologue lands there; a save further off is UNKNOWN). */
+enum { UW_RBX_UNKNOWN = 0, UW_RBX_SAME = 1, UW_RBX_SLOT_FIRST = 2, UW_RBX_SLOT_LAST = 63 };
+
 #define UW_INDEX_SHIFT 8
 
 /* One row: 12 bytes.  pc is an offset from the module's lo. */
@@ -99,7 +112,8 @@ struct uw_row {
 	int32_t cfa_off;
 	int16_t rbp_off;
 	uint8_t cfa;        /* enum uw_cfa */
-	uint8_t rbp;        /* enum uw_rbp */
+	uint8_t rbp : 2;    /* enum uw_rbp */
+	uint8_t rbx : 6;    /* UW_RBX_* or a slot (above) */
 };
 
 /*

@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CACHE_MAGIC 0x37574e55u /* "UNW7": bump with any change to the rows */
+#define CACHE_MAGIC 0x38574e55u /* "UNW8": bump with any change to the rows */
 
 /* The file: this header, nrows rows, nidx index entries. */
 struct cache_hdr {

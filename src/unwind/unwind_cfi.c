@@ -9,7 +9,8 @@
  *
  * Each FDE's CFA program runs from its CIE's initial state; the state in
  * force over each address interval becomes a row.  Only what the handler
- * needs is tracked: the CFA rule, rbp's rule and the return address's.
+ * needs is tracked: the CFA rule, rbp's and rbx's rules and the return
+ * address's.
  */
 #include "unwind/unwind_dwarf.h"
 
@@ -18,7 +19,7 @@
 #include <sys/mman.h>
 
 /* DWARF register numbers (x86-64 psABI). */
-enum { DWREG_RDI = 5, DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
+enum { DWREG_RBX = 3, DWREG_RDI = 5, DWREG_RBP = 6, DWREG_RSP = 7, DWREG_RA = 16 };
 enum { CFA_REG, CFA_PLT, CFA_DEREF, CFA_EXPR };
 
 /* Parses the CIE at p (its length field); 0 on success. */
@@ -77,18 +78,33 @@ static int parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *ci)
 }
 
 /* The rules in force, as far as the handler cares: the CFA, and where
- * rbp (slot 0) and the return address (slot 1) were saved. */
+ * rbp (slot 0), the return address (slot 1) and rbx (slot 2) were
+ * saved.  A callee-saved register no rule names keeps its value (the
+ * convention compilers and unwinders share), so rbx starts R_SAME. */
 enum { R_SAME, R_OFF, R_UNDEF, R_OTHER, R_RDI };
 struct state {
 	uint8_t cfa;
-	uint8_t rule[2];
+	uint8_t rule[3];
 	uint64_t cfa_reg;
-	int64_t cfa_off, off[2];
+	int64_t cfa_off, off[3];
 };
+
+/* The row's rbx rule for the state's (unwind.h: a slot 8 bytes apart
+ * below the CFA, or same, or unknown). */
+static uint8_t rbx_rule(const struct state *s)
+{
+	int64_t off = s->off[2];
+	if (s->rule[2] == R_SAME)
+		return UW_RBX_SAME;
+	if (s->rule[2] != R_OFF || off >= 0 || off % 8 != 0 ||
+	    -off / 8 > UW_RBX_SLOT_LAST - UW_RBX_SLOT_FIRST + 1)
+		return UW_RBX_UNKNOWN;
+	return (uint8_t)(UW_RBX_SLOT_FIRST - 1 - off / 8);
+}
 
 static struct uw_row row_of(const struct state *s)
 {
-	struct uw_row r = {0, 0, 0, UW_CFA_UNKNOWN, UW_RBP_UNKNOWN};
+	struct uw_row r = {0, 0, 0, UW_CFA_UNKNOWN, UW_RBP_UNKNOWN, UW_RBX_UNKNOWN};
 	if (s->rule[1] == R_UNDEF) {
 		r.cfa = UW_CFA_END;
 		return r;
@@ -119,6 +135,7 @@ static struct uw_row row_of(const struct state *s)
 	} else if (s->rule[0] == R_SAME) {
 		r.rbp = UW_RBP_SAME;
 	}
+	r.rbx = rbx_rule(s) & 0x3f;
 	return r;
 }
 
@@ -203,17 +220,23 @@ static int deref_expression(const uint8_t *p, uint64_t len, uint64_t *reg, int64
 	return ok && !e.bad && e.p == e.end ? 0 : -1;
 }
 
-/* A rule for DWARF register reg; only rbp and the return address count. */
+/* The state's slot for DWARF register reg; -1 for one that does not
+ * count (only rbp, the return address and rbx do). */
+static int slot_of(uint64_t reg)
+{
+	return reg == DWREG_RBP ? 0 : reg == DWREG_RA ? 1 : reg == DWREG_RBX ? 2 : -1;
+}
+
 static void set_reg(struct state *s, uint64_t reg, uint8_t rule, int64_t off)
 {
-	int k = reg == DWREG_RBP ? 0 : reg == DWREG_RA ? 1 : -1;
+	int k = slot_of(reg);
 	if (k >= 0)
 		s->rule[k] = rule, s->off[k] = off;
 }
 
 static void restore_reg(struct state *s, const struct state *init, uint64_t reg)
 {
-	int k = reg == DWREG_RBP ? 0 : reg == DWREG_RA ? 1 : -1;
+	int k = slot_of(reg);
 	if (k >= 0)
 		s->rule[k] = init->rule[k], s->off[k] = init->off[k];
 }
@@ -320,7 +343,7 @@ static int is_sigreturn(uintptr_t pc, uintptr_t end)
 			return 1;
 	return 0;
 }
-static const struct uw_row no_row = {0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN};
+static const struct uw_row no_row = {0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN, UW_RBX_UNKNOWN};
 
 void uw_fde(const uint8_t *p, struct trows *t)
 {
@@ -359,7 +382,7 @@ void uw_fde(const uint8_t *p, struct trows *t)
 		uw_emit(t, end, no_row);
 		return;
 	}
-	struct state init = {CFA_REG, {R_SAME, R_OFF}, DWREG_RSP, 8, {0, -8}}, s;
+	struct state init = {CFA_REG, {R_SAME, R_OFF, R_SAME}, DWREG_RSP, 8, {0, -8, 0}}, s;
 	struct cur ic = ci.insns;
 	uintptr_t iloc = begin;
 	if (run(&ic, &ci, &init, &init, &iloc, begin, NULL) != 0)

@@ -84,10 +84,10 @@ static void crt_rows(struct trows *t, uintptr_t entry)
 	size_t ret = crt_shape((const uint8_t *)entry, n, &body);
 	if (ret == 0 || has_rows(t, entry, entry + ret + 1))
 		return;
-	uw_emit(t, entry, (struct uw_row){0, 8, 0, UW_CFA_RSP, UW_RBP_SAME});
-	uw_emit(t, entry + body, (struct uw_row){0, 16, 0, UW_CFA_RSP, UW_RBP_SAME});
-	uw_emit(t, entry + ret, (struct uw_row){0, 8, 0, UW_CFA_RSP, UW_RBP_SAME});
-	uw_emit(t, entry + ret + 1, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+	uw_emit(t, entry, (struct uw_row){0, 8, 0, UW_CFA_RSP, UW_RBP_SAME, UW_RBX_UNKNOWN});
+	uw_emit(t, entry + body, (struct uw_row){0, 16, 0, UW_CFA_RSP, UW_RBP_SAME, UW_RBX_UNKNOWN});
+	uw_emit(t, entry + ret, (struct uw_row){0, 8, 0, UW_CFA_RSP, UW_RBP_SAME, UW_RBX_UNKNOWN});
+	uw_emit(t, entry + ret + 1, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN, UW_RBX_UNKNOWN});
 }
 
 /* DT_INIT's and DT_FINI's addresses from the object's dynamic section.

@@ -222,7 +222,7 @@ static int saves_rbp(const struct trows *t, uintptr_t pc)
 
 static void emit_delta(struct trows *t, uintptr_t pc, uintptr_t next, int32_t delta)
 {
-	struct uw_row r = {0, delta + 8, 0, UW_CFA_RSP, UW_RBP_SAME};
+	struct uw_row r = {0, delta + 8, 0, UW_CFA_RSP, UW_RBP_SAME, UW_RBX_UNKNOWN};
 	if (delta > 0 && saves_rbp(t, pc)) {
 		uw_emit(t, pc, r);
 		pc += t->text_hi - pc >= 8 && ((const uint8_t *)pc)[2] == 0xac ? 8 : 5;
@@ -255,7 +255,7 @@ static void function_rows(const struct gotab *g, struct trows *t, uintptr_t entr
 			emit_delta(t, pc, next, (int32_t)delta);
 		pc = next;
 	}
-	uw_emit(t, end, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+	uw_emit(t, end, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN, UW_RBX_UNKNOWN});
 }
 
 /* Whether the function at fn is named name. */
@@ -272,7 +272,7 @@ static int named(const struct gotab *g, const uint8_t *fn, const char *name)
 static void call_row(struct trows *t, uintptr_t pc, unsigned len, struct uw_row r)
 {
 	uw_emit(t, pc, r);
-	uw_emit(t, pc + len, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN});
+	uw_emit(t, pc + len, (struct uw_row){0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN, UW_RBX_UNKNOWN});
 }
 
 /* Whether the function at entry begins "push %rbp; mov %rsp,%rbp".  From
@@ -339,7 +339,7 @@ static void cgo_call_row(struct trows *t, uintptr_t entry, uintptr_t end)
 				continue;
 			uint8_t rbp = pushes_rbp(t, entry) ? UW_RBP_SAVED : UW_RBP_SAME;
 			call_row(t, (uintptr_t)c, len,
-			         (struct uw_row){0, (int8_t)b[4], depth_at, UW_CFA_GO_CGO, rbp});
+			         (struct uw_row){0, (int8_t)b[4], depth_at, UW_CFA_GO_CGO, rbp, UW_RBX_UNKNOWN});
 			return;
 		}
 		return;
@@ -376,7 +376,7 @@ static void systemstack_row(struct trows *t, uintptr_t entry, uintptr_t end)
 			return;
 		uint8_t rbp = pushes_rbp(t, entry) ? UW_RBP_SAVED : UW_RBP_SAME;
 		call_row(t, p, 2, (struct uw_row){0, curg, (int16_t)(m[3] | sp[3] << 8),
-		                                  UW_CFA_GO_SYSTEMSTACK, rbp});
+		                                  UW_CFA_GO_SYSTEMSTACK, rbp, UW_RBX_UNKNOWN});
 		return;
 	}
 }
@@ -405,7 +405,7 @@ static void callback_row(struct trows *t, uintptr_t entry, uintptr_t end)
 		if (memcmp(b + sizeof move, "\x48\x8d\x05", 3) != 0 || b[CALL_AT] != 0xff ||
 		    b[CALL_AT + 1] != 0xd0)
 			return;
-		call_row(t, p + CALL_AT, 2, (struct uw_row){0, 0, 0, UW_CFA_GO_CALLBACK, UW_RBP_SAME});
+		call_row(t, p + CALL_AT, 2, (struct uw_row){0, 0, 0, UW_CFA_GO_CALLBACK, UW_RBP_SAME, UW_RBX_UNKNOWN});
 		return;
 	}
 }
@@ -414,8 +414,8 @@ static void callback_row(struct trows *t, uintptr_t entry, uintptr_t end)
 static void one_function(const struct gotab *g, struct trows *t, const uint8_t *fn,
                          uintptr_t entry, uintptr_t end)
 {
-	static const struct uw_row outermost = {0, 0, 0, UW_CFA_END, UW_RBP_SAME};
-	static const struct uw_row none = {0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN};
+	static const struct uw_row outermost = {0, 0, 0, UW_CFA_END, UW_RBP_SAME, UW_RBX_UNKNOWN};
+	static const struct uw_row none = {0, 0, 0, UW_CFA_NONE, UW_RBP_UNKNOWN, UW_RBX_UNKNOWN};
 	struct cur f = {fn + 16, g->end, 0};
 	uint32_t pcsp = (uint32_t)fixed(&f, 4);
 	uint8_t flag = fn[g->flag_at];
@@ -427,7 +427,7 @@ static void one_function(const struct gotab *g, struct trows *t, const uint8_t *
 	} else if (!spwrite) {
 		function_rows(g, t, entry, end, pcsp);
 		if (named(g, fn, "runtime.asyncPreempt")) /* after its first row: it holds */
-			uw_emit(t, entry, (struct uw_row){0, 8, 0, UW_CFA_GO_INJECTED, UW_RBP_SAME});
+			uw_emit(t, entry, (struct uw_row){0, 8, 0, UW_CFA_GO_INJECTED, UW_RBP_SAME, UW_RBX_UNKNOWN});
 	} else if (named(g, fn, "runtime.asmcgocall")) {
 		cgo_call_row(t, entry, end);
 	} else if (named(g, fn, "runtime.systemstack")) {

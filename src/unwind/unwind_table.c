@@ -84,7 +84,7 @@ int uw_rows_order(struct trows *t)
 static int same_rule(const struct uw_row *a, const struct uw_row *b)
 {
 	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->rbp == b->rbp &&
-	       a->rbp_off == b->rbp_off;
+	       a->rbp_off == b->rbp_off && a->rbx == b->rbx;
 }
 
 /* One row per pc (the last of its group), repeats of the row before and

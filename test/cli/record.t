@@ -1961,3 +1961,14 @@ row / main +rec-asmcfa$/ 4 >= 95
 row /asm_rax_leaf +rec-asmcfa$/ 2 >= 10
 row /asm_rax_frame +rec-asmcfa$/ 2 >= 10
 row /asm_saved_frame +rec-asmcfa$/ 2 >= 20
+
+# A frame found as glibc's lazy-binding trampoline finds it
+# (_dl_runtime_resolve_xsavec): the CFA on rbx, which the routine it
+# calls saves and reuses (test/rec/rec-asmcfa.c rbx).  The rows keep
+# where each frame saved rbx and the walk follows it up; before, every
+# such walk ended at the trampoline: 1% of a cmake configure's samples
+# rooted at [unknown], in each process's first calls through its PLT
+$ profil record -o rbx.pprof $REC/rec-asmcfa 800 rbx && profil report rbx.pprof
+stdout /^800 rounds$/
+row / main +rec-asmcfa$/ 4 >= 95
+row /asm_rbx_callee +rec-asmcfa$/ 2 >= 80

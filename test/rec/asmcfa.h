@@ -17,6 +17,16 @@
  *                   saved word lies below it, at rsp - 8, in its red zone
  *                   (sha512_block_data_order_avx2's way: the rule at
  *                   asm_saved_frame_red), and returns through it
+ *
+ * and the way glibc's lazy-binding trampoline (_dl_runtime_resolve_xsavec)
+ * finds it, a CFA on rbx, a register its callee saves and reuses:
+ *
+ *   asm_rbx_frame(n)  pushes rbx, keeps its frame's base in it
+ *                   (`.cfi_def_cfa_register %rbx`), realigns rsp and
+ *                   calls asm_rbx_callee(n) (asm_rbx_frame_ret: the
+ *                   return address), which saves rbx below its CFA
+ *                   (`.cfi_offset %rbx, -16`, as _dl_fixup does) and
+ *                   counts n down in it (from asm_rbx_callee_body)
  */
 #ifndef PROFIL_TEST_ASMCFA_H
 #define PROFIL_TEST_ASMCFA_H
@@ -24,7 +34,10 @@
 void asm_rax_frame(unsigned long leaf_spins, unsigned long own_spins);
 void asm_rax_leaf(unsigned long spins);
 void asm_saved_frame(unsigned long spins);
+void asm_rbx_frame(unsigned long spins);
+void asm_rbx_callee(unsigned long spins);
 extern const char asm_rax_frame_ret[], asm_saved_frame_body[], asm_saved_frame_red[];
+extern const char asm_rbx_frame_ret[], asm_rbx_callee_body[];
 
 __asm__(".text\n"
         ".globl asm_rax_frame\n"
@@ -80,6 +93,45 @@ __asm__(".text\n"
         "\t.cfi_def_cfa %rsp, 8\n"
         "\tret\n"
         "\t.cfi_endproc\n"
-        ".size asm_saved_frame, .-asm_saved_frame\n");
+        ".size asm_saved_frame, .-asm_saved_frame\n"
+        ".globl asm_rbx_frame\n"
+        ".type asm_rbx_frame, @function\n"
+        "asm_rbx_frame:\n"
+        "\t.cfi_startproc\n"
+        "\tpushq %rbx\n"
+        "\t.cfi_adjust_cfa_offset 8\n"
+        "\t.cfi_offset %rbx, -16\n"
+        "\tmovq %rsp, %rbx\n"
+        "\t.cfi_def_cfa_register %rbx\n"
+        "\tandq $-64, %rsp\n"
+        "\tcall asm_rbx_callee\n"
+        ".globl asm_rbx_frame_ret\n"
+        "asm_rbx_frame_ret:\n"
+        "\tmovq %rbx, %rsp\n"
+        "\t.cfi_def_cfa_register %rsp\n"
+        "\tpopq %rbx\n"
+        "\t.cfi_adjust_cfa_offset -8\n"
+        "\t.cfi_restore %rbx\n"
+        "\tret\n"
+        "\t.cfi_endproc\n"
+        ".size asm_rbx_frame, .-asm_rbx_frame\n"
+        ".globl asm_rbx_callee\n"
+        ".type asm_rbx_callee, @function\n"
+        "asm_rbx_callee:\n"
+        "\t.cfi_startproc\n"
+        "\tpushq %rbx\n"
+        "\t.cfi_adjust_cfa_offset 8\n"
+        "\t.cfi_offset %rbx, -16\n"
+        "\tmovq %rdi, %rbx\n"
+        ".globl asm_rbx_callee_body\n"
+        "asm_rbx_callee_body:\n"
+        "4:\tsubq $1, %rbx\n"
+        "\tjnz 4b\n"
+        "\tpopq %rbx\n"
+        "\t.cfi_adjust_cfa_offset -8\n"
+        "\t.cfi_restore %rbx\n"
+        "\tret\n"
+        "\t.cfi_endproc\n"
+        ".size asm_rbx_callee, .-asm_rbx_callee\n");
 
 #endif
