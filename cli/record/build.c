@@ -243,8 +243,10 @@ void record_unnamed_code_hint(const struct profile *p)
  * [unsampled], one line says what that is, so that a user does not take
  * it for a function: mostly short processes (a shell's subshells, which
  * fork and exit without an exec within a sample period) whose whole time
- * their parent's reap told, and threads that blocked the sampling signal
- * in a way the agent cannot see (a system call instruction).
+ * their parent's reap told, threads that ended within a sample period of
+ * their start (a thread made per request), and threads that blocked the
+ * sampling signal in a way the agent cannot see (a system call
+ * instruction).
  */
 #define UNSAMPLED_HINT_SHARE 0.10
 #define UNSAMPLED_HINT_MIN 50
@@ -257,5 +259,6 @@ void record_unsampled_hint(const struct profile *p)
 	        "sample reached: processes and threads that ended within a sample period of "
 	        "their start (a shell's subshells, which fork and exit without an exec), or that "
 	        "blocked the sampling signal by a system call instruction; a forked child's is "
-	        "under the call that forked it, and `profil report --by command` shows whose\n", 100.0 * (double)unsampled / (double)all);
+	        "under the call that forked it, a thread's under its start routine, and `profil "
+	        "report --by command` shows whose\n", 100.0 * (double)unsampled / (double)all);
 }

@@ -2,8 +2,8 @@
  * sample_records.c - the records a ring gets outside sampling (ring.h):
  * a reaped child's CPU time, a thread's name, a forked child's word with
  * the call that forked it, whole records copied from a scratch ring, and
- * a thread's last weight (on its last sample's stack, or at its start
- * routine under the thread's start).
+ * a thread's last weight (on its last sample's stack, or at [unsampled]
+ * under its start routine and the thread's start).
  * They share the samples' reservation (sample_write.c) and fault recovery:
  * a ring is memory the program could unmap.
  *
@@ -217,23 +217,28 @@ void sample_credit_repeat(pid_t tid, uintptr_t pc, unsigned long owed, unsigned 
 	sample_credit(tid, pc, owed, held);
 }
 
-/* sample_credit()'s (sample_write.c), for a thread that ends where it
- * began, in its start routine's caller: weight at pc (the start routine),
+/* sample_credit()'s (sample_write.c), for a thread that no sample
+ * reached and that ends where it began, in its start routine's caller:
+ * weight at the [unsampled] marker called from pc (the start routine),
  * under the frame that called it and that frame's callers (the thread's
  * start: the library's wrapper, libc's start_thread, clone3), as its
- * samples' stacks are.  Ring tables that record stacks; others as
- * sample_credit(). */
+ * samples' stacks would be.  Not at pc itself: that would show the
+ * start routine's own code (CPython's pythread_wrapper, a thread pool's
+ * loop) running all the time its threads were never sampled in, where
+ * a forked child no sample reached is shown at [unsampled] under its
+ * fork.  Ring tables that record stacks; others as sample_credit(). */
 void sample_credit_entry(pid_t tid, uintptr_t pc, unsigned long owed, unsigned long held)
 {
 	atomic_fetch_add(&profil_inflight, 1);
 	struct ptable *t = atomic_load(&profil_published);
 	unsigned long w = owed + held;
 	if (t && t->mode == PTABLE_RING && t->stack_depth > 1 && w <= UINT32_MAX) {
-		struct { /* struct ring_record with one pc */
+		struct { /* struct ring_record with two pcs: a caller's as a return address */
 			uint32_t hdr, tid, weight, modgen;
-			uint64_t pc;
-		} rec = {RING_HDR(RING_SAMPLE, 3), (uint32_t)tid, (uint32_t)w, 0, pc};
-		credit_record(t, &rec, sizeof rec, t->stack_depth - 1, CALLERS_ENTRY, owed, held);
+			uint64_t pc[2];
+		} rec = {RING_HDR(RING_SAMPLE, 4), (uint32_t)tid, (uint32_t)w, 0,
+		         {RING_PC_UNSAMPLED, (uint64_t)pc + 1}};
+		credit_record(t, &rec, sizeof rec, t->stack_depth - 2, CALLERS_ENTRY, owed, held);
 	} else {
 		atomic_fetch_sub(&profil_inflight, 1);
 		sample_credit(tid, pc, owed, held);

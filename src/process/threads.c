@@ -45,9 +45,10 @@ struct threads_start {
  * kernel looks at CPU timers only at ticks, so a thread shorter than a tick
  * may never be) are credited now: to the last pc sampled on this thread
  * (in a ring, to that sample's stack: sample_credit_repeat()), or, if
- * none was, to the start routine's first instruction (under the thread's
- * start, its wrapper's frame and libc's, when the settling runs from the
- * wrapper's frame: sample_credit_entry()).  The sampling
+ * none was, to the start routine's first instruction (in a ring, when the
+ * settling runs from the wrapper's frame, at [unsampled] called from the
+ * routine, under the thread's start, its wrapper's frame and libc's:
+ * sample_credit_entry()).  The sampling
  * signal is blocked first so the tally cannot change under us, and stays
  * blocked: a signal still queued from the deleted timer would count twice.
  * Its name goes to the ring last (`profil record` reads names from /proc
