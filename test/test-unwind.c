@@ -704,6 +704,16 @@ static struct uw_table *table_of(const struct uw_module *m)
 	return table;
 }
 
+/* This program's own module (the first object), its rows built from
+ * its .eh_frame (uw_module_free()). */
+static struct uw_module *program_module(void)
+{
+	struct target t = {"", NULL, 0, ""};
+	dl_iterate_phdr(find_target, &t);
+	ASSERT(t.m != NULL);
+	return t.m;
+}
+
 #include "rec/asmcfa.h" /* OpenSSL's two ways, as asm: never run here */
 
 /*
@@ -715,14 +725,12 @@ static struct uw_table *table_of(const struct uw_module *m)
  */
 TEST_IMPL(unwind_cfa_on_another_register)
 {
-	struct target t = {"", NULL, 0, ""}; /* the first object: this program */
-	dl_iterate_phdr(find_target, &t);
-	ASSERT(t.m != NULL);
-	const struct uw_row *r = row_at(t.m, (uintptr_t)asm_rax_frame_ret);
+	struct uw_module *m = program_module();
+	const struct uw_row *r = row_at(m, (uintptr_t)asm_rax_frame_ret);
 	ASSERT(r != NULL);
 	ASSERT_EQ(r->cfa, UW_CFA_GPR + 0); /* rax */
 	ASSERT_EQ(r->cfa_off, 8);
-	struct uw_table *table = table_of(t.m);
+	struct uw_table *table = table_of(m);
 	uintptr_t stack[64] = {0}, caller = 0x1234560;
 	greg_t regs[NGREG] = {[REG_RAX] = (greg_t)&stack[10]}; /* the frame's base */
 	stack[10] = caller;                                      /* at rax = CFA - 8 */
@@ -765,7 +773,7 @@ TEST_IMPL(unwind_cfa_on_another_register)
 	ASSERT_EQ(cfa_of(&f, &on_r11, 0x1000, &b, &cfa), 0);
 	ASSERT_EQ(cfa, 0x9000u + 8);
 	free(table);
-	uw_module_free(t.m);
+	uw_module_free(m);
 	return 0;
 }
 
@@ -779,21 +787,19 @@ TEST_IMPL(unwind_cfa_on_another_register)
  */
 TEST_IMPL(unwind_cfa_on_rbx)
 {
-	struct target t = {"", NULL, 0, ""};
-	dl_iterate_phdr(find_target, &t);
-	ASSERT(t.m != NULL);
-	const struct uw_row *r = row_at(t.m, (uintptr_t)asm_rbx_callee_body);
+	struct uw_module *m = program_module();
+	const struct uw_row *r = row_at(m, (uintptr_t)asm_rbx_callee_body);
 	ASSERT(r != NULL);
 	ASSERT_EQ(r->cfa, UW_CFA_RSP);
 	ASSERT_EQ(r->rbx, UW_RBX_SLOT_FIRST + 1); /* at CFA - 16 */
-	r = row_at(t.m, (uintptr_t)asm_rbx_frame_ret);
+	r = row_at(m, (uintptr_t)asm_rbx_frame_ret);
 	ASSERT(r != NULL);
 	ASSERT_EQ(r->cfa, UW_CFA_GPR + 3);
 	ASSERT_EQ(r->cfa_off, 16);
 	ASSERT_EQ(r->rbx, UW_RBX_SLOT_FIRST + 1);
-	r = row_at(t.m, (uintptr_t)asm_rbx_frame);
+	r = row_at(m, (uintptr_t)asm_rbx_frame);
 	ASSERT(r != NULL && r->rbx == UW_RBX_SAME);
-	struct uw_table *table = table_of(t.m);
+	struct uw_table *table = table_of(m);
 	uintptr_t stack[64] = {0}, caller = 0x1234560;
 	stack[11] = caller;                    /* the trampoline's CFA - 8 */
 	stack[10] = 0x5150;                    /* its caller's rbx, pushed */
@@ -815,7 +821,7 @@ TEST_IMPL(unwind_cfa_on_rbx)
 	regs[REG_RBX] = (greg_t)&stack[10];
 	struct frame f = {pc, (uintptr_t)&stack[2], 0, regs, 1, 1, (uintptr_t)regs[REG_RBX], 1};
 	struct bounds b = {(uintptr_t)&stack[2], (uintptr_t)&stack[2]};
-	step_rbx(&f, row_at(t.m, pc), (uintptr_t)&stack[4], &b);
+	step_rbx(&f, row_at(m, pc), (uintptr_t)&stack[4], &b);
 	ASSERT_EQ(f.bx_ok, 0);
 	/* a frame-pointer step says nothing of rbx either */
 	f.bx_ok = 1;
@@ -827,7 +833,7 @@ TEST_IMPL(unwind_cfa_on_rbx)
 	ASSERT_EQ(n, 2u);
 	ASSERT_EQ(pcs[1], (uint64_t)caller);
 	free(table);
-	uw_module_free(t.m);
+	uw_module_free(m);
 	return 0;
 }
 
@@ -839,14 +845,12 @@ TEST_IMPL(unwind_cfa_on_rbx)
  */
 TEST_IMPL(unwind_cfa_saved_in_frame)
 {
-	struct target t = {"", NULL, 0, ""};
-	dl_iterate_phdr(find_target, &t);
-	ASSERT(t.m != NULL);
-	const struct uw_row *r = row_at(t.m, (uintptr_t)asm_saved_frame_body);
+	struct uw_module *m = program_module();
+	const struct uw_row *r = row_at(m, (uintptr_t)asm_saved_frame_body);
 	ASSERT(r != NULL);
 	ASSERT_EQ(r->cfa, UW_CFA_RSP_DEREF);
 	ASSERT_EQ(r->cfa_off, 24);
-	struct uw_table *table = table_of(t.m);
+	struct uw_table *table = table_of(m);
 	uintptr_t stack[64] = {0}, caller = 0x1234560;
 	stack[20] = caller;                    /* the return address, at CFA - 8 */
 	stack[2 + 3] = (uintptr_t)&stack[20];  /* rsp = &stack[2]; its + 24: rsp at entry */
@@ -863,7 +867,7 @@ TEST_IMPL(unwind_cfa_saved_in_frame)
 	end = unwind_walk(table, pc, (uintptr_t)&stack[2], 0, NULL, pcs, 8, &n);
 	ASSERT_EQ(n, 1u);
 	/* the word below an interrupted frame's rsp is its own (the red zone) */
-	r = row_at(t.m, (uintptr_t)asm_saved_frame_red);
+	r = row_at(m, (uintptr_t)asm_saved_frame_red);
 	ASSERT(r != NULL && r->cfa == UW_CFA_RSP_DEREF);
 	ASSERT_EQ(r->cfa_off, -8);
 	stack[5] = (uintptr_t)&stack[20];
@@ -873,7 +877,7 @@ TEST_IMPL(unwind_cfa_saved_in_frame)
 	ASSERT_EQ(n, 2u);
 	ASSERT_EQ(pcs[1], (uint64_t)caller);
 	free(table);
-	uw_module_free(t.m);
+	uw_module_free(m);
 	return 0;
 }
 
