@@ -131,9 +131,10 @@ int record_left_out(const char *dir, uint32_t pid);
 
 /* build.c.  record_unnamed_code_hint(): one line on stderr when much of
  * p's samples are in code no file holds (a JIT's, unnamed).
- * record_unsampled_hint(): one when much of its time is at [unsampled]. */
+ * record_unsampled_hint(): one when much of its time is at [unsampled]
+ * (recorded at hz; on_perf_events: a higher rate would reach more). */
 void record_unnamed_code_hint(const struct profile *p);
-void record_unsampled_hint(const struct profile *p);
+void record_unsampled_hint(const struct profile *p, unsigned int hz, int on_perf_events);
 void record_build(struct profile *p, struct images *set);
 /* modindex.c: an image's load events indexed by address range; ids: the
  * mapping id of each event (0: not a mapping).  mod_index_find(): the

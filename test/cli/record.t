@@ -1977,3 +1977,16 @@ $ profil record -o rbx.pprof $REC/rec-asmcfa 800 rbx && profil report rbx.pprof
 stdout /^800 rounds$/
 row / main +rec-asmcfa$/ 4 >= 95
 row /asm_rbx_callee +rec-asmcfa$/ 2 >= 80
+
+# The note on a large share at [unsampled] says what would reach it: on
+# perf events a thread's first sample comes a period into its CPU time,
+# so -F 4000 samples threads and processes that run 0.25 ms (a script
+# starting a thread per request had 54% at [unsampled] at 1000 Hz, none
+# at 4000); on timers no rate does, their expiries waiting for a tick,
+# and the note does not say it
+$ profil record -v -o stn.pprof $REC/rec-lazy shortthreads 100 2>e.txt; echo "$(grep -c '^profil record: engine perf-events' e.txt) $(grep -c '; at -F 4000 those that run 0.25 ms or more are sampled$' e.txt)"; grep -c "^profil record: note: [0-9]*% of the CPU time is at \[unsampled\]" e.txt
+stdout /^(1 1|0 0)$/
+stdout /^1$/
+$ PROFIL_ENGINE=timer profil record -o stt.pprof $REC/rec-lazy shortthreads 100
+stderr /^profil record: note: [0-9]+% of the CPU time is at \[unsampled\].*, a thread's under its start routine, and/
+!stderr /at -F 4000/
