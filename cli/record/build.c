@@ -250,7 +250,6 @@ void record_unnamed_code_hint(const struct profile *p)
  */
 #define UNSAMPLED_HINT_SHARE 0.10
 #define UNSAMPLED_HINT_MIN 50
-#define UNSAMPLED_HINT_HZ 4000 /* a quarter millisecond's period */
 void record_unsampled_hint(const struct profile *p, unsigned int hz, int on_perf_events)
 {
 	int64_t all, unsampled = leaf_count(p, at_unsampled, &all);
@@ -259,10 +258,8 @@ void record_unsampled_hint(const struct profile *p, unsigned int hz, int on_perf
 	/* An event's first sample comes a period into its thread's CPU
 	 * time, so a higher rate reaches shorter threads and processes;
 	 * the timers' expiries wait for a tick whatever the rate. */
-	char faster[96] = "";
-	if (on_perf_events && hz < UNSAMPLED_HINT_HZ)
-		snprintf(faster, sizeof faster, "; at -F %u those that run %.2f ms or more are sampled",
-		         UNSAMPLED_HINT_HZ, 1000.0 / UNSAMPLED_HINT_HZ);
+	const char *faster = on_perf_events && hz < 4000
+	                         ? "; at -F 4000 those that run 0.25 ms or more are sampled" : "";
 	fprintf(stderr, "profil record: note: %.0f%% of the CPU time is at [unsampled], where no "
 	        "sample reached: processes and threads that ended within a sample period of "
 	        "their start (a shell's subshells, which fork and exit without an exec), or that "

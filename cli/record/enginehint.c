@@ -12,6 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+int record_ran_on(const struct images *set, const char *engine)
+{
+	return set->n && strcmp(images_described(set)->engine, engine) == 0;
+}
+
 /*
  * On timers, a command whose threads ran in turns shorter than a tick
  * (other work, or its own threads, competing for the CPUs) may have its
@@ -32,7 +37,7 @@
 static void busy_warning(const struct images *set, const struct rusage *ru, double cpu)
 {
 	struct timespec tick;
-	if (!set->n || strcmp(images_described(set)->engine, "thread-cputime-timers") != 0 ||
+	if (!record_ran_on(set, "thread-cputime-timers") ||
 	    cpu < BUSY_MIN_CPU_S || ru->ru_nivcsw <= 0 ||
 	    clock_getres(CLOCK_MONOTONIC_COARSE, &tick) != 0)
 		return;
@@ -66,7 +71,7 @@ static void busy_warning(const struct images *set, const struct rusage *ru, doub
 static void switch_note(const struct images *set, const struct rusage *ru, double cpu,
                         int verbose)
 {
-	if (!set->n || strcmp(images_described(set)->engine, "perf-events") != 0 ||
+	if (!record_ran_on(set, "perf-events") ||
 	    cpu < BUSY_MIN_CPU_S)
 		return;
 	double rate = (double)ru->ru_nvcsw / cpu;

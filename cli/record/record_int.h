@@ -173,5 +173,8 @@ void forked_words_free(struct forked_words *w);
  * ru's CPU time in seconds. */
 void record_engine_hints(const struct images *set, const struct rusage *ru, double cpu,
                          int verbose);
+/* Whether the recording's processes ran on engine ("perf-events",
+ * "thread-cputime-timers"), as the agent that described them says. */
+int record_ran_on(const struct images *set, const char *engine);
 
 #endif

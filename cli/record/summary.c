@@ -157,8 +157,7 @@ void record_summary(const struct record_opts *o, const struct images *set,
 	faulted_warning(set);
 	uncovered_warning(o, set, procs, cpu, (double)(total + (int64_t)p->lost) / o->hz);
 	record_unnamed_code_hint(p);
-	record_unsampled_hint(p, o->hz,
-	                      set->n && !strcmp(images_described(set)->engine, "perf-events"));
+	record_unsampled_hint(p, o->hz, record_ran_on(set, "perf-events"));
 	if (!o->verbose || !set->n)
 		return;
 	char name[32];
