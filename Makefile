@@ -136,9 +136,10 @@ $(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
 # (test/test-seccomp-check.c): its two files, which need nothing else.
 # The runner's own copies of base/'s allocator, sort and thread listing
 # (test/test-alloc.c, and the unwind tables test-unwind.c builds) and
-# maps reader (the unwind cache's key of a main program).
+# maps reader (the unwind cache's key of a main program) and dynamic
+# symbol lookup (test/test-dynsym.c).
 TEST_AGENT_SRC := agent/bpf.c agent/filtercheck.c src/base/alloc.c src/base/sort.c \
-                  src/base/tasklist.c src/base/maps.c
+                  src/base/tasklist.c src/base/maps.c src/base/dynsym.c
 $(TEST_BIN): test/runner.c $(wildcard test/*.h test/unwind/*.h) test/rec/asmcfa.h $(BUILD)/test/list.h $(TEST_SRC) $(TEST_AGENT_SRC) agent/agent.h $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(TEST_AGENT_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 

@@ -1,7 +1,8 @@
 /*
  * base.h - what every part shares: the range table every interface form
  * compiles to (ptable.c), the address-space checks (probe.c, copyin.c),
- * the process's executable mappings (maps.c),
+ * the process's executable mappings (maps.c), a loaded object's functions
+ * by name (dynsym.c),
  * and the signal handler's in-flight window (inflight.c).  Depends on no
  * other part.  Nothing here is exported: the library is built with
  * -fvisibility=hidden and only PROFIL_API names leave it.
@@ -175,6 +176,11 @@ struct maps_list {
 struct dl_phdr_info;
 HIDDEN int maps_list_code(struct maps_list *l, int may_query);
 HIDDEN void maps_list_free(struct maps_list *l);
+/* dynsym.c: the function the loaded object defines as name, by its
+ * dynamic symbol table's GNU hash: its size, and its address in *addr;
+ * 0 when the object has no such table or no such function. */
+struct dl_phdr_info;
+HIDDEN size_t dynsym_function(const struct dl_phdr_info *info, const char *name, uintptr_t *addr);
 HIDDEN void maps_program_file(const struct dl_phdr_info *main, char *buf, size_t size);
 HIDDEN int maps_loader_was_run(void);
 

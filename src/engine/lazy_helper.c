@@ -122,6 +122,27 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/*
+ * The C library's system call wrappers, which hold nothing pthread_create()
+ * needs: a sample whose interrupted pc is in one of them (called from the
+ * program's own code) proves the rest as well as one in that code.  A
+ * program that spends its time in system calls (`head` and `wc` in a
+ * pipeline) is seldom sampled anywhere else, and its helper, which moves
+ * a thread that blocks and wakes often off its perf event
+ * (switchwatch.h), was never made.  No wrapper of the stdio or pthread
+ * kind: those hold locks.  IMMUTABLE once ranges_ready is set.
+ */
+static const char *const wrapper_names[] = {
+	"read", "write", "readv", "writev", "pread64", "pwrite64", "recv", "recvfrom",
+	"recvmsg", "send", "sendto", "sendmsg", "poll", "ppoll", "select", "pselect",
+	"epoll_wait", "epoll_pwait", "nanosleep", "clock_nanosleep", "accept", "accept4",
+	"connect", "wait4", "waitpid"};
+#define WRAPPERS_MAX (sizeof wrapper_names / sizeof *wrapper_names)
+static struct range wrappers[WRAPPERS_MAX];
+static int nwrappers;
+
+static void note_wrappers(const struct dl_phdr_info *libc);
+
 static int note_object(struct dl_phdr_info *info, size_t size, void *self)
 {
 	(void)size;
@@ -145,49 +166,33 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *self)
 			continue;
 		ranges[at][nranges[at]++] = (struct range){lo, hi};
 	}
+	if (k == K_LIBC && nwrappers == 0)
+		note_wrappers(info);
 	return 0;
 }
 
-/*
- * The C library's system call wrappers, which hold nothing pthread_create()
- * needs: a sample whose interrupted pc is in one of them (called from the
- * program's own code) proves the rest as well as one in that code.  A
- * program that spends its time in system calls (`head` and `wc` in a
- * pipeline) is seldom sampled anywhere else, and its helper, which moves
- * a thread that blocks and wakes often off its perf event
- * (switchwatch.h), was never made.  No wrapper of the stdio or pthread
- * kind: those hold locks.  IMMUTABLE once ranges_ready is set.
- */
-static const char *const wrapper_names[] = {
-	"read", "write", "readv", "writev", "pread64", "pwrite64", "recv", "recvfrom",
-	"recvmsg", "send", "sendto", "sendmsg", "poll", "ppoll", "select", "pselect",
-	"epoll_wait", "epoll_pwait", "nanosleep", "clock_nanosleep", "accept", "accept4",
-	"connect", "wait4", "waitpid"};
-#define WRAPPERS_MAX (sizeof wrapper_names / sizeof *wrapper_names)
-static struct range wrappers[WRAPPERS_MAX];
-static int nwrappers;
-
-/* Each wrapper as the next object after this one defines it: the C
- * library's, unless another library defines it first (then none).  Not
- * by dlopen("libc.so.6", RTLD_NOLOAD) and dlsym: a dlopen runs the
- * initializers of what it opens that are not yet initialized, with the
- * program's arguments as the C library keeps them, and this runs in the
- * agent's constructor, before the C library's own (the agent is
- * INITFIRST): glibc ran libc's with argc 0 and argv NULL, every library
- * dlopen()ed later got those in its constructors (a Go library built
- * -buildmode=c-shared crashed reading its argv), and
- * program_invocation_name was "".  (Libc's link map as dlsym's handle,
- * the other way to name it without a dlopen, crashes there: that lookup
- * needs a search list only a dlopen builds.) */
-static void note_wrappers(void)
+/* Each wrapper as the C library defines it (its address and size), from
+ * libc's own dynamic symbol table (base/dynsym.c): dladdr1() for the
+ * sizes walked all of libc's symbols once a name, 0.3 ms of every process
+ * image's start.  The C library's definition even where another library
+ * interposes the name first: a pc inside libc's wrapper is in code that
+ * holds nothing, whoever called it, and the frames above it are checked
+ * one by one (program_code()).  Not by dlopen("libc.so.6", RTLD_NOLOAD)
+ * and dlsym: a dlopen runs the initializers of what it opens that are not
+ * yet initialized, with the program's arguments as the C library keeps
+ * them, and this runs in the agent's constructor, before the C library's
+ * own (the agent is INITFIRST): glibc ran libc's with argc 0 and argv
+ * NULL, every library dlopen()ed later got those in its constructors (a
+ * Go library built -buildmode=c-shared crashed reading its argv), and
+ * program_invocation_name was "".  A C library without a GNU hash table
+ * names no wrapper: its helper waits for a sample in the program's code. */
+static void note_wrappers(const struct dl_phdr_info *libc)
 {
-	for (size_t i = 0; i < WRAPPERS_MAX; i++) {
-		void *f = dlsym(RTLD_NEXT, wrapper_names[i]);
-		Dl_info info;
-		const ElfW(Sym) *sym = NULL;
-		if (f && in_kind(K_LIBC, (uintptr_t)f) &&
-		    dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size)
-			wrappers[nwrappers++] = (struct range){(uintptr_t)f, (uintptr_t)f + sym->st_size};
+	for (size_t i = 0; i < WRAPPERS_MAX && nwrappers < (int)WRAPPERS_MAX; i++) {
+		uintptr_t at;
+		size_t size = dynsym_function(libc, wrapper_names[i], &at);
+		if (size && in_kind(K_LIBC, at))
+			wrappers[nwrappers++] = (struct range){at, at + size};
 	}
 }
 
@@ -218,7 +223,6 @@ static int ranges_usable(void)
 	if (r)
 		return r > 0;
 	dl_iterate_phdr(note_object, (void *)&lazy_helper_sample);
-	note_wrappers();
 	r = nranges[K_EXE] && nranges[K_LIBC] && libc_allocator() ? 1 : -1;
 	atomic_store(&ranges_ready, r);
 	return r > 0;
