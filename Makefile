@@ -69,7 +69,7 @@ BENCH      := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 LINK_PROFIL = -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -lprofil
 
 .PHONY: test-perf test-timer valgrind-unit tsan-run
-.PHONY: cli deps check-install check-symbols all lib check check-handler check-alloc check-layout check-man check-cxx check-contract test demo install \
+.PHONY: cli deps check-install check-symbols all lib check check-handler check-alloc check-small-data check-layout check-man check-cxx check-contract test demo install \
         uninstall clean help \
         examples bench stress sanitize tsan valgrind
 all: lib examples cli
@@ -289,6 +289,11 @@ ALLOC_OBJ   := $(filter $(ALLOC_PARTS:%=$(BUILD)/obj/%/%),$(LIB_OBJ)) \
 check-alloc: $(ALLOC_OBJ)
 	sh tools/check-alloc.sh tools/alloc-deny.txt $^
 
+# The agent's small variables stay together, its large arrays after them
+# (tools/check-small-data.sh, src/base/base.h LARGE_STATIC).
+check-small-data: $(AGENT)
+	sh tools/check-small-data.sh $(AGENT)
+
 # No part calls into a part above it (tools/check-layout.sh: nm of every
 # object of src/<part>/, parts in the order of tools/layout-order.txt).
 check-layout: $(LIB_OBJ)
@@ -317,7 +322,7 @@ check-install: lib
 # The benchmark's programs are built (not run: `make bench`), so a change
 # that breaks one is seen.  The runner last: its closing line ("N passed,
 # N failed, N skipped") ends the output, and is what CI reads.
-check: deps check-handler check-alloc check-layout check-man check-cxx check-contract check-install check-symbols $(BENCH)
+check: deps check-handler check-alloc check-small-data check-layout check-man check-cxx check-contract check-install check-symbols $(BENCH)
 	$(MAKE) test-perf test-timer
 	$(MAKE) test
 

@@ -34,7 +34,7 @@ extern char **environ;
 /* PROFIL_RECORD_DIR, set once at load; a /proc name of a descriptor of
  * the directory when the process cannot see that path (ringreach.c,
  * which renames it when that descriptor goes) */
-char agent_dir[4096];
+char agent_dir[4096] LARGE_STATIC;
 
 /* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
  * (no unwind tables are built).  Set once at load. */
@@ -341,7 +341,7 @@ static void process_start(void)
 	/* read once, for the zygote test and the ring file's header; not on
 	 * the stack, where 8 KiB pushed the calls below onto fresh pages (two
 	 * page faults more a process); the constructor runs once, alone */
-	static char args[8192];
+	static char args[8192] LARGE_STATIC;
 	size_t nargs = agent_read_small("/proc/self/cmdline", args, sizeof args);
 	if (agent_is_zygote(args, nargs)) { /* must stay single-threaded (zygote.c) */
 		if (agent_recorder_alive())

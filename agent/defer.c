@@ -58,7 +58,7 @@
 static struct {
 	_Alignas(4096) unsigned char head[RING_HEADER_SIZE];
 	unsigned char data[SCRATCH_DATA];
-} scratch;
+} scratch LARGE_STATIC;
 
 enum { NONE, DEFERRED, ENDING };
 static _Atomic int state;

@@ -56,7 +56,7 @@
 
 /* Written once in envfix_init(), read-only afterwards. */
 static const char *agent_path = ""; /* as the loader named us (selfreach.c) */
-static char saved_text[SAVED_BYTES];
+static char saved_text[SAVED_BYTES] LARGE_STATIC;
 static const char *saved[SAVED_MAX]; /* "PROFIL_...=value" at load */
 static size_t nsaved;
 /* With --no-children: the recorded process, whose own execs keep its

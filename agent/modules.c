@@ -43,7 +43,7 @@ static pthread_mutex_t iter_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ring_file *log_rf; /* mu */
 static struct seg *segs;         /* mu: segments logged as loaded */
 static size_t nsegs, capsegs;    /* mu */
-static char exe_path[4096];      /* set once by modules_init() */
+static char exe_path[4096] LARGE_STATIC;      /* set once by modules_init() */
 static int exiting;              /* mu: exit() is logging the last loads */
 
 /* aliases logged (modules_log_alias()), by start; mu */

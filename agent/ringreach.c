@@ -58,7 +58,7 @@
  * thread's (agent_recorder_alive()) or a forked child's, each alone in
  * its process then but for a program thread's rare note in the directory
  * (agent_note_left()), whose one open a torn name would fail. */
-static char reached_as[4096]; /* PROFIL_RECORD_DIR; "" while not reached */
+static char reached_as[4096] LARGE_STATIC; /* PROFIL_RECORD_DIR; "" while not reached */
 static dev_t reached_dev;
 static ino_t reached_ino;
 static int reached_fd = -1;

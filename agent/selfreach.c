@@ -32,6 +32,7 @@
  * exec hook itself writes only into its caller's buffer.
  */
 #include "agent.h"
+#include "../src/base/base.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -41,7 +42,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-static char loaded_as[4096]; /* the name the loader gave us; "" if unknown */
+static char loaded_as[4096] LARGE_STATIC; /* the name the loader gave us; "" if unknown */
 static int adopted;          /* loaded_as is a /proc name of a descriptor */
 static int held_fd = -1;
 static int creds_changed;    /* the path may not open for us any more */

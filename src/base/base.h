@@ -31,6 +31,24 @@ struct ring_file;
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
+/*
+ * For a large static array of which a process touches little or nothing
+ * (a table indexed by descriptor or thread, a path buffer, the scratch
+ * ring): it goes in .lbss, which the linker places after .bss, so the
+ * small variables stay together in a few pages instead of between
+ * these.  Every page the agent writes is a page fault at a process's
+ * start and a copy-on-write fault after each fork, in the child and the
+ * parent alike; the small variables a start or a fork writes were spread
+ * over about twenty pages.  GCC makes .lbss a NOBITS section as .bss is;
+ * clang 14 would give it file contents (zeros), so elsewhere the arrays
+ * stay in .bss.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LARGE_STATIC __attribute__((section(".lbss")))
+#else
+#define LARGE_STATIC
+#endif
+
 /* How a range turns a pc into a counter. */
 enum prange_kind {
 	PRANGE_HIST = 0, /* counter index from the bin formula */

@@ -28,7 +28,7 @@ static struct ending {
 	unsigned char listings; /* listings that named it since */
 	unsigned char listed;   /* named by the listing under way */
 	int64_t settled_ns;     /* its CPU time when it settled */
-} ending[ENDING_MAX];
+} ending[ENDING_MAX] LARGE_STATIC;
 static size_t nending;
 static int ending_full;
 

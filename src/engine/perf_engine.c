@@ -65,7 +65,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-_Atomic int perf_fd_tid[PERF_FD_MAX];
+_Atomic int perf_fd_tid[PERF_FD_MAX] LARGE_STATIC;
 
 /* All under the engine lock. */
 static int chosen;       /* events for the current run */

@@ -47,7 +47,7 @@ struct slot {
 	unsigned long long start; /* the thread's start time, clock ticks */
 };
 
-static struct slot slots[PERF_FD_MAX];
+static struct slot slots[PERF_FD_MAX] LARGE_STATIC;
 static int hint; /* where the search for a free slot starts */
 
 static long page_size(void)

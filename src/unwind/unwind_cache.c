@@ -48,7 +48,7 @@ struct cache_hdr {
 	uint64_t nrows, nidx;
 };
 
-static char cache_dir[4096]; /* set by unwind_start(), "" for no cache */
+static char cache_dir[4096] LARGE_STATIC; /* set by unwind_start(), "" for no cache */
 
 void uw_cache_dir(const char *dir)
 {
