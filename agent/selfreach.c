@@ -32,6 +32,7 @@
  * exec hook itself writes only into its caller's buffer.
  */
 #include "agent.h"
+#include "procfd.h"
 #include "../src/base/base.h"
 
 #include <dlfcn.h>
@@ -79,21 +80,6 @@ static void hold(int fd)
 	held_fd = fd;
 }
 
-/* "/proc/P/fd/N" (P a number or "self") into P (0 for self) and N. */
-static int proc_fd_name(const char *name, long *pid, int *fd)
-{
-	char who[16];
-	int n, used = 0;
-	if (sscanf(name, "/proc/%15[^/]/fd/%d%n", who, &n, &used) != 2 || name[used] || n < 0)
-		return 0;
-	char *end;
-	*pid = strcmp(who, "self") == 0 ? 0 : strtol(who, &end, 10);
-	if (*pid < 0 || (*pid && *end))
-		return 0;
-	*fd = n;
-	return 1;
-}
-
 /* At load: the name the loader gave us, and if it is a descriptor's, that
  * file held (ours, or the parent's opened for us). */
 __attribute__((constructor(101))) static void selfreach_load(void)
@@ -108,7 +94,7 @@ __attribute__((constructor(101))) static void selfreach_load(void)
 	strcpy(loaded_as, info.dli_fname);
 	long pid;
 	int n;
-	if (!proc_fd_name(loaded_as, &pid, &n))
+	if (!procfd_parse(loaded_as, &pid, &n))
 		return;
 	adopted = 1;
 	if (pid == 0 || pid == (long)getpid()) {
