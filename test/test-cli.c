@@ -23,6 +23,8 @@
  *                             "needs io_uring": unless io_uring_setup()
  *                             works here: kernel.io_uring_disabled, or a
  *                             container's seccomp profile, refuse it;
+ *                             "needs i386": unless the kernel runs a
+ *                             32-bit x86 program;
  *                             "needs no valgrind": not under `make
  *                             valgrind`, for a case that takes from the
  *                             command what valgrind needs too, as a
@@ -36,6 +38,7 @@
 #include "runner.h"
 
 #include <ctype.h>
+#include <elf.h>
 #include <limits.h>
 #include <regex.h>
 #include <sys/stat.h>
@@ -287,6 +290,39 @@ static int io_uring_refused(void)
 	return fd < 0;
 }
 
+/* Whether this kernel runs 32-bit x86 programs (IA32 emulation: some
+ * kernels are built or booted without it, and exec says ENOEXEC): a
+ * minimal static i386 program that only exits 0, written and run. */
+static int i386_refused(void)
+{
+	static const unsigned char code[] = {0xb8, 1, 0, 0, 0, 0x31, 0xdb, 0xcd, 0x80};
+	unsigned char img[sizeof(Elf32_Ehdr) + sizeof(Elf32_Phdr) + sizeof code];
+	Elf32_Ehdr eh = {{0x7f, 'E', 'L', 'F', ELFCLASS32, ELFDATA2LSB, EV_CURRENT}, ET_EXEC,
+	                 EM_386, EV_CURRENT, 0x08048000 + sizeof eh + sizeof(Elf32_Phdr),
+	                 sizeof eh, 0, 0, sizeof eh, sizeof(Elf32_Phdr), 1, 0, 0, 0};
+	Elf32_Phdr ph = {PT_LOAD, 0, 0x08048000, 0x08048000, sizeof img, sizeof img,
+	                 PF_R | PF_X, 0x1000};
+	memcpy(img, &eh, sizeof eh);
+	memcpy(img + sizeof eh, &ph, sizeof ph);
+	memcpy(img + sizeof eh + sizeof ph, code, sizeof code);
+	char path[] = "/tmp/profil-i386-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return 1;
+	int ok = write(fd, img, sizeof img) == (ssize_t)sizeof img && fchmod(fd, 0700) == 0;
+	close(fd);
+	pid_t pid = ok ? fork() : -1;
+	if (pid == 0) {
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	int status = -1;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	unlink(path);
+	return !(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static int tool_missing(const struct text *c)
 {
 	for (size_t i = 1; i < c->n; i++) {
@@ -305,6 +341,14 @@ static int tool_missing(const struct text *c)
 			if (!tool || strcmp(tool, "valgrind"))
 				continue;
 			snprintf(test_skip_reason, sizeof test_skip_reason, "not under valgrind");
+			printf("skipped: %s\n", test_skip_reason);
+			return 1;
+		}
+		if (!strcmp(c->lines[i] + 6, "i386")) {
+			if (!i386_refused())
+				continue;
+			snprintf(test_skip_reason, sizeof test_skip_reason,
+			         "this kernel does not run 32-bit x86 programs");
 			printf("skipped: %s\n", test_skip_reason);
 			return 1;
 		}

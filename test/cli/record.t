@@ -1498,7 +1498,7 @@ $ profil record -o nosub.pprof $REC/rec-prog threads 30
 # itself): no path names it ("/memfd:hotprog (deleted)"); as root its
 # mapping's /proc/PID/map_files entry does, and the memfd's mount is the
 # kernel's own, which no command unmounts
-$ profil record -o mfd.pprof python3 -c 'import os, sys; fd = os.memfd_create("hotprog", 0); os.write(fd, open(sys.argv[1], "rb").read()); os.execv("/proc/self/fd/%d" % fd, ["hotprog", "threads", "60"])' "$REC/rec-prog" && profil report mfd.pprof
+$ py=$(python3 -c 'import sys; print(sys.executable)') && profil record -o mfd.pprof "$py" -c 'import os, sys; fd = os.memfd_create("hotprog", 0); os.write(fd, open(sys.argv[1], "rb").read()); os.execv("/proc/self/fd/%d" % fd, ["hotprog", "threads", "60"])' "$REC/rec-prog" && profil report mfd.pprof
 needs root
 needs python3
 row /main_hot +memfd:hotprog/ 2 >= 30
@@ -1833,7 +1833,7 @@ stdout-lines 6
 # the command's orphans are ours: they stayed zombies for as long as the
 # recording ran, and their CPU time was in no total (-v's ratio 2 and
 # more). Reaped now, their time counted
-$ unshare -r --fork --pid --mount-proc profil record -v -o z.pprof sh -c '(exec "$0" threads 20 &); while ps -eo stat=,comm= | grep -q "^[^Z].*rec-prog"; do sleep 0.05; done; for i in 1 2 3 4 5 6 7 8 9 10; do ps -eo stat= | grep -q Z || break; sleep 0.1; done; echo zombies $(ps -eo stat= | grep -c Z)' $REC/rec-prog && profil report z.pprof
+$ unshare -r --fork --pid --mount-proc profil record -v -o z.pprof sh -c '(exec "$0" threads 60 &); while ps -eo stat=,comm= | grep -q "^[^Z].*rec-prog"; do sleep 0.2; done; for i in 1 2 3 4 5 6 7 8 9 10; do ps -eo stat= | grep -q Z || break; sleep 0.1; done; echo zombies $(ps -eo stat= | grep -c Z)' $REC/rec-prog && profil report z.pprof
 needs unshare
 stdout /^zombies 0$/
 row /main_hot +rec-prog$/ 2 >= 30
@@ -1863,6 +1863,7 @@ row /main_hot +rec-prog$/ 2 >= 30
 # on its stderr; the agent is left out of its LD_PRELOAD now
 $ printf 'extern int puts(const char *); extern void exit(int); void _start(void) { puts("i386 ran"); exit(0); }\n' > p32.c && gcc -m32 -nostdlib -fno-pie -no-pie -o p32 p32.c /lib32/libc.so.6 -Wl,-dynamic-linker,/lib/ld-linux.so.2 && profil record -o p32.pprof sh -c './p32; "$0" threads 20' $REC/rec-prog && profil report p32.pprof
 needs /lib/ld-linux.so.2
+needs i386
 stdout /^i386 ran$/
 row /main_hot +rec-prog$/ 2 >= 30
 !stderr /ld\.so|cannot be preloaded/
@@ -1899,18 +1900,18 @@ row /alt_hot +librecalt.so$/ 2 >= 38
 
 # A library's constructors run inside dlopen(), before the unwind tables
 # know its code: every sample of librecinit.so's _init code (init_hot,
-# 200 ms) ended "[unknown];init_hot", in a process with no helper to
+# 200 ms then) ended "[unknown];init_hot", in a process with no helper to
 # poll the loader.  The wrapper of dlopen makes the helper first, and a
 # sample whose walk fails there wakes it to poll at once (engine.h
 # sample_in_dlopen); its _init, which has no CFI, is walked by rows of
 # its own (src/unwind/unwind_crt.c)
-$ profil record -o ic.pprof $REC/rec-prog initcode 40 && profil report --callers _init ic.pprof
+$ profil record -o ic.pprof $REC/rec-prog initcode 120 && profil report --callers _init ic.pprof
 row /call_init$/ 2 >= 40
 
 # The same code in a library loaded at the start (LD_PRELOAD), whose
 # _init runs after the agent's constructor: "[unknown];_init;init_hot"
 # before _init had rows (src/unwind/unwind_crt.c)
-$ profil record -o ip.pprof env LD_PRELOAD=$REC/librecinit.so $REC/rec-prog threads 20 && profil report --callers _init ip.pprof
+$ profil record -o ip.pprof env LD_PRELOAD=$REC/librecinit.so $REC/rec-prog threads 60 && profil report --callers _init ip.pprof
 needs env
 row /call_init$/ 2 >= 40
 
@@ -1949,8 +1950,12 @@ stdout /^pre=/
 # caller's DT_RUNPATH), which returns to the caller without the agent:
 # the thread is marked until its first sample that walks whole (engine.h
 # SAMPLE_IN_DLOPEN_UNTIL_WHOLE); about half of init_hot's samples were
-# "[unknown]" before, until the helper's sweep 100 ms later
-$ profil record -o ib.pprof $REC/rec-prog initbare 40 && profil report --callers _init ib.pprof
+# "[unknown]" before, until the helper's sweep 100 ms later.  init_hot
+# runs 600 ms: the helper, woken by the first walk that fails, may wait
+# for a CPU on a loaded machine, its samples meanwhile "[unknown]" (with
+# 200 ms of init_hot and two busy loops beside it on a 2-CPU VM, _init's
+# callers were 24-37% of the profile in 7 runs of 24, under 40 here)
+$ profil record -o ib.pprof $REC/rec-prog initbare 120 && profil report --callers _init ib.pprof
 row /call_init$/ 2 >= 40
 
 # Frames found as OpenSSL's assembly finds them (test/rec/rec-asmcfa.c),

@@ -11,7 +11,7 @@ void init_hot(void);
 
 __attribute__((noinline)) void init_hot(void)
 {
-	REC_BURN(40, 8);
+	REC_BURN(120, 8);
 }
 
 __asm__(".pushsection .init,\"ax\",@progbits\n\t"

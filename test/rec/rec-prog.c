@@ -16,7 +16,7 @@
  *             its call and dlclose'd after it (400 module events at 100)
  *   named     UNITS threads one after another, each named "w<i>" and
  *             running child_hot for 2 units
- *   initcode  dlopen()s librecinit.so, whose _init runs init_hot for 40
+ *   initcode  dlopen()s librecinit.so, whose _init runs init_hot for 120
  *             units (code of its .init section), then main_hot
  *   initbare  as initcode, the library named "librecinit.so": found along
  *             this program's DT_RUNPATH, so a call the agent leaves to
