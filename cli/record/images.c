@@ -1,7 +1,9 @@
 /*
  * images.c - the ring files while the command runs (images.h): each
- * opened once its header is complete, all read at each poll under a
- * SIGBUS guard (records.c reads one), unmapped and removed at the end.
+ * opened once its header is complete, read through its descriptor while
+ * it is young (ringread.c), then mapped; all read at each poll, mapped
+ * ones under a SIGBUS guard (records.c reads one), unmapped and removed
+ * when their process is gone (retire.c) or at the end.
  *
  * Nothing read is trusted: sizes are checked against the mapping, and a
  * violation drops that file with one warning.
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -37,6 +40,7 @@ void images_drop(struct image *im, const char *why)
 	else
 		fprintf(stderr, "profil record: ignoring %s: %s\n", im->file, why);
 	im->broken = 1;
+	ringread_close(im); /* a young one's descriptor: not read again */
 }
 
 /*
@@ -139,6 +143,12 @@ int images_open(struct image *im)
 			close(fd);
 		return 0;
 	}
+	if (ringread_room()) { /* young: read through fd (ringread.c) */
+		int ready = ringread_open(im, fd, (size_t)st.st_size);
+		if (!im->rfd)
+			close(fd);
+		return ready;
+	}
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
@@ -169,16 +179,22 @@ static size_t read_header(void *image)
 	uint64_t magic = __atomic_load_n((uint64_t *)rf->magic, __ATOMIC_ACQUIRE);
 	if (memcmp(&magic, RING_MAGIC, 8) != 0)
 		return 0; /* the agent has not finished its header */
+	images_take_header(im, rf);
+	return 1;
+}
+
+void images_take_header(struct image *im, struct ring_file *rf)
+{
 	if (!header_ok(rf, im->maplen)) {
 		images_drop(im, "not a ring file of this version");
-		return 1;
+		return;
 	}
 	im->data_size = rf->data_size;
 	im->modlog_offset = rf->modlog_offset;
 	im->modlog_size = rf->modlog_size;
 	if (!header_ok_at(im)) { /* changed while we checked it */
 		images_drop(im, "not a ring file of this version");
-		return 1;
+		return;
 	}
 	im->pid = rf->pid;
 	im->ppid = rf->ppid;
@@ -187,7 +203,6 @@ static size_t read_header(void *image)
 	memcpy(im->comm, rf->comm, sizeof im->comm);
 	im->comm[sizeof im->comm - 1] = '\0';
 	im->cmdline = join_args(rf->cmdline, sizeof rf->cmdline);
-	return 1;
 }
 
 /* One pass over the images from next on, under one guarded() (a signal
@@ -197,14 +212,28 @@ struct pass {
 	struct images *set;
 	volatile size_t next;
 	volatile size_t records;
+	int64_t now; /* CLOCK_MONOTONIC */
 };
+
+/* A young image whose process is gone (retire.c) is read this often: a
+ * pread() of its header at every poll, for the second it waits to be
+ * retired, was most of what a shell loop's rings cost.  Only a forked
+ * child without a ring of its own still writes there (ring.h
+ * RING_FORKED); retire.c reads it once more before it goes, and the last
+ * poll reads every ring. */
+#define GONE_POLL_NS 200000000LL
+
+static int due(const struct images *set, const struct image *im, int64_t now)
+{
+	return set->closing || !im->rfd || !im->gone_since_ns || now - im->polled_ns >= GONE_POLL_NS;
+}
 
 static size_t read_from(void *arg)
 {
 	struct pass *ps = arg;
 	for (; ps->next < ps->set->n; ps->next++) {
 		struct image *im = &ps->set->v[ps->next];
-		if (!im->broken && im->rf) /* not retired */
+		if (images_reading(im) && due(ps->set, im, ps->now)) /* not retired */
 			ps->records += images_read_one(im);
 	}
 	return 0;
@@ -214,7 +243,9 @@ size_t images_poll(struct images *set)
 {
 	ringserve_drain(set); /* files it makes are opened by the scan */
 	images_scan(set);
-	struct pass ps = {set, 0, 0};
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	struct pass ps = {set, 0, 0, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec};
 	int faulted;
 	for (guarded(read_from, &ps, &faulted); faulted; guarded(read_from, &ps, &faulted)) {
 		struct image *im = &set->v[ps.next++];
@@ -226,7 +257,7 @@ size_t images_poll(struct images *set)
 	set->min_ring = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct image *im = &set->v[i];
-		if (im->broken || !im->rf)
+		if (!images_reading(im))
 			continue;
 		if (im->last_read > set->max_read)
 			set->max_read = im->last_read;
@@ -250,6 +281,7 @@ void images_free(struct images *set)
 		struct image *im = &set->v[i];
 		if (im->rf)
 			munmap(im->rf, im->maplen);
+		ringread_close(im);
 		unlink(im->file);
 		free(im->file);
 		free(im->cmdline);

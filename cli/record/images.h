@@ -46,8 +46,12 @@ struct thread_name {
 
 struct image {
 	char *file;             /* ring file path */
-	struct ring_file *rf;   /* mapped, NULL once dropped */
-	size_t maplen;
+	struct ring_file *rf;   /* mapped, NULL while young and once retired */
+	size_t maplen;          /* the file's length (its mapping's) */
+	int rfd;                /* young (ringread.c): its descriptor + 1,
+	                         * read with pread(); 0 when not */
+	int64_t young_since_ns; /* CLOCK_MONOTONIC when it was opened young */
+	int64_t polled_ns;      /* CLOCK_MONOTONIC of its last read (young) */
 	/* The layout as checked when the file was opened: the process can
 	 * rewrite the header later, so these are never read from it again. */
 	uint64_t data_size, modlog_offset, modlog_size;
@@ -146,6 +150,7 @@ struct images {
 	struct agent_note *notes;
 	size_t nnotes, notes_dropped;
 	int64_t retire_checked_ns; /* retire.c: CLOCK_MONOTONIC of its last look */
+	int closing;            /* the command ended: this poll reads every ring */
 };
 
 /* Finds new ring files in set->dir and reads everything committed in
@@ -169,6 +174,30 @@ void images_free(struct images *set);
  * the number of sample records read.  The caller guards it against
  * SIGBUS (images.c). */
 size_t images_read_one(struct image *im);
+/* Whether im is read at each poll: mapped, or young. */
+static inline int images_reading(const struct image *im)
+{
+	return !im->broken && (im->rf || im->rfd);
+}
+/* images.c: the header's fields into im from a complete header (im->maplen
+ * set), or im dropped. */
+void images_take_header(struct image *im, struct ring_file *rf);
+/* records.c, for ringread.c too: one record of a span, the module log's
+ * records from im->modlog_read (at holding them) up to len, the header's
+ * state words; and a young image's catching up once mapped. */
+size_t records_take(struct image *im, unsigned char *data, uint64_t off, uint64_t size);
+void records_take_modules(struct image *im, const char *at, uint64_t len);
+void records_take_state(struct image *im, struct ring_file *rf);
+void records_adopt(struct image *im);
+/* ringread.c: young images.  ringread_room(): whether one more may be;
+ * ringread_open(): 1 when the header of the file open at fd (len bytes)
+ * was complete (im young, keeping fd, or dropped), 0 when not yet;
+ * ringread_poll(): images_read_one() of a young image; ringread_close():
+ * its descriptor closed (retired, dropped, freed). */
+int ringread_room(void);
+int ringread_open(struct image *im, int fd, size_t len);
+size_t ringread_poll(struct image *im);
+void ringread_close(struct image *im);
 /* modkeep.c: modkeep_poll(), after a poll: the file of each build-id
  * loaded for the first time held open (while its process may live).
  * modkeep_files(): at the end, those the module's path no longer reaches

@@ -143,6 +143,7 @@ static int run(const struct record_opts *o, struct images *set, pid_t pid, struc
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	*orphans_ns += spawn_reap_orphans(pid);
+	set->closing = 1; /* every ring read, however lately it was */
 	images_poll(set);
 	(void)o;
 	return wstatus;

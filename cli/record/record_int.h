@@ -1,7 +1,8 @@
 /*
  * record_int.h - the parts of `profil record` (cli/record/): spawn.c runs
- * the command with the agent preloaded, images.c and records.c read the
- * ring files, build.c turns them into a profile (modindex.c finding each
+ * the command with the agent preloaded, images.c, ringread.c (young
+ * ones, through a descriptor) and records.c (mapped ones) read the ring
+ * files, build.c turns them into a profile (modindex.c finding each
  * pc's module), notes.c says what agents told us, cache.c says where files
  * that outlive a recording go (cachetrim.c bounds them), workdir.c makes
  * and cleans the rings' directory, traced.c reports the processes left

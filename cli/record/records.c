@@ -88,8 +88,10 @@ static int take_forked(struct image *im, const struct ring_forked *r, uint64_t b
 	return 1;
 }
 
-/* One committed record at data[off]; returns its size, 0 to stop. */
-static size_t take_record(struct image *im, unsigned char *data, uint64_t off, uint64_t size)
+/* One committed record at data[off] of a span of size bytes (the ring's
+ * record area, or what ringread.c read of it); returns its size, 0 to
+ * stop. */
+size_t records_take(struct image *im, unsigned char *data, uint64_t off, uint64_t size)
 {
 	uint32_t hdr = __atomic_load_n((uint32_t *)(data + off), __ATOMIC_ACQUIRE);
 	if (hdr == 0)
@@ -261,7 +263,7 @@ static size_t read_records(struct image *im)
 	else
 		populate_span(data, size, tail, head);
 	while (!im->broken && tail < head) {
-		size_t got = take_record(im, data, tail & (size - 1), size);
+		size_t got = records_take(im, data, tail & (size - 1), size);
 		if (!got)
 			break;
 		tail += got;
@@ -272,6 +274,12 @@ static size_t read_records(struct image *im)
 	}
 	publish(im, rf, data, size, published, tail);
 	im->last_read = tail - from;
+	records_take_state(im, rf);
+	return n;
+}
+
+void records_take_state(struct image *im, struct ring_file *rf)
+{
 	im->lost = atomic_load(&rf->lost);
 	im->signal = atomic_load(&rf->signal);
 	im->execing = atomic_load(&rf->done) == RING_EXECING;
@@ -280,7 +288,6 @@ static size_t read_records(struct image *im)
 	im->faulted |= (flags & RING_FLAG_FAULTED) != 0;
 	memcpy(im->engine, rf->engine, sizeof im->engine);
 	im->engine[sizeof im->engine - 1] = '\0';
-	return n;
 }
 
 static void hex(const uint8_t *b, size_t n, char *out)
@@ -302,13 +309,20 @@ static void read_modules(struct image *im)
 		images_drop(im, "module log length out of bounds");
 		return;
 	}
+	records_take_modules(im, log + im->modlog_read, len);
+}
+
+void records_take_modules(struct image *im, const char *at, uint64_t len)
+{
+	const uint64_t from = im->modlog_read; /* at holds the log from here */
 	while (im->modlog_read + sizeof(struct ring_module) <= len) {
 		/* A copy of the fixed part: the process may rewrite the record
 		 * between our check of a size and its use. */
 		struct ring_module mc;
 		const struct ring_module *m = &mc;
-		const char *path = log + im->modlog_read + sizeof mc;
-		memcpy(&mc, log + im->modlog_read, sizeof mc);
+		const char *rec = at + (im->modlog_read - from);
+		const char *path = rec + sizeof mc;
+		memcpy(&mc, rec, sizeof mc);
 		if (m->size < sizeof *m || m->size > len - im->modlog_read ||
 		    m->path_len >= m->size - sizeof *m || m->build_id_len > sizeof m->build_id) {
 			images_drop(im, "module record malformed");
@@ -328,8 +342,39 @@ static void read_modules(struct image *im)
 	}
 }
 
+/* A young image (ringread.c) now mapped at im->rf: what it read through
+ * its descriptor was neither zeroed in the file nor published.  Its
+ * whole pages are given back and tail published at the page below
+ * im->consumed, as publish() leaves them; where pages cannot be given
+ * back, the records read are zeroed and tail published at im->consumed.
+ * Then read_records() goes on from im->consumed. */
+void records_adopt(struct image *im)
+{
+	struct ring_file *rf = im->rf;
+	unsigned char *data = (unsigned char *)rf + RING_HEADER_SIZE;
+	uint64_t size = im->data_size, published = atomic_load(&rf->tail);
+	if (published % 8 != 0) { /* scribbled since the last read */
+		images_drop(im, "ring tail misaligned");
+		return;
+	}
+	if (published >= im->consumed || im->consumed - published > size)
+		return; /* nothing read while young, or a scribbled tail */
+	uint64_t page = page_size(), to = im->consumed & ~(page - 1);
+	if (to > published && !im->keep_pages && size > page)
+		give_back(im, data, size, (published + page - 1) & ~(page - 1), to);
+	if (im->keep_pages || size <= page) {
+		for (uint64_t at = published; at < im->consumed; at += 8)
+			__atomic_store_n((uint64_t *)(data + (at & (size - 1))), 0, __ATOMIC_RELAXED);
+		to = im->consumed;
+	}
+	if (to > published)
+		atomic_store_explicit(&rf->tail, to, memory_order_release);
+}
+
 size_t images_read_one(struct image *im)
 {
+	if (!im->rf)
+		return ringread_poll(im); /* young: through its descriptor */
 	read_modules(im); /* first: samples may name new modules */
 	return im->broken ? 0 : read_records(im);
 }

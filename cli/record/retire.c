@@ -10,8 +10,9 @@
  * next processes could make no ring (their samples lost) and the
  * program's own shared memory was refused.  What a ring holds is copied
  * into its image as it is read (records.c), so once nobody can write it
- * the file can go: it is unmapped and unlinked here, and the image keeps
- * what was read.
+ * the file can go: it is read a last time if it was young (ringread.c),
+ * unmapped or closed, and unlinked here, and the image keeps what was
+ * read.
  *
  * Nobody can write it once its process is gone (kill(pid, 0) says ESRCH:
  * a zombie still counts, and a pid taken again by another process only
@@ -55,7 +56,11 @@ static int process_gone(const struct image *im)
 
 static void retire(struct image *im)
 {
-	munmap(im->rf, im->maplen);
+	if (im->rfd) /* read at most every GONE_POLL_NS since it was gone */
+		images_read_one(im);
+	if (im->rf)
+		munmap(im->rf, im->maplen);
+	ringread_close(im);
 	im->rf = NULL;
 	unlink(im->file);
 	im->retired = 1;
@@ -70,7 +75,7 @@ size_t images_retire(struct images *set)
 	set->retire_checked_ns = now;
 	for (size_t i = 0; i < set->n; i++) {
 		struct image *im = &set->v[i];
-		if (!im->rf || im->broken || im->retired)
+		if (!images_reading(im) || im->retired)
 			continue;
 		if (!process_gone(im)) {
 			im->gone_since_ns = 0; /* a zombie reaped later, a pid taken again */

@@ -124,7 +124,7 @@ void images_scan(struct images *set)
 			set->pending++;
 			continue;
 		}
-		if (im.rf) { /* its header seen complete: its datagram is queued */
+		if (im.rf || im.rfd) { /* its header seen complete: its datagram is queued */
 			nspid_drain(set);
 			nspid_apply(set, &im, de->d_name);
 		}

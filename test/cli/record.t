@@ -1995,3 +1995,26 @@ stdout /^1$/
 $ PROFIL_ENGINE=timer profil record -o stt.pprof $REC/rec-lazy shortthreads 100
 stderr /^profil record: note: [0-9]+% of the CPU time is at \[unsampled\].*, a thread's under its start routine, and/
 !stderr /at -F 4000/
+
+# A young ring (its process alive under a second, under 64 KiB of records
+# read) is read through its descriptor, not a mapping
+# (cli/record/ringread.c): on a PVM guest mapping a ring, touching it and
+# unmapping it cost the recorder 0.3-0.4 ms, and a shell loop of 300
+# /bin/true cost it 5% of the command's CPU while it ran.  A loop of 40
+# short programs: no ring mapped by the recorder (before: 41, one a
+# process), every process recorded
+$ strace -o rec.trace -e trace=mmap profil record -o young.pprof sh -c 'i=0; while [ $i -lt 40 ]; do i=$((i+1)); /bin/true; done; echo looped'; echo "rings mapped $(grep -c MAP_SHARED rec.trace)"
+needs strace
+stdout /^looped$/
+stdout /^rings mapped 0$/
+stderr / 41 processes, 41 threads, 0 lost -> young\.pprof$/
+
+# ... and one that has 64 KiB of records read is mapped from then on, its
+# pages given back and tail published where the descriptor's reads ended
+# (records.c records_adopt()): nothing lost or read twice across the
+# change, samples / (CPU s x rate) as with a mapped ring from the start
+$ strace -o old.trace -e trace=mmap profil record -v -F 4000 -o adopted.pprof $REC/rec-prog threads 100; echo "rings mapped $(grep -c MAP_SHARED old.trace)"
+needs strace
+stdout /^rings mapped 1$/
+stderr /samples \/ \(CPU s x rate\) = (0\.9[5-9][0-9]|1\.0[0-4][0-9])$/
+stderr / 0 lost -> adopted\.pprof$/
