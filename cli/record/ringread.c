@@ -135,9 +135,12 @@ static uint64_t committed(const unsigned char *buf, uint64_t first, uint64_t len
 /* The committed records from im->consumed on; how many were taken. */
 static size_t take_records(struct image *im, uint64_t head)
 {
-	uint64_t size = im->data_size, tail = im->consumed, len = head - tail;
-	if (head <= tail || len > size)
+	uint64_t size = im->data_size, tail = im->consumed, len = (head - tail) & ~(uint64_t)7;
+	if (head <= tail || len == 0 || len > size)
 		return 0; /* nothing, or a scribbled index: nothing to take */
+	/* whole words only (records are, from tail, itself a multiple of 8): a
+	 * scribbled head left a record header read past the buffer's end
+	 * (fuzz-ring under ASan) */
 	uint64_t off = tail & (size - 1), first = len < size - off ? len : size - off;
 	unsigned char *buf = prof_xcalloc(len, 1);
 	size_t n = 0;
