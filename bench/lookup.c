@@ -52,11 +52,9 @@ const char profil_timer_tag;
 void inflight_drain(void)
 {
 }
-_Atomic int perf_fd_tid[PERF_FD_MAX]; /* the perf engine's (src/engine/perf_engine.c) */
+struct perf_fd_state perf_fd_state[PERF_FD_MAX]; /* the perf engine's (src/engine/perf_engine.c) */
 /* and its sigtrap delivery's (src/engine/perf_trap.c) */
-_Atomic int64_t perf_trap_base[PERF_FD_MAX];
 _Atomic int64_t perf_trap_period;
-_Atomic unsigned int perf_trap_gen[PERF_FD_MAX];
 atomic_int sweeper_wakes; /* the sweeper's (src/engine/sweeper.c) */
 
 #define SPAN 4096     /* bytes of text per range */

@@ -177,22 +177,42 @@ static inline pid_t timer_tag_tid(const siginfo_t *si)
 #define PERF_FD_MAX 16384
 
 /*
- * Read by the signal handler (sample.c), and by dispatch.c and exec.c to
- * tell our signals from the program's.  Indexed by an event's descriptor
- * number (fasync delivery) or by its slot (sigtrap events, which are held
- * by mappings: perf_mapped.c).  Slot fd says what descriptor fd is to us:
+ * The handler's state per event, indexed by the event's descriptor number
+ * (fasync delivery) or by its slot (sigtrap events, which are held by
+ * mappings: perf_mapped.c).  One struct a number rather than an array a
+ * field: a process's first events use the first numbers, and their
+ * fields written at its start, and again in a forked child (copy on
+ * write), are one page instead of three (docs/benchmarks.md "2026-12-05,
+ * fourth").  Read by the signal handler (sample.c), and by dispatch.c and
+ * exec.c to tell our signals from the program's.
+ *
+ * tid says what descriptor number fd is to us:
  *     0   not ours (never was, or the program's since);
  *     > 0 our live event sampling thread tid = the value;
  *     -1  one of ours, closed: a signal it queued before it was closed
  *         may still arrive and is ignored, never passed to the program.
- * Each slot is written atomically with the engine lock held: set to the
- * tid before the event is enabled, to -1 before the descriptor is closed.
- * A slot stays -1 until we reuse the number, so the program's own
- * O_ASYNC descriptor that gets the number of a closed one of ours, with
- * F_SETSIG on the very signal we sample with, would lose its signals to
- * us (documented in profil(3)).
+ * Written atomically with the engine lock held: set to the tid before the
+ * event is enabled, to -1 before the descriptor is closed.  It stays -1
+ * until we reuse the number, so the program's own O_ASYNC descriptor that
+ * gets the number of a closed one of ours, with F_SETSIG on the very
+ * signal we sample with, would lose its signals to us (documented in
+ * profil(3)).
+ *
+ * gen: the generation a sigtrap event's sig_data carries (below), bumped
+ * with the engine lock held before each event on the number is opened.
+ *
+ * base: the thread's CPU time (ns) up to which its samples have been
+ * credited.  Set when the event is enabled to the thread's CPU time
+ * (engine lock); after that written only by the handler on the event's
+ * own thread (perf_trap.h).  Relaxed atomics: one writer at a time, never
+ * torn.
  */
-extern _Atomic int perf_fd_tid[PERF_FD_MAX] HIDDEN;
+struct perf_fd_state {
+	_Atomic int tid;
+	_Atomic unsigned int gen;
+	_Atomic int64_t base;
+};
+extern struct perf_fd_state perf_fd_state[PERF_FD_MAX] HIDDEN;
 
 #ifndef TRAP_PERF
 #define TRAP_PERF 6 /* <asm-generic/siginfo.h>; glibc 2.36 lacks it */
@@ -210,14 +230,12 @@ static inline unsigned long perf_trap_data(const siginfo_t *si)
 
 /*
  * A sigtrap event's sig_data: its descriptor number in the low 16 bits,
- * and above them the generation perf_trap_gen[] held for that number
+ * and above them the generation perf_fd_state[].gen held for that number
  * when the event was opened.  A trap queued by an event already closed
  * can arrive after the number went to a new event (perf_trap.c); the
- * generation tells the two apart.  Slots written with the engine lock
- * held, before the event is enabled; read by the handler.
+ * generation tells the two apart.
  */
 #define PERF_TRAP_FD_BITS 16
-extern _Atomic unsigned int perf_trap_gen[PERF_FD_MAX] HIDDEN;
 
 /* The descriptor whose event sent si: si_fd of a fasync signal (POLL_IN;
  * never on SIGTRAP, whose code 1 is TRAP_BRKPT), the descriptor of a
@@ -234,7 +252,7 @@ static inline int perf_sig_fd_of(const siginfo_t *si, int *stale)
 		if (fd >= PERF_FD_MAX)
 			return -1;
 		*stale = (unsigned int)(d >> PERF_TRAP_FD_BITS) !=
-		         atomic_load_explicit(&perf_trap_gen[fd], memory_order_relaxed);
+		         atomic_load_explicit(&perf_fd_state[fd].gen, memory_order_relaxed);
 		return (int)fd;
 	}
 	if (si->si_code != POLL_IN || (unsigned int)si->si_fd >= PERF_FD_MAX)
@@ -250,7 +268,7 @@ static inline int perf_sig_tid_fd(const siginfo_t *si, int *fdp)
 	int stale, fd = *fdp = perf_sig_fd_of(si, &stale);
 	if (fd < 0)
 		return 0;
-	int tid = atomic_load_explicit(&perf_fd_tid[fd], memory_order_relaxed);
+	int tid = atomic_load_explicit(&perf_fd_state[fd].tid, memory_order_relaxed);
 	/* a stale trap is ours all the same (never the program's) */
 	return stale && tid != 0 ? -1 : tid;
 }

@@ -65,7 +65,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-_Atomic int perf_fd_tid[PERF_FD_MAX] LARGE_STATIC;
+struct perf_fd_state perf_fd_state[PERF_FD_MAX] LARGE_STATIC;
 
 /* All under the engine lock. */
 static int chosen;       /* events for the current run */
@@ -289,9 +289,9 @@ int perf_engine_open(pid_t tid, int sig, int64_t per, int64_t cpu_now, int hooke
 		return -1;
 	}
 	/* Recognised by the handler before the first overflow can occur. */
-	atomic_store(&perf_trap_base[fd], cpu_now);
+	atomic_store(&perf_fd_state[fd].base, cpu_now);
 	atomic_store(&perf_trap_period, per);
-	atomic_store(&perf_fd_tid[fd], (int)tid);
+	atomic_store(&perf_fd_state[fd].tid, (int)tid);
 	/* The owner also tells perf_engine_task_gone() the thread's fate. */
 	struct f_owner_ex own = {F_OWNER_TID, tid};
 	int fl = fcntl(fd, F_GETFL);
@@ -311,7 +311,7 @@ static void forget(int fd)
 		return;
 	/* Marked closed first: a signal it queued is still known as ours. */
 	if (fd < PERF_FD_MAX)
-		atomic_store(&perf_fd_tid[fd], -1);
+		atomic_store(&perf_fd_state[fd].tid, -1);
 	close(fd);
 }
 

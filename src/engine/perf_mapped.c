@@ -25,9 +25,9 @@
  * a thread whose page is refused gets a timer.
  *
  * Slots: an event is known by the index of its slot, which is its
- * sig_data with the slot's generation (engine_int.h) and the index of
- * perf_fd_tid[] and perf_trap_base[], where other events use their
- * descriptor number.  Engine lock held for all of these.
+ * sig_data with the slot's generation (engine_int.h) and its index in
+ * perf_fd_state[], where other events use their descriptor number.
+ * Engine lock held for all of these.
  */
 #include "engine/perf_engine.h"
 #include "engine/perf_trap.h"
@@ -72,8 +72,8 @@ static int slot_take(void)
 /* The event for slot s on tid, enabled and mapped; its page, or NULL. */
 static void *map_event(int s, pid_t tid, int64_t per)
 {
-	unsigned int gen = atomic_load(&perf_trap_gen[s]) + 1;
-	atomic_store(&perf_trap_gen[s], gen);
+	unsigned int gen = atomic_load(&perf_fd_state[s].gen) + 1;
+	atomic_store(&perf_fd_state[s].gen, gen);
 	long data = (long)((unsigned long)s | (unsigned long)gen << PERF_TRAP_FD_BITS);
 	int fd = perf_probe_event(tid, per, 0, 1, data);
 	if (fd < 0)
@@ -97,9 +97,9 @@ int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now, int hooked)
 	if (s < 0)
 		return -1;
 	/* Recognised by the handler before the first overflow can occur. */
-	atomic_store(&perf_trap_base[s], cpu_now);
+	atomic_store(&perf_fd_state[s].base, cpu_now);
 	atomic_store(&perf_trap_period, per);
-	atomic_store(&perf_fd_tid[s], (int)tid);
+	atomic_store(&perf_fd_state[s].tid, (int)tid);
 	/* (15 us of /proc per thread: not for one our hooks made, whose
 	 * exit they see, so its number is never taken for a new thread's;
 	 * nor for the main thread, whose number no other thread can have
@@ -108,19 +108,19 @@ int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now, int hooked)
 	slots[s].start = hooked || tid == getpid() ? 0 : engine_thread_start(tid);
 	slots[s].page = map_event(s, tid, per);
 	if (!slots[s].page) {
-		atomic_store(&perf_fd_tid[s], -1);
+		atomic_store(&perf_fd_state[s].tid, -1);
 		return -1;
 	}
 	return s;
 }
 
 /* Unmapped, the event is freed (a trap it queued may still come: the
- * handler drops it by its slot, perf_fd_tid[] -1). */
+ * handler drops it by its slot, perf_fd_state[].tid -1). */
 void perf_mapped_close(int s)
 {
 	if (s < 0 || s >= PERF_FD_MAX || !slots[s].page)
 		return;
-	atomic_store(&perf_fd_tid[s], -1);
+	atomic_store(&perf_fd_state[s].tid, -1);
 	munmap(slots[s].page, (size_t)page_size());
 	slots[s].page = NULL;
 }
@@ -131,7 +131,7 @@ void perf_mapped_forget(int s)
 {
 	if (s < 0 || s >= PERF_FD_MAX)
 		return;
-	atomic_store(&perf_fd_tid[s], -1);
+	atomic_store(&perf_fd_state[s].tid, -1);
 	slots[s].page = NULL;
 }
 
@@ -143,7 +143,7 @@ int perf_mapped_set_period(int s, int64_t per)
 		errno = EBADF;
 		return -1;
 	}
-	pid_t tid = (pid_t)atomic_load(&perf_fd_tid[s]);
+	pid_t tid = (pid_t)atomic_load(&perf_fd_state[s].tid);
 	atomic_store(&perf_trap_period, per);
 	void *page = map_event(s, tid, per);
 	if (!page)
@@ -157,7 +157,7 @@ int perf_mapped_task_gone(int s)
 {
 	if (s < 0 || s >= PERF_FD_MAX || !slots[s].page)
 		return 0;
-	pid_t tid = (pid_t)atomic_load(&perf_fd_tid[s]);
+	pid_t tid = (pid_t)atomic_load(&perf_fd_state[s].tid);
 	errno = 0;
 	unsigned long long now = engine_thread_start(tid);
 	if (now == 0)

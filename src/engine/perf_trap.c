@@ -33,9 +33,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
-_Atomic int64_t perf_trap_base[PERF_FD_MAX] LARGE_STATIC;
 _Atomic int64_t perf_trap_period;
-_Atomic unsigned int perf_trap_gen[PERF_FD_MAX] LARGE_STATIC;
 
 #define GATE_MAJOR 6
 #define GATE_MINOR 16

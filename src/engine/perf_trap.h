@@ -16,8 +16,8 @@
  * and the totals are defined against the CPU clocks, as the timers'
  * are.  The fasync signals are weighed the same way (sample.c).
  *
- * Read by the signal handler (sample.c): perf_trap_base[] and
- * perf_trap_period, documented below; perf_trap_gen[] in engine_int.h.
+ * Read by the signal handler (sample.c): perf_trap_period, documented
+ * below; perf_fd_state[] (.base, .gen) in engine_int.h.
  */
 #ifndef PROFIL_PERF_TRAP_H
 #define PROFIL_PERF_TRAP_H
@@ -94,14 +94,6 @@ static inline int64_t perf_trap_thread_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/*
- * The handler's state per descriptor number: the thread's CPU time (ns)
- * up to which its samples have been credited.  Set by
- * perf_engine_open() to the thread's CPU time when the event is enabled
- * (engine lock); after that written only by the handler on the event's
- * own thread.  Relaxed atomics: one writer at a time, never torn.
- */
-extern _Atomic int64_t perf_trap_base[PERF_FD_MAX] HIDDEN;
 /* The events' period in ns (one rate per run); written with the engine
  * lock held before an event gets it, read by the handler. */
 extern _Atomic int64_t perf_trap_period HIDDEN;

@@ -23,7 +23,7 @@
  *              three are on the
  *              agent's seccomp lists (agent/filtercheck.c).  errno is
  *              preserved without saving it: nothing here can set it.
- *   Reads:     perf_fd_tid[] (atomic slots, engine_int.h) to recognise
+ *   Reads:     perf_fd_state[].tid (atomic slots, engine_int.h) to recognise
  *              our perf events' signals (si_code POLL_IN, si_fd; or
  *              SIGTRAP, TRAP_PERF, sig_data); perf_trap_period;
  *              profil_published, a pointer to an IMMUTABLE struct ptable
@@ -40,7 +40,7 @@
  *              this contract.
  *              sample_walk_whole() reads the same, after a sample, for
  *              lazy_helper.c (which is not bound by this contract).
- *   Writes:    perf_trap_base[] of the event that signalled (only
+ *   Writes:    perf_fd_state[].base of the event that signalled (only
  *              ever by its own thread's handler once it is enabled);
  *              the caller's counters (atomic, saturating), pcsample
  *              slots, or records into a sample ring (ring.h: space
@@ -147,18 +147,18 @@ static void tally(unsigned long w, uintptr_t pc)
  * the thread's CPU clock by the time the host steals (perf_trap.h), and
  * the totals are defined against the CPU clock.  Rounded to the nearest
  * period (the clock is read a little after the overflow), the rest
- * carried in perf_trap_base; 0 when the clock cannot be read or less
+ * carried in perf_fd_state[].base; 0 when the clock cannot be read or less
  * than half a period has passed.
  */
 static unsigned long trap_weight(int fd, int64_t *now_out)
 {
 	int64_t per = atomic_load_explicit(&perf_trap_period, memory_order_relaxed);
 	int64_t now = *now_out = perf_trap_thread_ns();
-	int64_t base = atomic_load_explicit(&perf_trap_base[fd], memory_order_relaxed);
+	int64_t base = atomic_load_explicit(&perf_fd_state[fd].base, memory_order_relaxed);
 	if (per <= 0 || now < 0 || now <= base)
 		return 0;
 	int64_t w = (now - base + per / 2) / per;
-	atomic_store_explicit(&perf_trap_base[fd], base + w * per, memory_order_relaxed);
+	atomic_store_explicit(&perf_fd_state[fd].base, base + w * per, memory_order_relaxed);
 	return (unsigned long)w;
 }
 
