@@ -46,6 +46,9 @@
 #define YOUNG_MAX 256
 #define ADOPT_AFTER_NS 1000000000LL
 #define ADOPT_AFTER_BYTES (64u << 10)
+/* The largest record a writer reserves: a sample's or a forked child's
+ * header and RING_MAX_PCS words, with room to spare. */
+#define RECORD_MAX ((uint64_t)(RING_MAX_PCS + 64) * 8)
 
 static size_t young; /* images holding a descriptor */
 
@@ -110,14 +113,14 @@ static int read_span(const struct image *im, unsigned char *buf, uint64_t at, ui
 	           ? -1 : 0;
 }
 
-/* Bytes from buf's start that are whole committed records, in parts of
- * first and len - first bytes (records never cross the ring's end); a
- * record whose size is out of bounds is counted, for records_take() to
- * refuse. */
-static uint64_t committed(const unsigned char *buf, uint64_t first, uint64_t len)
+/* Bytes from buf's start that are whole committed records starting
+ * before limit, in parts of first and len - first bytes (records never
+ * cross the ring's end); a record whose size is out of bounds is
+ * counted, for records_take() to refuse. */
+static uint64_t committed(const unsigned char *buf, uint64_t first, uint64_t len, uint64_t limit)
 {
 	uint64_t at = 0, end = first;
-	while (at < len) {
+	while (at < limit) {
 		if (at == end && end < len)
 			end = len; /* the part after the ring's end */
 		uint32_t hdr;
@@ -135,18 +138,23 @@ static uint64_t committed(const unsigned char *buf, uint64_t first, uint64_t len
 /* The committed records from im->consumed on; how many were taken. */
 static size_t take_records(struct image *im, uint64_t head)
 {
-	uint64_t size = im->data_size, tail = im->consumed, len = (head - tail) & ~(uint64_t)7;
-	if (head <= tail || len == 0 || len > size)
+	uint64_t size = im->data_size, tail = im->consumed, limit = (head - tail) & ~(uint64_t)7;
+	if (head <= tail || limit == 0 || limit > size)
 		return 0; /* nothing, or a scribbled index: nothing to take */
-	/* whole words only (records are, from tail, itself a multiple of 8): a
-	 * scribbled head left a record header read past the buffer's end
-	 * (fuzz-ring under ASan) */
+	/* Whole words only (records are, from tail, itself a multiple of 8):
+	 * a scribbled head left a record header read past the buffer's end
+	 * (fuzz-ring under ASan).  And past head by the largest record: a
+	 * writer gives back what its reservation did not use by moving head
+	 * back (sample_write.c sample_ring_commit()), so the next record can
+	 * start below the head read and end above it (a recording's ring
+	 * dropped as "record size out of bounds" in CI). */
+	uint64_t len = limit + RECORD_MAX < size ? limit + RECORD_MAX : size;
 	uint64_t off = tail & (size - 1), first = len < size - off ? len : size - off;
 	unsigned char *buf = prof_xcalloc(len, 1);
 	size_t n = 0;
 	uint64_t ready = 0;
 	if (read_span(im, buf, tail, len) != 0 ||
-	    ((ready = committed(buf, first, len)) != 0 && read_span(im, buf, tail, ready) != 0)) {
+	    ((ready = committed(buf, first, len, limit)) != 0 && read_span(im, buf, tail, ready) != 0)) {
 		images_drop(im, "truncated while being read"); /* cut short under us */
 		ready = 0;
 	}
