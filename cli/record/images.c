@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -243,9 +242,7 @@ size_t images_poll(struct images *set)
 {
 	ringserve_drain(set); /* files it makes are opened by the scan */
 	images_scan(set);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	struct pass ps = {set, 0, 0, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec};
+	struct pass ps = {set, 0, 0, images_now_ns()};
 	int faulted;
 	for (guarded(read_from, &ps, &faulted); faulted; guarded(read_from, &ps, &faulted)) {
 		struct image *im = &set->v[ps.next++];

@@ -168,6 +168,9 @@ const struct image *images_described(const struct images *set);
 /* retire.c: unmaps and removes the ring files of processes gone a
  * while, their images kept; how many it retired. */
 size_t images_retire(struct images *set);
+/* retire.c: CLOCK_MONOTONIC in ns, the clock of gone_since_ns,
+ * young_since_ns and polled_ns. */
+int64_t images_now_ns(void);
 /* Unmaps and removes the ring files and the directory; frees all. */
 void images_free(struct images *set);
 /* records.c: what is new in im (its module log, then its records);

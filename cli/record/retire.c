@@ -41,7 +41,7 @@
  * the rest of its reading. */
 #define CHECK_EVERY_NS 200000000LL
 
-static int64_t monotonic_ns(void)
+int64_t images_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -68,7 +68,7 @@ static void retire(struct image *im)
 
 size_t images_retire(struct images *set)
 {
-	int64_t now = monotonic_ns();
+	int64_t now = images_now_ns();
 	size_t n = 0;
 	if (now - set->retire_checked_ns < CHECK_EVERY_NS)
 		return 0;

@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -51,13 +50,6 @@
 #define RECORD_MAX ((uint64_t)(RING_MAX_PCS + 64) * 8)
 
 static size_t young; /* images holding a descriptor */
-
-static int64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int read_exact(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -87,7 +79,7 @@ int ringread_open(struct image *im, int fd, size_t len)
 	images_take_header(im, &hc);
 	if (!im->broken) {
 		im->rfd = fd + 1;
-		im->young_since_ns = monotonic_ns();
+		im->young_since_ns = images_now_ns();
 		young++;
 	}
 	return 1;
@@ -224,7 +216,7 @@ size_t ringread_poll(struct image *im)
 	records_take_state(im, &hc);
 	/* by age only while its process lives: a gone one waits to be
 	 * retired, and a mapping would only be unmapped again */
-	int64_t now = im->polled_ns = monotonic_ns();
+	int64_t now = im->polled_ns = images_now_ns();
 	if (!im->broken && (im->consumed >= ADOPT_AFTER_BYTES ||
 	                    (!im->gone_since_ns && now - im->young_since_ns >= ADOPT_AFTER_NS)))
 		adopt(im);

@@ -188,7 +188,7 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *self)
  * names no wrapper: its helper waits for a sample in the program's code. */
 static void note_wrappers(const struct dl_phdr_info *libc)
 {
-	for (size_t i = 0; i < WRAPPERS_MAX && nwrappers < (int)WRAPPERS_MAX; i++) {
+	for (size_t i = 0; i < WRAPPERS_MAX; i++) {
 		uintptr_t at;
 		size_t size = dynsym_function(libc, wrapper_names[i], &at);
 		if (size && in_kind(K_LIBC, at))
