@@ -20,7 +20,39 @@ struct outfile {
 	FILE *fp;
 	char *target; /* NULL for stdout */
 	char *tmp;    /* NULL when writing in place */
+	struct outfile *next; /* in pending, while tmp exists */
 };
+
+/* Temporary files not yet renamed or removed: an exit in between (the
+ * model's prof_oom(), while a writer streams its output) removes them,
+ * so no half-written file is left beside the target.  The command is
+ * single-threaded. */
+static struct outfile *pending;
+
+static void remove_pending(void)
+{
+	for (struct outfile *o = pending; o; o = o->next)
+		if (o->tmp)
+			unlink(o->tmp);
+}
+
+static void pend(struct outfile *o)
+{
+	static int registered;
+	if (!registered)
+		registered = atexit(remove_pending) == 0;
+	o->next = pending;
+	pending = o;
+}
+
+static void unpend(struct outfile *o)
+{
+	for (struct outfile **at = &pending; *at; at = &(*at)->next)
+		if (*at == o) {
+			*at = o->next;
+			return;
+		}
+}
 
 /* mkostemp creates 0600; the output should get the usual 0666 & ~umask
  * (the command is single-threaded, so reading the umask is safe). */
@@ -68,6 +100,7 @@ struct outfile *out_open(const char *path, char *err, size_t errlen)
 		o->tmp = NULL;
 		return fail(o, err, errlen, path);
 	}
+	pend(o);
 	(void)fchmod(fd, 0666 & ~umask_now());
 	if (!(o->fp = fdopen(fd, "w"))) {
 		close(fd);
@@ -170,6 +203,7 @@ void out_abort(struct outfile *o)
 	if (!o)
 		return;
 	int e = errno;
+	unpend(o);
 	if (o->fp && o->fp != stdout)
 		fclose(o->fp);
 	if (o->tmp)

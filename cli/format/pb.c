@@ -16,13 +16,17 @@ void pb_reset(struct pbuf *b)
 void pb_free(struct pbuf *b)
 {
 	free(b->p);
-	*b = (struct pbuf){0};
+	b->p = NULL;
+	b->n = b->cap = 0;
 }
 
-static void reserve(struct pbuf *b, size_t more)
+static void make_room(struct pbuf *b, size_t more)
 {
-	if (b->cap - b->n >= more)
-		return;
+	if (b->spill && b->n) {
+		b->spill(b, b->ctx);
+		if (b->cap - b->n >= more)
+			return;
+	}
 	size_t cap = b->cap ? b->cap : 256;
 	while (cap - b->n < more) {
 		if (cap > SIZE_MAX / 2)
@@ -33,23 +37,37 @@ static void reserve(struct pbuf *b, size_t more)
 	b->cap = cap;
 }
 
+/* The test inline, the work out of line: it runs for every varint. */
+static inline void room(struct pbuf *b, size_t more)
+{
+	if (__builtin_expect(b->cap - b->n < more, 0))
+		make_room(b, more);
+}
+
+void pb_reserve(struct pbuf *b, size_t more)
+{
+	room(b, more);
+}
+
 static void put(struct pbuf *b, const void *data, size_t len)
 {
-	reserve(b, len);
+	room(b, len);
 	if (len)
 		memcpy(b->p + b->n, data, len);
 	b->n += len;
 }
 
+/* Written in place: a varint is most of what a profile is made of (a
+ * build's recording: a million of them, when each went through a copy
+ * of its own, 14% of the record process's instructions). */
 void pb_varint(struct pbuf *b, uint64_t v)
 {
-	unsigned char tmp[10];
-	size_t n = 0;
-	do {
-		tmp[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	put(b, tmp, n);
+	room(b, 10);
+	unsigned char *o = b->p + b->n;
+	for (; v > 0x7f; v >>= 7)
+		*o++ = (unsigned char)(v | 0x80);
+	*o++ = (unsigned char)v;
+	b->n = (size_t)(o - b->p);
 }
 
 static void tag(struct pbuf *b, uint32_t field, int type)

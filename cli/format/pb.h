@@ -12,12 +12,19 @@
 
 enum { PB_VARINT = 0, PB_I64 = 1, PB_LEN = 2, PB_I32 = 5 };
 
-/* Encoder: a growable buffer (allocation failure exits, as the model's). */
+/* Encoder: a growable buffer (allocation failure exits, as the model's).
+ * A stream's buffer has a spill: called when bytes would not fit in cap,
+ * it consumes the n bytes so far (n = 0 on return), so the buffer is
+ * reused rather than grown; nothing written is ever patched later (a
+ * nested message is encoded in a buffer of its own, then copied). */
 struct pbuf {
 	unsigned char *p;
 	size_t n, cap;
+	void (*spill)(struct pbuf *b, void *ctx);
+	void *ctx;
 };
 void pb_reset(struct pbuf *b);
+void pb_reserve(struct pbuf *b, size_t more); /* room for more bytes after n */
 void pb_free(struct pbuf *b);
 void pb_varint(struct pbuf *b, uint64_t v);
 /* Field encoders; pb_uint and pb_int omit zero values (proto3 defaults). */

@@ -85,22 +85,23 @@ static void value_type(struct pbuf *b, uint32_t field, struct strtab *t, const c
 	pb_free(&m);
 }
 
-static void label(struct pbuf *b, struct strtab *t, const char *key, const char *str,
-                  int64_t num)
+/* A sample's label, encoded in m (the caller's, reused: four labels a
+ * sample). */
+static void label(struct pbuf *b, struct pbuf *m, struct strtab *t, const char *key,
+                  const char *str, int64_t num)
 {
-	struct pbuf m = {0};
-	pb_int(&m, 1, st_index(t, key));
+	pb_reset(m);
+	pb_int(m, 1, st_index(t, key));
 	if (str)
-		pb_int(&m, 2, st_index(t, str));
+		pb_int(m, 2, st_index(t, str));
 	else
-		pb_int(&m, 3, num);
-	pb_message(b, 3, &m);
-	pb_free(&m);
+		pb_int(m, 3, num);
+	pb_message(b, 3, m);
 }
 
 static void put_samples(struct pbuf *b, const struct profile *p, struct strtab *t)
 {
-	struct pbuf m = {0};
+	struct pbuf m = {0}, l = {0};
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		uint64_t v[2] = {(uint64_t)s->count, (uint64_t)s->cpu_ns};
@@ -108,16 +109,17 @@ static void put_samples(struct pbuf *b, const struct profile *p, struct strtab *
 		pb_packed(&m, 1, s->locs, s->nlocs);
 		pb_packed(&m, 2, v, 2);
 		if (s->pid)
-			label(&m, t, "pid", NULL, s->pid);
+			label(&m, &l, t, "pid", NULL, s->pid);
 		if (s->tid)
-			label(&m, t, "tid", NULL, s->tid);
+			label(&m, &l, t, "tid", NULL, s->tid);
 		if (s->thread[0])
-			label(&m, t, "thread", s->thread, 0);
+			label(&m, &l, t, "thread", s->thread, 0);
 		if (s->comm[0])
-			label(&m, t, "comm", s->comm, 0);
+			label(&m, &l, t, "comm", s->comm, 0);
 		pb_message(b, 2, &m);
 	}
 	pb_free(&m);
+	pb_free(&l);
 }
 
 static void put_mappings(struct pbuf *b, const struct profile *p, struct strtab *t)
@@ -248,59 +250,92 @@ static void encode(const struct profile *p, struct pbuf *b)
 }
 
 /*
- * gzip (RFC 1952) of b onto fp; 0 or -1 (errno from the stream).  At
- * Z_BEST_SPEED, as Go's runtime/pprof writes its profiles: zlib's
- * default level took a quarter of `profil record`'s own CPU on a build
- * of 183 processes (65 ms to deflate 1.5 MB) for a file 9% smaller.
+ * The gzip (RFC 1952) stream the encoding is spilled into, STREAM_CHUNK
+ * bytes at a time: the profile is never whole in memory.  Encoded whole
+ * first, a build's recording (2.3 MB of profile.proto) grew a buffer to
+ * 4 MiB by doublings and copies: some 1,500 fresh pages, each a page
+ * fault, which cost more than the encoding on a virtual machine.  At
+ * Z_BEST_SPEED, as Go's runtime/pprof writes its profiles: zlib's default
+ * level took a quarter of `profil record`'s own CPU on a build of 183
+ * processes (65 ms to deflate 1.5 MB) for a file 9% smaller.
  */
-static int gzip_to(const struct pbuf *b, FILE *fp)
-{
-	z_stream z = {0};
+#define STREAM_CHUNK (64 << 10)
+
+struct gz {
+	z_stream z;
+	FILE *fp;
+	int err; /* errno of the first failed write, or EIO; 0 */
 	unsigned char out[1 << 16];
-	int rc = deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+};
+
+static void gz_init(struct gz *g, FILE *fp)
+{
+	memset(&g->z, 0, sizeof g->z);
+	g->fp = fp;
+	g->err = 0;
+	int rc = deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	while (rc == Z_MEM_ERROR && prof_reserve_release()) /* profile.h */
-		rc = deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+		rc = deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	if (rc != Z_OK)
 		prof_oom();
-	z.next_in = b->p;
-	z.avail_in = (uInt)b->n; /* profiles beyond 4 GiB are not written */
+}
+
+/* Deflates len bytes (Z_FINISH: the last) onto g->fp; after a failed
+ * write only the error is kept. */
+static void gz_feed(struct gz *g, const unsigned char *p, size_t len, int flush)
+{
 	do {
-		z.next_out = out;
-		z.avail_out = sizeof out;
-		rc = deflate(&z, Z_FINISH);
-		size_t n = sizeof out - z.avail_out;
-		if (n && fwrite(out, 1, n, fp) != n)
-			rc = Z_ERRNO;
-	} while (rc == Z_OK || rc == Z_BUF_ERROR);
-	deflateEnd(&z);
-	return rc == Z_STREAM_END ? 0 : -1;
+		uInt part = len > (1u << 30) ? 1u << 30 : (uInt)len; /* avail_in is 32 bits */
+		int last = flush == Z_FINISH && part == len;
+		g->z.next_in = (unsigned char *)p;
+		g->z.avail_in = part;
+		int rc;
+		do {
+			g->z.next_out = g->out;
+			g->z.avail_out = sizeof g->out;
+			rc = deflate(&g->z, last ? Z_FINISH : Z_NO_FLUSH);
+			size_t n = sizeof g->out - g->z.avail_out;
+			if (!g->err && n && fwrite(g->out, 1, n, g->fp) != n)
+				g->err = errno ? errno : EIO;
+		} while (rc == Z_OK && (g->z.avail_out == 0 || (last && rc != Z_STREAM_END)));
+		if ((last ? rc != Z_STREAM_END : rc != Z_OK && rc != Z_BUF_ERROR) && !g->err)
+			g->err = EIO; /* zlib's own failure: no errno */
+		p += part;
+		len -= part;
+	} while (len);
+}
+
+static void spill(struct pbuf *b, void *ctx)
+{
+	gz_feed(ctx, b->p, b->n, Z_NO_FLUSH);
+	b->n = 0;
 }
 
 int pprof_write(const struct profile *p, const char *path)
 {
 	char err[512];
-	struct pbuf b = {0};
-	encode(p, &b);
-	if (b.n > UINT32_MAX) {
-		fprintf(stderr, "profil: cannot write %s: profile larger than 4 GiB\n", path);
-		pb_free(&b);
-		return -1;
-	}
 	struct outfile *o = out_open(path, err, sizeof err);
 	if (!o) {
 		fprintf(stderr, "profil: %s\n", err);
-		pb_free(&b);
 		return -1;
 	}
-	int rc = gzip_to(&b, out_fp(o));
+	struct gz *g = prof_xcalloc(1, sizeof *g);
+	gz_init(g, out_fp(o));
+	struct pbuf b = {.spill = spill, .ctx = g};
+	pb_reserve(&b, STREAM_CHUNK);
+	encode(p, &b);
+	gz_feed(g, b.p, b.n, Z_FINISH);
+	deflateEnd(&g->z);
 	pb_free(&b);
-	if (rc != 0) {
-		snprintf(err, sizeof err, "cannot write %s: %s", path,
-		         strerror(errno ? errno : EIO));
+	int rc = 0;
+	if (g->err) {
+		snprintf(err, sizeof err, "cannot write %s: %s", path, strerror(g->err));
 		out_abort(o);
+		rc = -1;
 	} else {
 		rc = out_commit(o, err, sizeof err);
 	}
+	free(g);
 	if (rc != 0)
 		fprintf(stderr, "profil: %s\n", err);
 	return rc;

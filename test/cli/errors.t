@@ -199,3 +199,11 @@ exit 2
 stderr /^profil record: \.\/xm runs on the dynamic loader \/lib\/ld-musl-x86_64\.so\.1, not the GNU C library's ld-linux-x86-64\.so\.2 that the profiling agent is built for, so it cannot be profiled$/
 stderr-lines 1
 nofile x.pprof
+
+# A writer that exits before its output is committed (prof_oom() in the
+# middle of a profile streamed to its file, cli/format/pprof_write.c)
+# leaves no temporary file beside the target: out.c removes it at exit
+$ "$MKPROFILE" --exit-writing half.pprof; echo "status $?"; ls -a | grep -c '^half\.pprof' || :
+stdout /^status 1$/
+stdout /^0$/
+nofile half.pprof

@@ -17,6 +17,11 @@
  *                  hugevarint.pprof, bomb.gz (8 MiB of zeros), badindex.pprof,
  *                  badloc.pprof, empty.pprof, deep.pprof (100000 frames)
  *   inject.pprof, inject.c, big.pprof (--big DIR): mkprofile-html.c
+ *
+ * mkprofile --exit-writing FILE opens FILE as the command's writers do
+ * (cli/format/out.h), writes to it and exits(1) before committing, as
+ * prof_oom() does in the middle of a streamed profile: no FILE.tmp-*
+ * may be left.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +29,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "format/out.h"
 #include "format/pb.h"
 #include "format/pprof.h"
 #include "model/profile.h"
@@ -343,8 +349,25 @@ static int roundtrip(void)
 void html_fixtures(const char *dir); /* mkprofile-html.c */
 int html_big(const char *dir);
 
+/* Exits with the output open and written to, never committed. */
+static int exit_writing(const char *path)
+{
+	char err[512];
+	struct outfile *o = out_open(path, err, sizeof err);
+	if (!o) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	for (int i = 0; i < 100000; i++)
+		fputs("half a profile\n", out_fp(o));
+	fflush(out_fp(o));
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--exit-writing"))
+		return exit_writing(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--big"))
 		return html_big(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--roundtrip")) {
