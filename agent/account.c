@@ -50,7 +50,7 @@
 int64_t account_cpu_now(void)
 {
 	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+	if (base_clock_read(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) /* not the vDSO: fmt.c */
 		return -1;
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
@@ -67,13 +67,13 @@ static void before_exec(int64_t *cpu_ns, uint64_t *children_ns)
 	*children_ns = 0;
 	if (!v)
 		return;
-	long pid = strtol(v, &end, 10);
+	long pid = base_strtoll(v, &end, 10);
 	if (*end != ':' || pid != (long)getpid())
 		return;
-	long long ns = strtoll(end + 1, &end, 10);
+	long long ns = base_strtoll(end + 1, &end, 10);
 	unsigned long long kids = 0;
 	if (*end == ':')
-		kids = strtoull(end + 1, &end, 10);
+		kids = base_strtoull(end + 1, &end, 10);
 	if (*end != '\0')
 		return;
 	*cpu_ns = ns > 0 ? (int64_t)ns : 0;
@@ -83,9 +83,7 @@ static void before_exec(int64_t *cpu_ns, uint64_t *children_ns)
 /* A uniform draw in [0, 1e9) without shared state: a hash of the clock. */
 static uint64_t draw_billion(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 17);
+	uint64_t x = (uint64_t)base_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 17);
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;

@@ -48,11 +48,11 @@ void agent_say(const char *what)
 	char line[RINGASK_TELL_MAX - 64];
 	/* not strerror(): its translation may malloc (src/base/alloc.c) */
 	const char *why = strerrordesc_np(errno);
-	int n = snprintf(line, sizeof line, "%s: %s", what, why ? why : "unknown error");
+	int n = base_fmt(line, sizeof line, "%s: %s", what, why ? why : "unknown error");
 	if (n < 0 || ringask_tell(agent_dir, line) == 0)
 		return;
 	char out[sizeof line + 48];
-	n = snprintf(out, sizeof out, "profil agent (pid %d): %s\n", (int)getpid(), line);
+	n = base_fmt(out, sizeof out, "profil agent (pid %d): %s\n", (int)getpid(), line);
 	if (n > 0)
 		(void)!write(2, out, (size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
 }
@@ -133,7 +133,7 @@ int agent_recorder_alive(void)
 {
 	ringreach_check(agent_dir, sizeof agent_dir);
 	char lock[sizeof agent_dir + 8];
-	snprintf(lock, sizeof lock, "%s/.lock", agent_dir);
+	base_fmt(lock, sizeof lock, "%s/.lock", agent_dir);
 	/* In the helper, one descriptor for every sweep (helper_files.c):
 	 * the lock file, even unlinked with its directory, is shared the
 	 * moment the recorder is gone. */
@@ -317,10 +317,10 @@ static void process_start(void)
 	agent_only_root = nochild && strcmp(nochild, "1") == 0;
 	const char *depth = profil_getenv("PROFIL_STACK_DEPTH");
 	if (depth && *depth) {
-		long v = atol(depth);
+		long v = base_strtoll(depth, NULL, 10);
 		agent_stack_depth = v < 1 ? 1 : v > (long)RING_MAX_DEPTH ? RING_MAX_DEPTH : (uint32_t)v;
 	}
-	if (agent_only_root && root && atol(root) != (long)getpid())
+	if (agent_only_root && root && base_strtoll(root, NULL, 10) != (long)getpid())
 		return;
 	signal_avoid_prof = 1; /* SIGPROF is the program's (engine.h) */
 	nspid_init();

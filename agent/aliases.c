@@ -49,7 +49,7 @@ static int resolves_to(const char *path, const char *want)
 	int fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	base_fmt(link, sizeof link, "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, real, sizeof real - 1);
 	close(fd);
 	if (n <= 0)

@@ -128,6 +128,9 @@ static const struct call agent[] = {
 	{SYS_clock_gettime, {CLOCK_MONOTONIC, ANY_PTR}},
 	{SYS_clock_gettime, {CLOCK_REALTIME, ANY_PTR}},
 	{SYS_clock_gettime, {THREAD_CLOCK, ANY_PTR}},
+	/* the sweeps' (timers_scan.c), by system calls, not the vDSO (fmt.c) */
+	{SYS_clock_gettime, {CLOCK_BOOTTIME, ANY_PTR}},
+	{SYS_clock_gettime, {CLOCK_MONOTONIC_COARSE, ANY_PTR}},
 	{SYS_clock_getres, {CLOCK_MONOTONIC_COARSE, ANY_PTR}},
 	/* a thread's timer */
 	{SYS_timer_create, {THREAD_CLOCK, ANY_PTR, ANY_PTR}},

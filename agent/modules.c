@@ -81,9 +81,7 @@ static void log_event(int event, const struct dl_phdr_info *info, const ElfW(Phd
 	m->base = s->base;
 	m->start = s->start;
 	m->end = s->end;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	m->time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	m->time_ns = base_clock_ns(CLOCK_REALTIME); /* not the vDSO's: fmt.c */
 	if (info && ph) {
 		m->file_offset = ph->p_offset;
 		m->build_id_len = (uint16_t)object_build_id(info, m->build_id, sizeof m->build_id);

@@ -42,7 +42,7 @@ static unsigned long recorder_pidns; /* 0: not told, nothing is sent */
 void nspid_init(void)
 {
 	const char *s = profil_getenv("PROFIL_RECORD_PIDNS");
-	recorder_pidns = s ? strtoul(s, NULL, 10) : 0;
+	recorder_pidns = s ? base_strtoull(s, NULL, 10) : 0;
 }
 
 /* Whether this process's PID namespace is not the recorder's; a /proc
@@ -67,14 +67,14 @@ void nspid_tell(const char *dir, const char *ring_name)
 		return;
 	char text[NAME_MAX + 32]; /* the name, and our namespace for the
 	                           * recorder's matching of our reaps */
-	int len = ns ? snprintf(text, sizeof text, "%s %lu", ring_name, ns)
-	             : snprintf(text, sizeof text, "%s", ring_name);
+	int len = ns ? base_fmt(text, sizeof text, "%s %lu", ring_name, ns)
+	             : base_fmt(text, sizeof text, "%s", ring_name);
 	if (len < 0 || (size_t)len >= sizeof text)
 		return;
 	struct sockaddr_un a;
 	memset(&a, 0, sizeof a);
 	a.sun_family = AF_UNIX;
-	int n = snprintf(a.sun_path, sizeof a.sun_path, "%s/.pids", dir);
+	int n = base_fmt(a.sun_path, sizeof a.sun_path, "%s/.pids", dir);
 	if (n < 0 || (size_t)n >= sizeof a.sun_path)
 		return;
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -78,7 +78,7 @@ static socklen_t rings_addr(const char *dir, struct sockaddr_un *a)
 {
 	memset(a, 0, sizeof *a);
 	a->sun_family = AF_UNIX;
-	int n = snprintf(a->sun_path, sizeof a->sun_path, "%s/.rings", dir);
+	int n = base_fmt(a->sun_path, sizeof a->sun_path, "%s/.rings", dir);
 	return n < 0 || (size_t)n >= sizeof a->sun_path ? 0 : (socklen_t)sizeof *a;
 }
 
@@ -110,7 +110,7 @@ static int send_request(int fd, const char *dir, size_t size)
 	struct sockaddr_un a;
 	char text[128];
 	socklen_t alen = rings_addr(dir, &a);
-	int len = snprintf(text, sizeof text, "PROFIL-RING %s %zu", token, size);
+	int len = base_fmt(text, sizeof text, "PROFIL-RING %s %zu", token, size);
 	if (!alen || len < 0 || (size_t)len >= sizeof text) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -188,7 +188,7 @@ int ringask_dir(const char *dir)
 		errno = !alen ? ENAMETOOLONG : EACCES;
 		return -1;
 	}
-	snprintf(text, sizeof text, "PROFIL-DIR %s", token);
+	base_fmt(text, sizeof text, "PROFIL-DIR %s", token);
 	int fd = own_socket();
 	if (fd < 0)
 		return -1;
@@ -220,7 +220,7 @@ static int tell_at(int fd, const char *dir, const char *text)
 int ringask_tell(const char *dir, const char *what)
 {
 	char text[RINGASK_TELL_MAX];
-	int n = snprintf(text, sizeof text, "PROFIL-SAY %s %s", token, what);
+	int n = base_fmt(text, sizeof text, "PROFIL-SAY %s %s", token, what);
 	if (!*token || !*dir || n < 0 || (size_t)n >= sizeof text)
 		return -1;
 	int e = errno, fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -12,6 +12,7 @@
  * page is asked for before it is written (agent_ring_room()).
  */
 #include "agent.h"
+#include "../src/base/base.h"
 #include "../src/base/ring.h"
 
 #include <errno.h>
@@ -60,8 +61,8 @@ static int open_new(const char *dir, char *name)
 {
 	char path[4096];
 	for (unsigned n = 0; n < 10000; n++) {
-		snprintf(name, NAME_MAX + 1, "%d.%u.ring", (int)getpid(), n);
-		snprintf(path, sizeof path, "%s/%s", dir, name);
+		base_fmt(name, NAME_MAX + 1, "%d.%u.ring", (int)getpid(), n);
+		base_fmt(path, sizeof path, "%s/%s", dir, name);
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
@@ -81,9 +82,7 @@ static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_si
 	rf->modlog_size = modlog_size;
 	rf->pid = (uint32_t)getpid();
 	rf->ppid = (uint32_t)getppid();
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	rf->start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	rf->start_ns = base_clock_ns(CLOCK_REALTIME); /* not the vDSO's: fmt.c */
 	if (!args) {
 		(void)agent_read_small("/proc/self/cmdline", rf->cmdline, sizeof rf->cmdline);
 	} else { /* the start's, read for agent_is_zygote(): truncated alike */
@@ -96,7 +95,7 @@ static void fill_header(struct ring_file *rf, size_t data_size, size_t modlog_si
 	 * empty if the call failed (it cannot, on Linux). */
 	char comm[16] = {0};
 	(void)prctl(PR_GET_NAME, comm);
-	snprintf(rf->comm, sizeof rf->comm, "%s", comm);
+	base_fmt(rf->comm, sizeof rf->comm, "%s", comm);
 	/* The magic last: a reader that sees it sees a complete header. */
 	uint64_t magic;
 	memcpy(&magic, RING_MAGIC, sizeof magic);
@@ -134,7 +133,7 @@ struct ring_file *ringfile_create(const char *dir, size_t data_size, size_t modl
 		p = MAP_FAILED;
 		e = ENOSPC;
 		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", dir, name);
+		base_fmt(path, sizeof path, "%s/%s", dir, name);
 		unlink(path);
 	}
 	if (p == MAP_FAILED) {

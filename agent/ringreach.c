@@ -92,8 +92,8 @@ int agent_keep_high(int fd)
 static int name_of(int fd, int own, char *buf, size_t size)
 {
 	pid_t task = proc_task_number(own ? (pid_t)syscall(SYS_gettid) : getpid());
-	int n = task > 0 ? snprintf(buf, size, "/proc/self/task/%d/fd/%d", (int)task, fd)
-	                 : snprintf(buf, size, "/proc/self/fd/%d", fd);
+	int n = task > 0 ? base_fmt(buf, size, "/proc/self/task/%d/fd/%d", (int)task, fd)
+	                 : base_fmt(buf, size, "/proc/self/fd/%d", fd);
 	return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
@@ -161,13 +161,13 @@ static int from_parent(int fd, dev_t dev, ino_t ino);
 static int parse_passed(const char *v, int *fd, dev_t *dev, ino_t *ino)
 {
 	char *end;
-	long n = v ? strtol(v, &end, 10) : -1;
+	long n = v ? base_strtoll(v, &end, 10) : -1;
 	if (!v || n < 0 || n > 65535 || *end != ':')
 		return -1;
-	*dev = (dev_t)strtoull(end + 1, &end, 10);
+	*dev = (dev_t)base_strtoull(end + 1, &end, 10);
 	if (*end != ':')
 		return -1;
-	*ino = (ino_t)strtoull(end + 1, &end, 10);
+	*ino = (ino_t)base_strtoull(end + 1, &end, 10);
 	if (*end)
 		return -1;
 	*fd = (int)n;
@@ -259,7 +259,7 @@ void ringreach_check(char *dir, size_t size)
 static int from_parent(int fd, dev_t dev, ino_t ino)
 {
 	char path[64];
-	if (snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)getppid(), fd) >= (int)sizeof path)
+	if (base_fmt(path, sizeof path, "/proc/%d/fd/%d", (int)getppid(), fd) >= (int)sizeof path)
 		return -1;
 	int got = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (got >= 0 && !is_dir(got, dev, ino)) {
@@ -295,7 +295,7 @@ int ringreach_exec_pass(char *value, size_t size, int spawn)
 		return -1;
 	if (!is_dir(fd, dev, ino) && (spawn || (fd = from_parent(fd, dev, ino)) < 0))
 		return -1;
-	int n = snprintf(value, size, "%d:%llu:%llu", fd, (unsigned long long)dev,
+	int n = base_fmt(value, size, "%d:%llu:%llu", fd, (unsigned long long)dev,
 	                 (unsigned long long)ino);
 	if (n <= 0 || (size_t)n >= size)
 		return -1;

@@ -163,8 +163,8 @@ static int held_name(char *buf, size_t size, int spawn)
 			return 0;
 		pid = (long)getppid(); /* closed here before the exec: the parent's */
 	}
-	int n = pid ? snprintf(buf, size, "/proc/%ld/fd/%d", pid, fd)
-	            : snprintf(buf, size, "/proc/self/fd/%d", fd);
+	int n = pid ? base_fmt(buf, size, "/proc/%ld/fd/%d", pid, fd)
+	            : base_fmt(buf, size, "/proc/self/fd/%d", fd);
 	return n > 0 && (size_t)n < size && path_is(buf, held_dev, held_ino);
 }
 
@@ -186,7 +186,7 @@ const char *selfreach_item(char *buf, size_t size, int spawn)
 int selfreach_pass(const char *item)
 {
 	char self[32];
-	if (held_fd < 0 || snprintf(self, sizeof self, "/proc/self/fd/%d", held_fd) <= 0 ||
+	if (held_fd < 0 || base_fmt(self, sizeof self, "/proc/self/fd/%d", held_fd) <= 0 ||
 	    strcmp(item, self) != 0)
 		return 0; /* the path, or another process's descriptor: nothing to pass */
 	return fcntl(held_fd, F_SETFD, 0);

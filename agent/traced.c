@@ -20,6 +20,7 @@
  * that first tenth of a second.
  */
 #include "agent.h"
+#include "../src/base/base.h"
 #include "../src/engine/perf_engine.h"
 
 #include <fcntl.h>
@@ -51,17 +52,17 @@ void agent_note_left(const char *dir, const char *kind, pid_t tracer)
 {
 	char path[4096 + 32], comm[17] = {0}, tcomm[64] = "-", line[160];
 	if (tracer > 0) {
-		snprintf(path, sizeof path, "/proc/%d/comm", (int)tracer);
+		base_fmt(path, sizeof path, "/proc/%d/comm", (int)tracer);
 		if (read_comm(path, tcomm, sizeof tcomm) == 0)
-			snprintf(tcomm, sizeof tcomm, "?"); /* gone already */
+			base_fmt(tcomm, sizeof tcomm, "?"); /* gone already */
 	}
 	/* the process's name (its main thread's): this may run in the
 	 * helper thread, whose own name is what the program was called when
 	 * the helper started */
 	if (read_comm("/proc/self/comm", comm, sizeof comm) == 0)
 		(void)prctl(PR_GET_NAME, comm);
-	int len = snprintf(line, sizeof line, "%s\t%d\t%s\n", comm, (int)tracer, tcomm);
-	snprintf(path, sizeof path, "%s/%d.%s", dir, (int)getpid(), kind);
+	int len = base_fmt(line, sizeof line, "%s\t%d\t%s\n", comm, (int)tracer, tcomm);
+	base_fmt(path, sizeof path, "%s/%d.%s", dir, (int)getpid(), kind);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return; /* the recording is over, or not ours to write in */

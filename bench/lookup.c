@@ -33,11 +33,13 @@
 #include "../src/unwind/unwind_table.c"
 #include "../src/unwind/unwind_go.c"
 #include "../src/unwind/unwind_crt.c"
-/* their memory and sort (base/: never the program's allocator), and
+/* their memory and sort (base/: never the program's allocator), the
+ * formatting their file names take (base/fmt.c), and
  * the maps reader the cache's key of a main program may need */
 #include "../src/base/alloc.c"
 #include "../src/base/sort.c"
 #include "../src/base/maps.c"
+#include "../src/base/fmt.c"
 
 #include <stdio.h>
 #include <stdlib.h>

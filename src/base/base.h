@@ -20,10 +20,12 @@
 #define PROFIL_BASE_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "profil.h"
 
@@ -249,5 +251,21 @@ extern _Atomic unsigned int profil_inflight HIDDEN;
 /* inflight.c: waits until no handler is between its profil_inflight
  * increment and decrement. */
 HIDDEN void inflight_drain(void);
+
+/*
+ * fmt.c: snprintf(), strtoull() and strtoll() (bases 10 and 16) and a
+ * clock read, in the library's own code: a process touching the C
+ * library's for them took page faults it would not otherwise (fmt.c says
+ * which conversions base_fmt() knows).
+ */
+int base_fmt(char *buf, size_t size, const char *f, ...) __attribute__((format(printf, 3, 4)));
+int base_vfmt(char *buf, size_t size, const char *f, va_list ap);
+unsigned long long base_strtoull(const char *s, char **end, int base);
+long long base_strtoll(const char *s, char **end, int base);
+/* The clock by a system call, not the vDSO (whose data pages a process
+ * that never reads a clock has not touched): clock_gettime()'s 0 or -1,
+ * and the clock in ns, 0 if it fails. */
+int base_clock_read(clockid_t clock, struct timespec *ts);
+int64_t base_clock_ns(clockid_t clock);
 
 #endif /* PROFIL_BASE_H */

@@ -64,20 +64,20 @@ static char *maps_read(void)
 static int maps_code_line(char *line, struct maps_code *m)
 {
 	char *p = line, *end;
-	m->start = strtoull(p, &end, 16);
+	m->start = base_strtoull(p, &end, 16);
 	if (*end != '-')
 		return 0;
-	m->end = strtoull(end + 1, &p, 16);
+	m->end = base_strtoull(end + 1, &p, 16);
 	while (*p == ' ')
 		p++;
 	if (strlen(p) < 4 || p[2] != 'x')
 		return 0;
-	m->offset = strtoull(p + 4, &end, 16);
-	unsigned long major = strtoul(end, &p, 16), minor;
+	m->offset = base_strtoull(p + 4, &end, 16);
+	unsigned long major = base_strtoull(end, &p, 16), minor;
 	if (*p != ':')
 		return 0;
-	minor = strtoul(p + 1, &end, 16);
-	unsigned long long ino = strtoull(end, &p, 10);
+	minor = base_strtoull(p + 1, &end, 16);
+	unsigned long long ino = base_strtoull(end, &p, 10);
 	while (*p == ' ')
 		p++;
 	if (ino == 0 || *p != '/' || m->end <= m->start)

@@ -131,7 +131,7 @@ int proc_task_path(char *buf, size_t size, pid_t tid, const char *file)
 		errno = ENOTSUP;
 		return -1;
 	}
-	int n = snprintf(buf, size, "/proc/self/task/%d/%s", (int)named, file);
+	int n = base_fmt(buf, size, "/proc/self/task/%d/%s", (int)named, file);
 	if (n < 0 || (size_t)n >= size) {
 		errno = ENAMETOOLONG;
 		return -1;

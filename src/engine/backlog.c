@@ -61,10 +61,10 @@ static int user_sigq(long *queued, long *limit)
 	char *end;
 	if (helper_read_status(buf, sizeof buf) < 0 || !(at = status_field(buf, "\nSigQ:")))
 		return 0;
-	*queued = strtol(at, &end, 10);
+	*queued = base_strtoll(at, &end, 10);
 	if (end == at || *end != '/')
 		return 0;
-	*limit = strtol(end + 1, NULL, 10);
+	*limit = base_strtoll(end + 1, NULL, 10);
 	return 1;
 }
 
@@ -76,10 +76,10 @@ unsigned long long engine_blocked_mask(pid_t tid)
 {
 	char path[64], buf[16384];
 	const char *at;
-	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	base_fmt(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
 	if (read_status(path, buf, sizeof buf) < 0 || !(at = status_field(buf, "\nSigBlk:")))
 		return 0;
-	return strtoull(at, NULL, 16);
+	return base_strtoull(at, NULL, 16);
 }
 
 /* The same for a thread of the registry, known by its gettid(): 0 where

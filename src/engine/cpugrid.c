@@ -4,6 +4,7 @@
  * clock.  Called by timers.c with the engine lock held.
  */
 #include "engine/cpugrid.h"
+#include "base/base.h"
 
 #include <unistd.h>
 
@@ -34,9 +35,8 @@ uint64_t cpugrid_phase(int64_t per)
 	pid_t me = getpid();
 	if (!rng || rng_pid != me) {
 		rng_pid = me;
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		rng = ((uint64_t)ts_ns(&ts) ^ ((uint64_t)getpid() << 32)) | 1;
+		/* the clock by a system call, not the vDSO's pages (fmt.c) */
+		rng = ((uint64_t)base_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32)) | 1;
 	}
 	rng ^= rng >> 12;
 	rng ^= rng << 25;
@@ -47,7 +47,7 @@ uint64_t cpugrid_phase(int64_t per)
 int cpugrid_clock_of(pid_t tid, int64_t *ns)
 {
 	struct timespec ts;
-	if (clock_gettime(cpugrid_clockid(tid), &ts) != 0)
+	if (base_clock_read(cpugrid_clockid(tid), &ts) != 0) /* a CPU clock: not the vDSO */
 		return -1;
 	*ns = ts_ns(&ts);
 	return 0;

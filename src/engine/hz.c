@@ -16,7 +16,7 @@
 void env_warning(const char *name, const char *value, const char *what)
 {
 	char line[256];
-	int n = snprintf(line, sizeof line, "profil: %s=%.64s %s\n", name, value, what);
+	int n = base_fmt(line, sizeof line, "profil: %s=%.64s %s\n", name, value, what);
 	if (n > (int)sizeof line - 1)
 		n = (int)sizeof line - 1, line[n - 1] = '\n';
 	if (n > 0) {
@@ -35,16 +35,16 @@ static unsigned int from_env(void)
 		return PROFIL_HZ_DEFAULT;
 	char *end, what[96];
 	errno = 0;
-	long long v = strtoll(s, &end, 10);
+	long long v = base_strtoll(s, &end, 10);
 	if (*end || end == s) {
-		snprintf(what, sizeof what, "is not a number; using the default, %u",
+		base_fmt(what, sizeof what, "is not a number; using the default, %u",
 		         PROFIL_HZ_DEFAULT);
 		env_warning("PROFIL_HZ", s, what);
 		return PROFIL_HZ_DEFAULT;
 	}
 	if (v < 1 || v > PROFIL_HZ_MAX || errno == ERANGE) {
 		unsigned int c = v < 1 ? 1 : PROFIL_HZ_MAX;
-		snprintf(what, sizeof what, "is outside 1..%u; using %u", PROFIL_HZ_MAX, c);
+		base_fmt(what, sizeof what, "is outside 1..%u; using %u", PROFIL_HZ_MAX, c);
 		env_warning("PROFIL_HZ", s, what);
 		return c;
 	}

@@ -45,7 +45,7 @@ int ioworker_is(pid_t tid)
 	char buf[512];
 	if (engine_thread_stat(tid, buf, sizeof buf) == 0)
 		f = engine_stat_field(buf, 9);
-	return f && (strtoul(f, NULL, 10) & PF_IO_WORKER_FLAG) != 0;
+	return f && (base_strtoull(f, NULL, 10) & PF_IO_WORKER_FLAG) != 0;
 }
 
 static int find(pid_t tid)

@@ -60,7 +60,7 @@ unsigned long long engine_thread_start(pid_t tid)
 	if (engine_thread_stat(tid, buf, sizeof buf) != 0)
 		return 0;
 	const char *start = engine_stat_field(buf, 22);
-	return start ? strtoull(start, NULL, 10) : 0;
+	return start ? base_strtoull(start, NULL, 10) : 0;
 }
 
 /* A thread's state letter (field 3) from the text of a /proc stat file,
@@ -73,7 +73,7 @@ static char parse_stat(char *buf, unsigned int *nthreads)
 		return 0;
 	const char *f = nthreads ? engine_stat_field(buf, 20) : NULL;
 	if (f)
-		*nthreads = (unsigned int)strtoul(f, NULL, 10);
+		*nthreads = (unsigned int)base_strtoull(f, NULL, 10);
 	return *state;
 }
 
@@ -151,7 +151,7 @@ static int still_running(pid_t tid, void *self)
 	char path[64];
 	if (tid == *(pid_t *)self)
 		return 0;
-	snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+	base_fmt(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
 	return !engine_state_ended(engine_stat_state_of(path, NULL));
 }
 

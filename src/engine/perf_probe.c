@@ -49,7 +49,9 @@ unsigned int perf_engine_tick_hz(void)
 	if (!t) {
 		struct timespec res;
 		t = 250; /* a common CONFIG_HZ, if the clock will not say */
-		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 &&
+		/* by a system call: the vDSO's answer reads its data pages, two
+		 * page faults of a process that reads no clock (base/fmt.c) */
+		if (syscall(SYS_clock_getres, CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 &&
 		    res.tv_nsec > 0)
 			t = (unsigned int)((1000000000L + res.tv_nsec / 2) / res.tv_nsec);
 		atomic_store(&tick, t);
@@ -98,7 +100,7 @@ unsigned int perf_probe_max_rate(void)
 	int kept = helper_file(HELPER_MAX_RATE, MAX_RATE_PATH, O_RDONLY);
 	int fd = kept >= 0 ? kept : open(MAX_RATE_PATH, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && helper_file_read(fd, buf, sizeof buf) > 0)
-		v = (unsigned int)strtoul(buf, NULL, 10);
+		v = (unsigned int)base_strtoull(buf, NULL, 10);
 	if (fd >= 0 && kept < 0)
 		close(fd);
 	v = v ? v : 100000; /* the kernel's default */
@@ -111,7 +113,7 @@ unsigned int perf_probe_max_rate(void)
 static long status_number(const char *buf, const char *name)
 {
 	const char *at = status_field(buf, name);
-	return at && *at >= '0' && *at <= '9' ? strtol(at, NULL, 10) : -1;
+	return at && *at >= '0' && *at <= '9' ? base_strtoll(at, NULL, 10) : -1;
 }
 
 

@@ -121,7 +121,7 @@ static long offset_of(const char *s, int *ok)
 		return 0;
 	char *end;
 	errno = 0;
-	long n = strtol(s, &end, 10);
+	long n = base_strtoll(s, &end, 10);
 	if ((*s != '+' && *s != '-') || *end || errno)
 		*ok = 0;
 	return n;
@@ -143,7 +143,7 @@ static int parse_signal(const char *s)
 	} else {
 		char *end;
 		errno = 0;
-		n = strtol(s, &end, 10);
+		n = base_strtoll(s, &end, 10);
 		ok = *s && !*end && !errno;
 	}
 	if (!ok || (n != SIGPROF && (n < SIGRTMIN || n > SIGRTMAX)))

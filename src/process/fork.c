@@ -73,7 +73,7 @@ static void child(void)
 	fork_child_timer_cpu = -1;
 	if (on) {
 		struct timespec ts;
-		if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		if (base_clock_read(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
 			fork_child_timer_cpu = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 		timers_add_self();
 	}

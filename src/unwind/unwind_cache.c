@@ -89,9 +89,9 @@ int uw_object_path(const struct dl_phdr_info *info, char *buf, size_t size)
 {
 	const char *name = info->dlpi_name;
 	if (name && name[0])
-		snprintf(buf, size, "%s", name);
+		base_fmt(buf, size, "%s", name);
 	else if (!maps_loader_was_run())
-		snprintf(buf, size, "/proc/self/exe"); /* found even once the file is replaced */
+		base_fmt(buf, size, "/proc/self/exe"); /* found even once the file is replaced */
 	else
 		maps_program_file(info, buf, size);
 	return buf[0] == '/' ? 0 : -1;
@@ -113,7 +113,7 @@ static int file_key(const struct dl_phdr_info *info, char *out, size_t size)
 	mem_free(path);
 	if (!found)
 		return -1;
-	int n = snprintf(out, size, "file-%lx-%lx-%lx-%lx.%09ld", (unsigned long)st.st_dev,
+	int n = base_fmt(out, size, "file-%lx-%lx-%lx-%lx.%09ld", (unsigned long)st.st_dev,
 	                 (unsigned long)st.st_ino, (unsigned long)st.st_size,
 	                 (unsigned long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
 	return n > 0 && (size_t)n < size ? 0 : -1;
@@ -138,7 +138,7 @@ static int cache_path(const struct dl_phdr_info *info, uintptr_t hdr, char *path
 	}
 	if (n)
 		key[2 * n] = '\0';
-	int w = snprintf(path, size, "%s/uw%08x-%s-%lx", cache_dir, CACHE_MAGIC, key,
+	int w = base_fmt(path, size, "%s/uw%08x-%s-%lx", cache_dir, CACHE_MAGIC, key,
 	                 (unsigned long)(hdr - info->dlpi_addr));
 	return w > 0 && (size_t)w < size ? 0 : -1;
 }
@@ -223,7 +223,7 @@ void uw_cache_store(const struct dl_phdr_info *info, uintptr_t hdr, const struct
 	struct cache_hdr h = {CACHE_MAGIC, sizeof(struct uw_row), hdr - info->dlpi_addr,
 	                      m->lo - info->dlpi_addr, m->hi - info->dlpi_addr, m->nrows,
 	                      ((m->hi - m->lo) >> UW_INDEX_SHIFT) + 2};
-	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	base_fmt(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* left by a process killed */
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
