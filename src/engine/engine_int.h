@@ -206,11 +206,20 @@ static inline pid_t timer_tag_tid(const siginfo_t *si)
  * (engine lock); after that written only by the handler on the event's
  * own thread (perf_trap.h).  Relaxed atomics: one writer at a time, never
  * torn.
+ *
+ * page, start: perf_mapped.c's, never read by the handler: the mapping
+ * that holds a mapped event (NULL: the slot is free) and its thread's
+ * start time in clock ticks (0: not kept).  Engine lock.  Here, not in
+ * an array of their own, because a process's first event then writes one
+ * page of this table, not two: a page fault at every start and a
+ * copy-on-write fault after every fork, on each side.
  */
 struct perf_fd_state {
 	_Atomic int tid;
 	_Atomic unsigned int gen;
 	_Atomic int64_t base;
+	void *page;
+	unsigned long long start;
 };
 extern struct perf_fd_state perf_fd_state[PERF_FD_MAX] HIDDEN;
 

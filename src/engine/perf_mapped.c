@@ -42,12 +42,8 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
-struct slot {
-	void *page;               /* the mapping that holds the event; NULL: free */
-	unsigned long long start; /* the thread's start time, clock ticks */
-};
-
-static struct slot slots[PERF_FD_MAX] LARGE_STATIC;
+/* A slot's mapping and its thread's start: perf_fd_state[s].page and
+ * .start (engine_int.h). */
 static int hint; /* where the search for a free slot starts */
 
 static long page_size(void)
@@ -60,7 +56,7 @@ static int slot_take(void)
 {
 	for (int i = 0; i < PERF_FD_MAX; i++) {
 		int s = (hint + i) % PERF_FD_MAX;
-		if (!slots[s].page) {
+		if (!perf_fd_state[s].page) {
 			hint = s + 1;
 			return s;
 		}
@@ -105,9 +101,9 @@ int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now, int hooked)
 	 * nor for the main thread, whose number no other thread can have
 	 * while the process lives, and whose end the sweeper reads from
 	 * the stat it reads anyway: timers_rescan()) */
-	slots[s].start = hooked || tid == getpid() ? 0 : engine_thread_start(tid);
-	slots[s].page = map_event(s, tid, per);
-	if (!slots[s].page) {
+	perf_fd_state[s].start = hooked || tid == getpid() ? 0 : engine_thread_start(tid);
+	perf_fd_state[s].page = map_event(s, tid, per);
+	if (!perf_fd_state[s].page) {
 		atomic_store(&perf_fd_state[s].tid, -1);
 		return -1;
 	}
@@ -118,11 +114,11 @@ int perf_mapped_open(pid_t tid, int64_t per, int64_t cpu_now, int hooked)
  * handler drops it by its slot, perf_fd_state[].tid -1). */
 void perf_mapped_close(int s)
 {
-	if (s < 0 || s >= PERF_FD_MAX || !slots[s].page)
+	if (s < 0 || s >= PERF_FD_MAX || !perf_fd_state[s].page)
 		return;
 	atomic_store(&perf_fd_state[s].tid, -1);
-	munmap(slots[s].page, (size_t)page_size());
-	slots[s].page = NULL;
+	munmap(perf_fd_state[s].page, (size_t)page_size());
+	perf_fd_state[s].page = NULL;
 }
 
 /* In a child: the page was not inherited (MADV_DONTFORK), so there is
@@ -132,14 +128,14 @@ void perf_mapped_forget(int s)
 	if (s < 0 || s >= PERF_FD_MAX)
 		return;
 	atomic_store(&perf_fd_state[s].tid, -1);
-	slots[s].page = NULL;
+	perf_fd_state[s].page = NULL;
 }
 
 /* A new event at the new period in the same slot, then the old one
  * unmapped: no ioctl without a descriptor. */
 int perf_mapped_set_period(int s, int64_t per)
 {
-	if (s < 0 || s >= PERF_FD_MAX || !slots[s].page) {
+	if (s < 0 || s >= PERF_FD_MAX || !perf_fd_state[s].page) {
 		errno = EBADF;
 		return -1;
 	}
@@ -148,19 +144,19 @@ int perf_mapped_set_period(int s, int64_t per)
 	void *page = map_event(s, tid, per);
 	if (!page)
 		return -1;
-	munmap(slots[s].page, (size_t)page_size());
-	slots[s].page = page;
+	munmap(perf_fd_state[s].page, (size_t)page_size());
+	perf_fd_state[s].page = page;
 	return 0;
 }
 
 int perf_mapped_task_gone(int s)
 {
-	if (s < 0 || s >= PERF_FD_MAX || !slots[s].page)
+	if (s < 0 || s >= PERF_FD_MAX || !perf_fd_state[s].page)
 		return 0;
 	pid_t tid = (pid_t)atomic_load(&perf_fd_state[s].tid);
 	errno = 0;
 	unsigned long long now = engine_thread_start(tid);
 	if (now == 0)
 		return errno == ENOENT;
-	return slots[s].start != 0 && now != slots[s].start; /* 0: not kept */
+	return perf_fd_state[s].start != 0 && now != perf_fd_state[s].start; /* 0: not kept */
 }
