@@ -47,8 +47,8 @@ TEST_IMPL(fmt_matches_snprintf)
 		     (unsigned char)v);
 	}
 	static const char *strs[] = {"", "a", "/proc/self/fd/3", "profil-record.AbC123",
-	                             "a string longer than sixty-four characters, so that "
-	                             "%.64s cuts it where snprintf does"};
+	                             ("a string longer than sixty-four characters, so that "
+	                              "%.64s cuts it where snprintf does")};
 	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
 		const char *s = strs[i];
 		SAME("%s", s);
