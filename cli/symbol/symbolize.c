@@ -108,22 +108,40 @@ static const char *basename_of(const char *path)
 }
 
 /* A function for an address nothing names: never dropped. */
+/* "module+0xoffset" (module NULL: "0xaddress") into name[512]; by hand:
+ * a build's recording names some 23,000 such addresses (cc1's static
+ * functions), and snprintf() was a sixth of symbolizing them. */
+static void offset_name(char name[512], const char *module, uint64_t v)
+{
+	char hex[17], *h = hex + sizeof hex;
+	*--h = '\0';
+	do
+		*--h = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	size_t n = module ? strnlen(module, 512 - sizeof hex - 4) : 0;
+	if (n)
+		memcpy(name, module, n);
+	memcpy(name + n, module ? "+0x" : "0x", module ? 3 : 2);
+	n += module ? 3 : 2;
+	memcpy(name + n, h, (size_t)(hex + sizeof hex - h));
+}
+
 static uint64_t unknown_function(struct profile *p, const struct prof_mapping *m,
                                  const struct map_state *st, uint64_t address)
 {
 	char name[512];
 	if (!m)
-		snprintf(name, sizeof name, "0x%" PRIx64, address);
+		offset_name(name, NULL, address);
 	else if (st->im) {
 		/* Named after the start of its function when the CFI knows it */
 		uint64_t vaddr = address - st->bias, start;
 		if (sym_image_fde_start(st->im, vaddr, &start) == 0 && start <= vaddr)
 			vaddr = start;
-		snprintf(name, sizeof name, "%s+0x%" PRIx64, basename_of(m->path), vaddr);
+		offset_name(name, basename_of(m->path), vaddr);
 	}
 	else
-		snprintf(name, sizeof name, "%s+0x%" PRIx64, m->path[0] ? basename_of(m->path)
-		         : "[unknown]", address - m->start + m->file_offset);
+		offset_name(name, m->path[0] ? basename_of(m->path) : "[unknown]",
+		            address - m->start + m->file_offset);
 	return prof_intern_function(p, name, name, "", 0);
 }
 
