@@ -18,8 +18,8 @@ static uint64_t mix(struct hkey k)
 
 /* The slot for hash h: holds index+1 of an equal key, or 0 (free). */
 typedef int eq_fn(const void *ctx, size_t index, const void *key);
-static size_t *slot(const struct prof_index *m, uint64_t h, eq_fn *eq, const void *ctx,
-                    const void *key)
+static uint32_t *slot(const struct prof_index *m, uint64_t h, eq_fn *eq, const void *ctx,
+                      const void *key)
 {
 	size_t k = prof_index_first(m, h);
 	while (m->slots[k] && !eq(ctx, m->slots[k] - 1, key))
@@ -39,7 +39,7 @@ static int str_eq(const void *ctx, size_t i, const void *key)
 size_t str_id(struct strtab *t, const char *s)
 {
 	prof_index_reserve(&t->map, t->n, 1024, str_hash_of, t);
-	size_t *sl = slot(&t->map, prof_hash_str(s), str_eq, t, s);
+	uint32_t *sl = slot(&t->map, prof_hash_str(s), str_eq, t, s);
 	if (*sl)
 		return *sl - 1;
 	if (t->n == t->cap) {
@@ -82,14 +82,14 @@ static int node_eq(const void *ctx, size_t i, const void *key)
 size_t htree_find_frame(struct htree *t, const char *name, const char *module)
 {
 	struct hkey k = {str_id(&t->str, name), str_id(&t->str, module), 0};
-	size_t *sl = t->nframes ? slot(&t->frame_map, mix(k), frame_eq, t, &k) : NULL;
+	uint32_t *sl = t->nframes ? slot(&t->frame_map, mix(k), frame_eq, t, &k) : NULL;
 	return sl && *sl ? *sl - 1 : (size_t)-1;
 }
 
 size_t htree_find_node(struct htree *t, size_t parent, size_t frame, int inl)
 {
 	struct hkey k = {parent, frame, (uint64_t)inl};
-	size_t *sl = slot(&t->node_map, mix(k), node_eq, t, &k);
+	uint32_t *sl = slot(&t->node_map, mix(k), node_eq, t, &k);
 	return *sl ? *sl - 1 : (size_t)-1;
 }
 
@@ -100,7 +100,7 @@ static size_t frame(struct htree *t, const struct profile *p, const struct prof_
 	struct hkey key = {str_id(&t->str, prof_frame_name(p, l, k, buf)),
 	                   str_id(&t->str, prof_location_module(p, l)), 0};
 	prof_index_reserve(&t->frame_map, t->nframes, 1024, frame_hash_of, t);
-	size_t *sl = slot(&t->frame_map, mix(key), frame_eq, t, &key);
+	uint32_t *sl = slot(&t->frame_map, mix(key), frame_eq, t, &key);
 	if (*sl)
 		return *sl - 1;
 	if (t->nframes == t->capframes) {
@@ -119,7 +119,7 @@ static size_t node(struct htree *t, size_t parent, size_t fr, int inl)
 {
 	struct hkey key = {parent, fr, (uint64_t)inl};
 	prof_index_reserve(&t->node_map, t->nnodes, 1024, node_hash_of, t);
-	size_t *sl = slot(&t->node_map, mix(key), node_eq, t, &key);
+	uint32_t *sl = slot(&t->node_map, mix(key), node_eq, t, &key);
 	if (*sl)
 		return *sl - 1;
 	if (t->nnodes == t->capnodes) {
@@ -147,7 +147,7 @@ static size_t thread(struct htree *t, const struct prof_sample *s)
 {
 	struct hkey key = {s->pid, s->tid, 0};
 	prof_index_reserve(&t->thread_map, t->nthreads, 1024, thread_hash_of, t);
-	size_t *sl = slot(&t->thread_map, mix(key), thread_eq, t, &key);
+	uint32_t *sl = slot(&t->thread_map, mix(key), thread_eq, t, &key);
 	if (*sl)
 		return *sl - 1;
 	t->threads = prof_xrealloc(t->threads, t->nthreads + 1, sizeof *t->threads);

@@ -18,7 +18,7 @@ static void place_all(struct prof_index *x, size_t cap, size_t n, prof_index_has
 		size_t at = prof_index_first(x, hash_of(ctx, i));
 		while (x->slots[at])
 			at = prof_index_next(x, at);
-		x->slots[at] = i + 1;
+		x->slots[at] = (uint32_t)(i + 1);
 	}
 }
 
@@ -27,6 +27,8 @@ void prof_index_reserve(struct prof_index *x, size_t n, size_t min_cap,
 {
 	if (2 * (n + 1) <= x->cap)
 		return;
+	if (n >= UINT32_MAX - 1)
+		prof_oom(); /* position + 1 must fit a slot */
 	size_t cap = x->cap ? 2 * x->cap : 16;
 	while (cap < min_cap || 2 * (n + 1) > cap)
 		cap *= 2;

@@ -29,9 +29,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Slots of 32 bits: the location index of a build's recording (48,000
+ * locations), as size_t, was some 1,000 page faults of the record
+ * process (fresh pages at each doubling); 32 bits halve it, and
+ * no array of the command holds 4 billion elements
+ * (prof_index_reserve() refuses as out of memory). */
 struct prof_index {
-	size_t *slots; /* position + 1; 0: empty */
-	size_t cap;    /* a power of two, or 0 (nothing allocated) */
+	uint32_t *slots; /* position + 1; 0: empty */
+	size_t cap;      /* a power of two, or 0 (nothing allocated) */
 };
 
 /* The hash of the element at position i of ctx's array. */

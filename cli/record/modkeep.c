@@ -132,7 +132,7 @@ static uint64_t id_hash_at(const void *ctx, size_t i)
 }
 
 /* The slot of build_id: its entry's, or the empty one it would take. */
-static size_t *seen_slot(const char *build_id)
+static uint32_t *seen_slot(const char *build_id)
 {
 	size_t at = prof_index_first(&seen_index, prof_hash_str(build_id));
 	while (seen_index.slots[at] && strcmp(kept[seen_index.slots[at] - 1].build_id, build_id) != 0)
