@@ -381,12 +381,24 @@ static void check_ring(const char *mode)
 		fprintf(stderr, "uwprog: no ring file (run under the agent)\n");
 		exit(2);
 	}
-	uint64_t head = atomic_load(&rf.head);
+	/* This process is sampled while it reads its own ring: a sample taken
+	 * between the read of head and the read of the data is a whole record
+	 * past the head read, which is not dirt (CI, under load: "dirty 54",
+	 * a 10-word sample inside this fread).  So the data is read until
+	 * head is the same before and after it. */
+	uint64_t head = atomic_load(&rf.head), again = head + 1;
 	unsigned char *data = malloc(rf.data_size);
-	if (!data || head > rf.data_size || fseek(f, (long)rf.data_offset, SEEK_SET) != 0 ||
-	    fread(data, 1, rf.data_size, f) != rf.data_size) {
-		fprintf(stderr, "uwprog: ring wrapped or unreadable\n");
-		exit(2);
+	for (int tries = 0; head != again; tries++) {
+		if (tries)
+			head = again;
+		if (!data || tries == 100 || head > rf.data_size ||
+		    fseek(f, (long)rf.data_offset, SEEK_SET) != 0 ||
+		    fread(data, 1, rf.data_size, f) != rf.data_size || fseek(f, 0, SEEK_SET) != 0 ||
+		    fread(&rf, sizeof rf, 1, f) != 1) {
+			fprintf(stderr, "uwprog: ring wrapped or unreadable\n");
+			exit(2);
+		}
+		again = atomic_load(&rf.head);
 	}
 	struct tally t = {0};
 	long forked = 0, dirty = 0;
