@@ -200,20 +200,6 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status)
 	leave(real_Exit ? real_Exit : real_exit, status);
 }
 
-/* v in decimal at buf + k; the new k.  No snprintf: a vfork child runs
- * the exec hook on our memory. */
-static int put_decimal(char *buf, int k, uint64_t v)
-{
-	char digits[24];
-	int n = 0;
-	do
-		digits[n++] = (char)('0' + v % 10), v /= 10;
-	while (v);
-	while (n)
-		buf[k++] = digits[--n];
-	return k;
-}
-
 /* The exec hook's value for PROFIL_EXEC_CPU (envfix.c): "pid:ns:children",
  * our CPU time and our reaped children's total (before_exec()), once the
  * reaps no hook saw are written (not in a vfork child, whose memory and
@@ -229,14 +215,13 @@ int account_exec_value(char *buf, size_t size)
 	long pid = (long)syscall(SYS_getpid);
 	if (ns < 0 || pid <= 0 || size < 64) /* 3 numbers of at most 20 digits */
 		return -1;
-	int k = put_decimal(buf, 0, (uint64_t)pid);
-	buf[k++] = ':';
-	k = put_decimal(buf, k, (uint64_t)ns);
+	/* base_fmt(), not snprintf: a vfork child runs the exec hook on our
+	 * memory, and base_fmt takes no lock and allocates nothing */
+	int k = base_fmt(buf, size, "%ld:%llu", pid, (unsigned long long)ns);
 	if (filter_enter()) { /* not where a sandbox filters it (seccomp.c) */
-		buf[k++] = ':';
-		k = put_decimal(buf, k, none ? 0 : reaps_children_ns());
+		base_fmt(buf + k, size - (size_t)k, ":%llu",
+		         (unsigned long long)(none ? 0 : reaps_children_ns()));
 		filter_leave();
 	}
-	buf[k] = '\0';
 	return 0;
 }

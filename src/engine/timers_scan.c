@@ -248,24 +248,16 @@ static unsigned long listed_events;
 static int64_t listed_ns;
 static int64_t relist_after_ns = RELIST_NS;
 
-/* By system calls, not the vDSO: a process's start reads these, and the
- * vDSO's data pages are two page faults of one that reads no other clock
- * (base/fmt.c); a sweep every 100 ms does not miss the vDSO's speed. */
-static int64_t clock_ns(clockid_t clock)
-{
-	return base_clock_ns(clock);
-}
-
 static int64_t mono_ns(void)
 {
-	return clock_ns(CLOCK_MONOTONIC_COARSE);
+	return base_clock_ns(CLOCK_MONOTONIC_COARSE); /* not the vDSO: base/fmt.c */
 }
 
 /* The next forced listing waits a second, or a thousand times the CPU
  * this one cost (the sweeper's thread time: the kernel's work for it). */
 static void price_listing(int64_t cpu_before)
 {
-	int64_t cost = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_before;
+	int64_t cost = base_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_before;
 	relist_after_ns = RELIST_NS;
 	if (cost > RELIST_MAX_NS / RELIST_COST_FACTOR)
 		relist_after_ns = RELIST_MAX_NS;
@@ -285,7 +277,7 @@ int timers_cover_all(int at_start)
 	}
 	listed_events = sweeper_thread_events(); /* before: later ones relist */
 	listed_ns = mono_ns();
-	int64_t cpu_before = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	int64_t cpu_before = base_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	sc.index = mem_alloc((timers_nreg ? timers_nreg : 1) * sizeof *sc.index);
 	for (size_t i = 0; i < timers_nreg; i++) {
 		timers_reg[i].seen = 0;
