@@ -382,24 +382,23 @@ static void check_ring(const char *mode)
 		exit(2);
 	}
 	/* This process is sampled while it reads its own ring: a sample taken
-	 * between the read of head and the read of the data is a whole record
-	 * past the head read, which is not dirt (CI, under load: "dirty 54",
-	 * a 10-word sample inside this fread).  So the data is read until
-	 * head is the same before and after it. */
-	uint64_t head = atomic_load(&rf.head), again = head + 1;
+	 * after head was read is a whole record past that head, which is not
+	 * dirt (CI, under load: "dirty 54", a 10-word sample inside this
+	 * fread).  So head is read again after the data: records are taken up
+	 * to the first head, and the free space checked from the later one
+	 * (a reservation moves head before its record is written, so the
+	 * records written meanwhile all lie below it).  Reading until head
+	 * held still did not end on a long run's ring, sampled in every read. */
+	uint64_t head = atomic_load(&rf.head);
 	unsigned char *data = malloc(rf.data_size);
-	for (int tries = 0; head != again; tries++) {
-		if (tries)
-			head = again;
-		if (!data || tries == 100 || head > rf.data_size ||
-		    fseek(f, (long)rf.data_offset, SEEK_SET) != 0 ||
-		    fread(data, 1, rf.data_size, f) != rf.data_size || fseek(f, 0, SEEK_SET) != 0 ||
-		    fread(&rf, sizeof rf, 1, f) != 1) {
-			fprintf(stderr, "uwprog: ring wrapped or unreadable\n");
-			exit(2);
-		}
-		again = atomic_load(&rf.head);
+	if (!data || head > rf.data_size || fseek(f, (long)rf.data_offset, SEEK_SET) != 0 ||
+	    fread(data, 1, rf.data_size, f) != rf.data_size || fseek(f, 0, SEEK_SET) != 0 ||
+	    fread(&rf, sizeof rf, 1, f) != 1) {
+		fprintf(stderr, "uwprog: ring wrapped or unreadable\n");
+		exit(2);
 	}
+	uint64_t later = atomic_load(&rf.head);
+	uint64_t clean_from = later > head ? later : head;
 	struct tally t = {0};
 	long forked = 0, dirty = 0;
 	uint64_t off = 0;
@@ -415,7 +414,7 @@ static void check_ring(const char *mode)
 	}
 	if (off != head)
 		dirty = -1; /* the records did not end at head */
-	for (uint64_t i = head; off == head && i < rf.data_size; i++)
+	for (uint64_t i = clean_from; off == head && i < rf.data_size; i++)
 		dirty += data[i] != 0;
 	printf("hot %ld\nfull %ld\nmain %ld\nthread %ld\ntruncated %ld\nunknown %ld\n", t.hot,
 	       t.full, t.main, t.thread, t.truncated, t.unknown);
