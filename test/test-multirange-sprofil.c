@@ -296,8 +296,12 @@ TEST_IMPL(multirange_sprofil_overlapping_fake_regions)
 	for (size_t i = 0; i < 9; i++)
 		for (size_t k = 0; k < 0x400; k++)
 			ASSERT_EQ(fake_bufs[i][k], 0);
-	ASSERT_EQ(fake_ovfl, st.ticks);
+	/* Under TSan, which defers asynchronous signals, samples counted in
+	 * ticks can arrive after the stop and land nowhere ("2 of 6" in 1 run
+	 * of 10, at 86a104d as now): counts are compared only where signals
+	 * arrive when sent; that no region got one holds everywhere. */
 	SKIP_IF_SAMPLES_DEFERRED();
+	ASSERT_EQ(fake_ovfl, st.ticks);
 	ASSERT(st.ticks >= 0.85 * cpu * profil_hz());
 	return 0;
 }
