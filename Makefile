@@ -136,10 +136,12 @@ $(BUILD)/test/list.h: $(TEST_SRC) | $(BUILD)/test
 # (test/test-seccomp-check.c): its two files, which need nothing else.
 # The runner's own copies of base/'s allocator, sort and thread listing
 # (test/test-alloc.c, and the unwind tables test-unwind.c builds) and
-# maps reader (the unwind cache's key of a main program) and dynamic
-# symbol lookup (test/test-dynsym.c).
+# maps reader (the unwind cache's key of a main program), dynamic
+# symbol lookup (test/test-dynsym.c), formatting (test/test-fmt.c) and
+# kept strings (test/test-keep.c).
 TEST_AGENT_SRC := agent/bpf.c agent/filtercheck.c src/base/alloc.c src/base/sort.c \
-                  src/base/tasklist.c src/base/maps.c src/base/dynsym.c src/base/fmt.c
+                  src/base/tasklist.c src/base/maps.c src/base/dynsym.c src/base/fmt.c \
+                  src/base/keep.c
 $(TEST_BIN): test/runner.c $(wildcard test/*.h test/unwind/*.h) test/rec/asmcfa.h $(BUILD)/test/list.h $(TEST_SRC) $(TEST_AGENT_SRC) $(wildcard agent/*.h) $(SHLIB) $(BUILD)/libprofil.so | $(BUILD)/test
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itest -I$(BUILD)/test -rdynamic -o $@ test/runner.c $(TEST_SRC) $(TEST_AGENT_SRC) $(LINK_PROFIL) -ldl -lm $(LDFLAGS)
 

@@ -31,6 +31,10 @@
 
 extern char **environ;
 
+/* Of /proc/self/cmdline, read at a start (base_keep_open()); the ring
+ * file's header takes 2 KiB of it (ring.h). */
+#define ARGS_MAX 8192
+
 /* PROFIL_RECORD_DIR, set once at load; a /proc name of a descriptor of
  * the directory when the process cannot see that path (ringreach.c,
  * which renames it when that descriptor goes) */
@@ -338,11 +342,19 @@ static void process_start(void)
 			agent_note_traced(agent_dir, tracer, 0);
 		return;
 	}
-	/* read once, for the zygote test and the ring file's header; not on
-	 * the stack, where 8 KiB pushed the calls below onto fresh pages (two
-	 * page faults more a process); the constructor runs once, alone */
-	static char args[8192] LARGE_STATIC;
-	size_t nargs = agent_read_small("/proc/self/cmdline", args, sizeof args);
+	/* read once, for the zygote test and the ring file's header, into
+	 * the strings kept from the start (base_keep()): not on the stack,
+	 * where 8 KiB pushed the calls below onto fresh pages, nor in a page
+	 * of its own (a page fault each) */
+	size_t nargs = 0, room;
+	const char *args = NULL;
+	char *at = base_keep_open(&room);
+	if (at) {
+		nargs = room > 1 ? agent_read_small("/proc/self/cmdline", at,
+		                                    room < ARGS_MAX ? room : ARGS_MAX) : 0;
+		args = base_keep_close(nargs ? nargs + 1 : 0);
+		nargs = args ? nargs : 0;
+	}
 	if (agent_is_zygote(args, nargs)) { /* must stay single-threaded (zygote.c) */
 		if (agent_recorder_alive())
 			agent_note_left(agent_dir, "zygote", 0);

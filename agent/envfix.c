@@ -52,12 +52,11 @@
 #define RECORD_DIR "PROFIL_RECORD_DIR="
 #define ASAN_OPTIONS "ASAN_OPTIONS="
 #define SAVED_MAX 32
-#define SAVED_BYTES 8192
+#define SAVED_BYTES 8192 /* of them all */
 
 /* Written once in envfix_init(), read-only afterwards. */
 static const char *agent_path = ""; /* as the loader named us (selfreach.c) */
-static char saved_text[SAVED_BYTES] LARGE_STATIC;
-static const char *saved[SAVED_MAX]; /* "PROFIL_...=value" at load */
+static const char *saved[SAVED_MAX]; /* "PROFIL_...=value" at load, kept (base_keep()) */
 static size_t nsaved;
 /* With --no-children: the recorded process, whose own execs keep its
  * pid and so must keep the agent; nobody else's environment is touched. */
@@ -380,11 +379,12 @@ void envfix_init(char **env, int root_only)
 	size_t used = 0;
 	for (size_t i = 0; env && env[i] && nsaved < SAVED_MAX; i++) {
 		size_t len = strlen(env[i]) + 1;
+		const char *kept;
 		if (strncmp(env[i], "PROFIL_", 7) != 0 || same_name(env[i], EXEC_CPU) ||
-		    same_name(env[i], RINGREACH_ENV "=") || used + len > sizeof saved_text)
+		    same_name(env[i], RINGREACH_ENV "=") || used + len > SAVED_BYTES ||
+		    !(kept = base_keep(env[i], len)))
 			continue;
-		memcpy(saved_text + used, env[i], len);
-		saved[nsaved++] = saved_text + used;
+		saved[nsaved++] = kept;
 		used += len;
 	}
 	atomic_store(&exec_env_hook, fix_env);

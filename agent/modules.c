@@ -43,7 +43,7 @@ static pthread_mutex_t iter_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ring_file *log_rf; /* mu */
 static struct seg *segs;         /* mu: segments logged as loaded */
 static size_t nsegs, capsegs;    /* mu */
-static char exe_path[4096] LARGE_STATIC;      /* set once by modules_init() */
+static const char *exe_path = ""; /* kept (base_keep()), set once by modules_init() */
 static int exiting;              /* mu: exit() is logging the last loads */
 
 /* aliases logged (modules_log_alias()), by start; mu */
@@ -206,7 +206,18 @@ static int find_exe_path(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	(void)arg;
-	maps_program_file(info, exe_path, sizeof exe_path);
+	size_t room;
+	char *at = base_keep_open(&room);
+	if (!at)
+		return 1;
+	if (room < 2) { /* no room for a name: none */
+		base_keep_close(0);
+		return 1;
+	}
+	maps_program_file(info, at, room < PATH_MAX ? room : PATH_MAX);
+	const char *kept = base_keep_close(at[0] ? strlen(at) + 1 : 0);
+	if (kept)
+		exe_path = kept;
 	return 1;
 }
 

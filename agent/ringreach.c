@@ -46,6 +46,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,11 +56,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-/* Set at the start, and again by a check that asks again: the helper
- * thread's (agent_recorder_alive()) or a forked child's, each alone in
- * its process then but for a program thread's rare note in the directory
- * (agent_note_left()), whose one open a torn name would fail. */
-static char reached_as[4096] LARGE_STATIC; /* PROFIL_RECORD_DIR; "" while not reached */
+/* PROFIL_RECORD_DIR, "" while not reached: set at the start, kept
+ * (base_keep(): never changed once published, so no reader sees a torn
+ * name), and reset to "" if the start fails. */
+static const char *_Atomic reached_as = "";
 static dev_t reached_dev;
 static ino_t reached_ino;
 static int reached_fd = -1;
@@ -142,7 +143,7 @@ static int reach_by(int fd, int keep, char *dir, size_t size)
 /* The directory asked for and named in dir: 1, or -1 with errno. */
 static int ask(char *dir, size_t size)
 {
-	int fd = ringask_dir(reached_as);
+	int fd = ringask_dir(atomic_load(&reached_as));
 	return fd < 0 ? -1 : reach_by(agent_keep_high(fd), 0, dir, size);
 }
 
@@ -208,7 +209,7 @@ static void hold(int fd)
 
 void ringreach_hold(const char *dir)
 {
-	if (held_fd >= 0 || reached_as[0])
+	if (held_fd >= 0 || atomic_load(&reached_as)[0])
 		return;
 	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0)
@@ -217,22 +218,23 @@ void ringreach_hold(const char *dir)
 
 int ringreach_start(char *dir, size_t size)
 {
-	if (reached_as[0]) /* reached before: ringreach_check() asks again */
+	if (atomic_load(&reached_as)[0]) /* reached before: ringreach_check() asks again */
 		return 0;
 	int passed = held_fd < 0 ? take_passed(profil_getenv(RINGREACH_ENV)) : -1;
 	if (passed >= 0) /* a descendant of a namespace change */
 		hold(passed);
 	struct stat st;
-	if (stat(dir, &st) == 0 || errno != ENOENT || strlen(dir) >= sizeof reached_as)
+	const char *kept;
+	if (stat(dir, &st) == 0 || errno != ENOENT || !(kept = base_keep(dir, PATH_MAX)))
 		return 0; /* seen here, or not for want of a name */
-	strcpy(reached_as, dir);
+	atomic_store(&reached_as, kept);
 	int held = is_dir(held_fd, held_dev, held_ino);
 	if ((held && reach_by(held_fd, 1, dir, size) == 1) || (!held && ask(dir, size) == 1))
 		return 1;
 	/* held but not named (no /proc here): the recorder, even if it
 	 * answered, sends what cannot be named either */
 	int e = held ? ENOENT : errno;
-	reached_as[0] = '\0'; /* checks have nothing to do */
+	atomic_store(&reached_as, ""); /* checks have nothing to do */
 	errno = e;
 	/* no recorder bound (an abstract name gives no ENOENT): the
 	 * recording is over, as before; no token: none of ours to ask */
@@ -241,7 +243,7 @@ int ringreach_start(char *dir, size_t size)
 
 void ringreach_check(char *dir, size_t size)
 {
-	if (!reached_as[0] || is_reached(dir))
+	if (!atomic_load(&reached_as)[0] || is_reached(dir))
 		return;
 	if (reached_fd >= 0 && name_reached(dir, size))
 		return; /* a forked child's own copy, or another thread's */
@@ -281,9 +283,9 @@ static int from_parent(int fd, dev_t dev, ino_t ino)
  * else the one held; -1 when there is none.  *dev, *ino: its directory. */
 static int to_pass(dev_t *dev, ino_t *ino)
 {
-	*dev = reached_as[0] ? reached_dev : held_dev;
-	*ino = reached_as[0] ? reached_ino : held_ino;
-	return reached_as[0] ? reached_fd : held_fd;
+	*dev = atomic_load(&reached_as)[0] ? reached_dev : held_dev;
+	*ino = atomic_load(&reached_as)[0] ? reached_ino : held_ino;
+	return atomic_load(&reached_as)[0] ? reached_fd : held_fd;
 }
 
 int ringreach_exec_pass(char *value, size_t size, int spawn)

@@ -37,13 +37,16 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
-static char loaded_as[4096] LARGE_STATIC; /* the name the loader gave us; "" if unknown */
+/* The name the loader gave us, "" if unknown: kept (base_keep()), set
+ * once by the constructor. */
+static const char *loaded_as = "";
 static int adopted;          /* loaded_as is a /proc name of a descriptor */
 static int held_fd = -1;
 static int creds_changed;    /* the path may not open for us any more */
@@ -88,10 +91,11 @@ __attribute__((constructor(101))) static void selfreach_load(void)
 	if (done++)
 		return; /* a constructor, and asked for by another before it */
 	Dl_info info;
+	const char *kept;
 	if (!dladdr((void *)selfreach_load, &info) || !info.dli_fname ||
-	    strlen(info.dli_fname) >= sizeof loaded_as)
+	    !(kept = base_keep(info.dli_fname, PATH_MAX)))
 		return;
-	strcpy(loaded_as, info.dli_fname);
+	loaded_as = kept;
 	long pid;
 	int n;
 	if (!procfd_parse(loaded_as, &pid, &n))
@@ -124,7 +128,7 @@ void selfreach_hold(void)
  * looked at: in doubt, no). */
 static int open_to_all(const char *path)
 {
-	char prefix[sizeof loaded_as];
+	char prefix[PATH_MAX];
 	struct stat st;
 	size_t n = strlen(path);
 	if (path[0] != '/' || n >= sizeof prefix)

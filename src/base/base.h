@@ -268,4 +268,26 @@ long long base_strtoll(const char *s, char **end, int base);
 int base_clock_read(clockid_t clock, struct timespec *ts);
 int64_t base_clock_ns(clockid_t clock);
 
+/*
+ * keep.c: strings kept from a process's start to its end, packed into one
+ * array so that a start writes one page for all of them (keep.c says
+ * why).  Never freed or moved.  KEEP_BYTES holds every user's longest
+ * value at once (the command line 8 KiB, the PROFIL_* variables 8 KiB,
+ * three paths of 4 KiB) and a reading of /proc/self/status (16 KiB) past
+ * them.
+ *
+ * base_keep(): a copy of s, or NULL when s is not shorter than max or
+ * there is no room.  base_keep_open(): the free space and its size in
+ * *room, held until base_keep_close(n) keeps its first n bytes (0: none,
+ * NULL returned) and lets it go; NULL (nothing held, nothing to close)
+ * when another thread held it too long.  base_keep_try_open(): the same
+ * without waiting.  Not async-signal-safe.
+ */
+#define KEEP_BYTES (48u << 10)
+const char *base_keep(const char *s, size_t max);
+char *base_keep_open(size_t *room);
+char *base_keep_try_open(size_t *room);
+const char *base_keep_close(size_t n);
+void base_keep_forked_child(void); /* process/fork.c */
+
 #endif /* PROFIL_BASE_H */

@@ -117,10 +117,34 @@ static long status_number(const char *buf, const char *name)
 }
 
 
+/* Read whole and searched, not stdio's line-by-line sscanf: this runs in
+ * every process and forked child at start.  16 KiB: a long Groups: line
+ * comes before the fields. */
+#define STATUS_BYTES 16384
+
+static void status_read(char *buf, int *seccomp, long *tracer)
+{
+	/* kept open by the helper (each sweep), else opened and closed */
+	if (helper_read_status(buf, STATUS_BYTES) < 0)
+		return;
+	*seccomp = status_number(buf, "\nSeccomp:") == 2;
+	*tracer = status_number(buf, "\nTracerPid:");
+}
+
+/* Its own frame: the buffer's far end is four pages down the stack, a
+ * fresh page at a process's start (the kernel writes the text there). */
+__attribute__((noinline)) static void status_read_on_stack(int *seccomp, long *tracer)
+{
+	char buf[STATUS_BYTES];
+	status_read(buf, seccomp, tracer);
+}
+
 /* What /proc/self/status says about us: whether a seccomp filter is in
  * force ("Seccomp: 2") and which process traces us ("TracerPid", 0 for
- * none; -1 when it cannot be read).  Uses nothing shared: the agent asks
- * it at load too (agent/traced.c). */
+ * none; -1 when it cannot be read).  The agent asks it at load too
+ * (agent/traced.c).  Read into the free space of the strings kept from
+ * the start (base_keep_try_open(): a page a start has written anyway),
+ * else onto the stack. */
 void perf_probe_status(int *seccomp, long *tracer)
 {
 	if (status_held && status_kept) {
@@ -128,16 +152,18 @@ void perf_probe_status(int *seccomp, long *tracer)
 		*tracer = kept_tracer;
 		return;
 	}
-	/* Read whole and searched, not stdio's line-by-line sscanf: this
-	 * runs in every process and forked child at start. */
-	char buf[16384]; /* a long Groups: line comes before them */
 	*seccomp = 0;
 	*tracer = -1;
-	/* kept open by the helper (each sweep), else opened and closed */
-	if (helper_read_status(buf, sizeof buf) < 0)
-		return;
-	*seccomp = status_number(buf, "\nSeccomp:") == 2;
-	*tracer = status_number(buf, "\nTracerPid:");
+	size_t room;
+	char *free_space = base_keep_try_open(&room);
+	if (free_space && room >= STATUS_BYTES) {
+		status_read(free_space, seccomp, tracer);
+		base_keep_close(0);
+	} else {
+		if (free_space)
+			base_keep_close(0);
+		status_read_on_stack(seccomp, tracer);
+	}
 	if (status_held) {
 		kept_seccomp = *seccomp, kept_tracer = *tracer;
 		status_kept = 1;

@@ -55,6 +55,7 @@ static void child(void)
 	sample_in_fork_start = 1; /* until the end: engine.h */
 	alloc_atfork_child();
 	fault_atfork_child();
+	base_keep_forked_child();
 	/* Handlers that were running on other threads at the fork do not
 	 * exist in the child; their increments must not make drain() wait. */
 	atomic_store(&profil_inflight, 0);

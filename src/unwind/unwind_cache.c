@@ -48,13 +48,17 @@ struct cache_hdr {
 	uint64_t nrows, nidx;
 };
 
-static char cache_dir[4096] LARGE_STATIC; /* set by unwind_start(), "" for no cache */
+/* Set by unwind_start(), "" for no cache: kept (base_keep()), once for
+ * each directory in turn (a program of the library's that starts and
+ * stops a thousand times keeps it once). */
+static const char *cache_dir = "";
 
 void uw_cache_dir(const char *dir)
 {
-	if (!dir || strlen(dir) >= sizeof cache_dir)
-		dir = "";
-	strcpy(cache_dir, dir);
+	if (dir && strcmp(dir, cache_dir) == 0)
+		return;
+	const char *kept = dir && *dir ? base_keep(dir, PATH_MAX) : NULL;
+	cache_dir = kept ? kept : "";
 }
 
 /* The object's GNU build-id, from its PT_NOTE segments in memory; its
