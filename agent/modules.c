@@ -61,6 +61,30 @@ static const char *object_path(const struct dl_phdr_info *info)
 	return name;
 }
 
+/* mu: the log's bytes below room_to have their pages (agent_ring_room()
+ * asked for them), so the events of a start, each a hundred bytes or so
+ * into the same page, ask once, not each (a system call each). */
+static uint64_t room_to;
+/* mu: the time of the scan under way (rescan_locked()), 0 outside one;
+ * its events share one clock read. */
+static int64_t scan_ns;
+
+static void log_to(struct ring_file *rf)
+{
+	log_rf = rf;
+	room_to = 0;
+}
+
+static int log_room(struct ring_file *rf, uint64_t at, uint64_t size)
+{
+	if (at + size <= room_to)
+		return 1;
+	if (!agent_ring_room(rf, at, size))
+		return 0;
+	room_to = (at + size + 4095) & ~(uint64_t)4095;
+	return 1;
+}
+
 /* Appends one event to the log and publishes it; mu held. */
 static void log_event(int event, const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
                       const struct seg *s)
@@ -70,7 +94,7 @@ static void log_event(int event, const struct dl_phdr_info *info, const ElfW(Phd
 	size_t plen = strlen(path);
 	size_t size = (sizeof(struct ring_module) + plen + 1 + 7) & ~(size_t)7;
 	uint64_t len = atomic_load_explicit(&rf->modlog_len, memory_order_relaxed);
-	if (len + size > rf->modlog_size || !agent_ring_room(rf, rf->modlog_offset + len, size))
+	if (len + size > rf->modlog_size || !log_room(rf, rf->modlog_offset + len, size))
 		return; /* full, or its file system is: samples in it stay unnamed (module+offset) */
 	struct ring_module *m = (struct ring_module *)((char *)rf + rf->modlog_offset + len);
 	uint32_t gen = atomic_load_explicit(&rf->modgen, memory_order_relaxed) + 1;
@@ -81,7 +105,8 @@ static void log_event(int event, const struct dl_phdr_info *info, const ElfW(Phd
 	m->base = s->base;
 	m->start = s->start;
 	m->end = s->end;
-	m->time_ns = base_clock_ns(CLOCK_REALTIME); /* not the vDSO's: fmt.c */
+	/* not the vDSO's: fmt.c */
+	m->time_ns = scan_ns ? scan_ns : base_clock_ns(CLOCK_REALTIME);
 	if (info && ph) {
 		m->file_offset = ph->p_offset;
 		m->build_id_len = (uint16_t)object_build_id(info, m->build_id, sizeof m->build_id);
@@ -127,7 +152,10 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 			continue;
 		}
 		if (nsegs == capsegs) {
-			size_t cap = capsegs ? capsegs * 2 : 64;
+			/* 31 to start: with the allocator's 16-byte header, a
+			 * block of its 1 KiB class (64 was 2 KiB and took a 4 KiB
+			 * block: a page more written at every start) */
+			size_t cap = capsegs ? capsegs * 2 : 31;
 			struct seg *n = mem_realloc(segs, cap * sizeof *n);
 			if (!n)
 				return 1;
@@ -147,6 +175,7 @@ static void rescan_locked(void)
 	pthread_mutex_lock(&iter_mu);
 	for (size_t i = 0; i < nsegs; i++)
 		segs[i].seen = 0;
+	scan_ns = base_clock_ns(CLOCK_REALTIME);
 	dl_iterate_phdr(visit, NULL);
 	for (size_t i = nsegs; i-- > 0;) {
 		if (segs[i].seen)
@@ -155,6 +184,7 @@ static void rescan_locked(void)
 		/* the rest kept in the loader's order, for find_seg() */
 		memmove(&segs[i], &segs[i + 1], (--nsegs - i) * sizeof *segs);
 	}
+	scan_ns = 0;
 	if (!exiting) /* no sample needs them any more */
 		unwind_refresh(); /* the stack walk's tables follow the same loads */
 	pthread_mutex_unlock(&iter_mu);
@@ -226,7 +256,7 @@ void modules_init(struct ring_file *rf)
 	modules_iterate(find_exe_path, NULL);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	pthread_mutex_lock(&mu);
-	log_rf = rf;
+	log_to(rf);
 	rescan_locked();
 	pthread_mutex_unlock(&mu);
 }
@@ -257,7 +287,7 @@ uint32_t modules_forked(void)
 		fork_log_len = atomic_load_explicit(&log_rf->modlog_len, memory_order_acquire);
 		fork_log_gen = atomic_load_explicit(&log_rf->modgen, memory_order_acquire);
 	}
-	log_rf = NULL; /* not the parent's to write (a dlclose here) */
+	log_to(NULL); /* not the parent's to write (a dlclose here) */
 	return fork_log_gen;
 }
 
@@ -272,7 +302,7 @@ void modules_adopt(struct ring_file *rf, int may_wait)
 		pthread_mutex_lock(&mu);
 	else if (pthread_mutex_trylock(&mu) != 0)
 		return;
-	log_rf = rf;
+	log_to(rf);
 	if (fork_log && fork_log_len <= fork_log->modlog_size && fork_log_len <= rf->modlog_size &&
 	    agent_ring_room(rf, rf->modlog_offset, fork_log_len)) {
 		memcpy((char *)rf + rf->modlog_offset, (const char *)fork_log + fork_log->modlog_offset,
@@ -289,7 +319,7 @@ void modules_adopt(struct ring_file *rf, int may_wait)
 void modules_stop(void)
 {
 	pthread_mutex_lock(&mu);
-	log_rf = NULL;
+	log_to(NULL);
 	pthread_mutex_unlock(&mu);
 }
 
@@ -298,7 +328,7 @@ void modules_stop(void)
 void modules_detach(void)
 {
 	fork_child();
-	log_rf = NULL;
+	log_to(NULL);
 }
 
 /* dl_iterate_phdr(cb, arg) under iter_mu (Forks above). */

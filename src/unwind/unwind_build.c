@@ -65,7 +65,9 @@ static int visit(struct dl_phdr_info *info, size_t size, void *unused)
 		}
 	}
 	if (nknown == capknown) {
-		size_t cap = capknown ? capknown * 2 : 64;
+		/* 63 to start: with the allocator's header, a block of its 1 KiB
+		 * class (64 took one of 2 KiB) */
+		size_t cap = capknown ? capknown * 2 : 63;
 		struct known *k = mem_realloc(known, cap * sizeof *k);
 		if (!k)
 			return oom = 1;
