@@ -92,7 +92,7 @@ static void *keeper(void *arg)
 	long id = (long)arg;
 	const char **got = calloc(EACH, sizeof *got);
 	for (int i = 0; got && i < EACH; i++) {
-		char s[32];
+		char s[48];
 		snprintf(s, sizeof s, "t%ld-%d", id, i);
 		got[i] = base_keep(s, sizeof s);
 	}
@@ -112,7 +112,7 @@ TEST_IMPL(keep_threads_take_turns)
 	for (long i = 0; i < KEEPERS; i++) {
 		ASSERT(got[i] != NULL);
 		for (int j = 0; j < EACH; j++) {
-			char want[32];
+			char want[48];
 			snprintf(want, sizeof want, "t%ld-%d", i, j);
 			if (!got[i][j] || strcmp(got[i][j], want) != 0)
 				FAIL_AT("thread %ld string %d: %s, want %s", i, j,
