@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,8 +38,33 @@ extern char **environ;
 
 /* PROFIL_RECORD_DIR, set once at load; a /proc name of a descriptor of
  * the directory when the process cannot see that path (ringreach.c,
- * which renames it when that descriptor goes) */
-char agent_dir[4096] LARGE_STATIC;
+ * which renames it in place when that descriptor goes).  Kept
+ * (base_keep_open()) in agent_dir_size bytes, at least AGENT_DIR_ROOM so
+ * that any such name fits: not a page of its own (a page fault at every
+ * start), and "" until set. */
+static char no_dir[1];
+char *agent_dir = no_dir;
+size_t agent_dir_size = sizeof no_dir;
+
+/* The directory named d kept as agent_dir: 0, or -1 (too long, no room). */
+static int agent_dir_keep(const char *d)
+{
+	size_t n = strnlen(d, PATH_MAX) + 1, size = n < AGENT_DIR_ROOM ? AGENT_DIR_ROOM : n, room;
+	if (n > PATH_MAX)
+		return -1;
+	char *at = base_keep_open(&room);
+	if (!at)
+		return -1;
+	if (room < size) {
+		base_keep_close(0);
+		return -1;
+	}
+	memcpy(at, d, n);
+	memset(at + n, 0, size - n);
+	agent_dir = (char *)base_keep_close(size); /* ours to write: kept for it */
+	agent_dir_size = size;
+	return 0;
+}
 
 /* PROFIL_STACK_DEPTH: frames per sample, leaf included; 1: the leaf only
  * (no unwind tables are built).  Set once at load. */
@@ -135,8 +161,8 @@ static void report_foreign(struct ring_file *rf)
  */
 int agent_recorder_alive(void)
 {
-	ringreach_check(agent_dir, sizeof agent_dir);
-	char lock[sizeof agent_dir + 8];
+	ringreach_check(agent_dir, agent_dir_size);
+	char lock[PATH_MAX + 8];
 	base_fmt(lock, sizeof lock, "%s/.lock", agent_dir);
 	/* In the helper, one descriptor for every sweep (helper_files.c):
 	 * the lock file, even unlinked with its directory, is shared the
@@ -153,7 +179,7 @@ int agent_recorder_alive(void)
 		 * moved since its start to a mount namespace of its own with
 		 * a tmpfs over the directory (unshare -m, then a mount): the
 		 * recorder, if it answers, says which (ringreach.c) */
-		return ringreach_start(agent_dir, sizeof agent_dir) == 1 && agent_recorder_alive();
+		return ringreach_start(agent_dir, agent_dir_size) == 1 && agent_recorder_alive();
 	}
 	int alive = flock(fd, LOCK_SH | LOCK_NB) != 0;
 	close(fd); /* and with it the shared lock, if it was had */
@@ -313,9 +339,8 @@ void agent_mark_exec(int on)
 static void process_start(void)
 {
 	const char *d = profil_getenv("PROFIL_RECORD_DIR");
-	if (!d || !*d || strlen(d) >= sizeof agent_dir)
+	if (!d || !*d || agent_dir_keep(d) != 0)
 		return;
-	strcpy(agent_dir, d);
 	const char *nochild = profil_getenv("PROFIL_RECORD_NOCHILD");
 	const char *root = profil_getenv("PROFIL_RECORD_ROOT");
 	agent_only_root = nochild && strcmp(nochild, "1") == 0;
@@ -330,7 +355,7 @@ static void process_start(void)
 	nspid_init();
 	ringask_init();
 	/* a sandbox's own mount namespace or root may hide the directory */
-	if (ringreach_start(agent_dir, sizeof agent_dir) < 0) {
+	if (ringreach_start(agent_dir, agent_dir_size) < 0) {
 		agent_say("cannot reach the recording's directory from this process's "
 		          "mount namespace (no /proc to name it by, or profil record did "
 		          "not answer); not profiled");

@@ -121,7 +121,10 @@ HIDDEN int agent_running(void);
  * published (its table, or NULL); rf told the engine and signal now
  * (unlocked: async-signal-safe, without the engine's lock); whether the
  * recorder still reads the recording. */
-extern char agent_dir[4096] HIDDEN;
+extern char *agent_dir HIDDEN;
+extern size_t agent_dir_size HIDDEN;
+/* Room for any /proc name ringreach.c gives the directory (its path[64]) */
+#define AGENT_DIR_ROOM 64
 extern uint32_t agent_stack_depth HIDDEN;
 extern int agent_only_root HIDDEN;
 extern struct ring_file *_Atomic agent_ring HIDDEN;

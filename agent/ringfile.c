@@ -179,6 +179,6 @@ struct ring_file *agent_new_ring(const char *args, size_t nargs)
 		data = d < RING_MIN ? RING_MIN : d < data ? d : data;
 		log = l < RING_MIN ? RING_MIN : l < log ? l : log;
 	}
-	ringreach_check(agent_dir, sizeof agent_dir);
+	ringreach_check(agent_dir, agent_dir_size);
 	return ringfile_create(agent_dir, data, log, args, nargs);
 }
