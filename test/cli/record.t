@@ -2042,3 +2042,16 @@ stdout /^given back$/
 stdout /^status 0$/
 !stderr /ignoring/
 stderr / 0 lost -> gb\.pprof$/
+
+# A file mapped at the same place by several processes (a forked child's
+# program and libraries, every cc1 of a build) is one mapping of the
+# profile, and each of its instructions one location, not one per
+# process (cli/record/mapshare.c: a build's 49,335 locations were 18,464
+# so).  The child's samples are named through its parent's mappings, and
+# the comments listing each process's mappings list the parent's alone
+# (two lists before)
+$ profil record -o ms.pprof $REC/rec-prog fork 60 && profil report ms.pprof && echo "mapping lists $(gzip -dc ms.pprof | strings | grep -o 'profil:mapping id=' | wc -l)"
+stderr /2 processes/
+row /child_hot +rec-prog$/ 2 >= 30
+row /main_hot +rec-prog$/ 2 >= 30
+stdout /^mapping lists 1$/
