@@ -40,6 +40,7 @@
 #include "../src/base/sort.c"
 #include "../src/base/maps.c"
 #include "../src/base/fmt.c"
+#include "../src/base/keep.c"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -27,12 +27,14 @@
 #include "../src/unwind/unwind_go.c"
 #include "../src/unwind/unwind_crt.c"
 /* their memory and sort (base/: never the program's allocator), the
- * formatting their file names take (base/fmt.c), and
+ * formatting their file names take (base/fmt.c), the kept cache
+ * directory (base/keep.c), and
  * the maps reader the cache's key of a main program may need */
 #include "../src/base/alloc.c"
 #include "../src/base/sort.c"
 #include "../src/base/maps.c"
 #include "../src/base/fmt.c"
+#include "../src/base/keep.c"
 #include "../src/base/ring.h"
 
 #include <dlfcn.h>
