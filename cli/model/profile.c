@@ -18,6 +18,7 @@
 struct profile_priv {
 	struct profile pub; /* first: prof_* get the public part's address */
 	struct prof_index funcs, locs, samples; /* by content (index.h) */
+	struct prof_index maps; /* prof_intern_mapping()'s, by file and place */
 	size_t capm, capf, capl, caps, capp, capc;
 };
 
@@ -144,6 +145,17 @@ static uint64_t hash_sample(const struct prof_sample *s)
 	return h;
 }
 
+static uint64_t hash_mapping(const struct prof_mapping *m)
+{
+	uint64_t h = hash_str(hash_str(4, m->path), m->build_id);
+	return mix(mix(mix(h, m->start), m->limit), m->file_offset);
+}
+
+static uint64_t hash_at_mapping(const void *p, size_t i)
+{
+	return hash_mapping(&((const struct profile *)p)->mappings[i]);
+}
+
 static uint64_t hash_at_function(const void *p, size_t i)
 {
 	return hash_function(&((const struct profile *)p)->functions[i]);
@@ -189,6 +201,7 @@ void prof_free(struct profile *p)
 	free(p->processes), free(p->comments), free(p->command), free(p->engine);
 	struct profile_priv *q = priv(p);
 	prof_index_free(&q->funcs), prof_index_free(&q->locs), prof_index_free(&q->samples);
+	prof_index_free(&q->maps);
 	free(q);
 }
 
@@ -214,6 +227,22 @@ uint64_t prof_add_mapping(struct profile *p, const struct prof_mapping *m)
 	d->path = prof_xstrdup(m->path);
 	d->build_id = prof_xstrdup(m->build_id);
 	return p->nmappings;
+}
+
+uint64_t prof_intern_mapping(struct profile *p, const struct prof_mapping *m)
+{
+	struct profile_priv *q = priv(p);
+	prof_index_reserve(&q->maps, p->nmappings, 64, hash_at_mapping, p);
+	size_t at = prof_index_first(&q->maps, hash_mapping(m));
+	for (; q->maps.slots[at]; at = prof_index_next(&q->maps, at)) {
+		const struct prof_mapping *o = &p->mappings[q->maps.slots[at] - 1];
+		if (o->start == m->start && o->limit == m->limit && o->file_offset == m->file_offset &&
+		    !strcmp(o->path, m->path) && !strcmp(o->build_id, m->build_id))
+			return q->maps.slots[at];
+	}
+	uint64_t id = prof_add_mapping(p, m);
+	q->maps.slots[at] = (uint32_t)id;
+	return id;
 }
 
 uint64_t prof_intern_function(struct profile *p, const char *name, const char *system_name,

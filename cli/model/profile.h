@@ -92,6 +92,13 @@ void prof_free(struct profile *p);
 
 /* Builders: each returns the new (or existing, for the intern calls) id. */
 uint64_t prof_add_mapping(struct profile *p, const struct prof_mapping *m); /* copies strings */
+/* The id of a mapping the same as m (path, build-id, range and file
+ * offset; its pid aside), added if there is none: a file several
+ * processes map at the same place (every non-PIE cc1 of a build, a forked
+ * child's program and libraries) is one mapping, so each of its
+ * instructions one location (a make -j2 recording's 49,335 locations were
+ * 19,311 so).  The mapping keeps the pid of the first to add it. */
+uint64_t prof_intern_mapping(struct profile *p, const struct prof_mapping *m);
 uint64_t prof_intern_function(struct profile *p, const char *name, const char *system_name,
                               const char *filename, int64_t start_line);
 uint64_t prof_intern_location(struct profile *p, uint64_t mapping_id, uint64_t address);

@@ -2,7 +2,7 @@
  * build.c - the recorded images as a profile (cli/model/profile.h).
  *
  * Each image's module events become its mappings (one mapping for a file
- * several processes map at the same place: mapshare.c); each aggregated sample
+ * several processes map at the same place: prof_intern_mapping()); each aggregated sample
  * (thread, module generation, pcs) becomes a model sample whose locations
  * are (mapping, pc) pairs.  A pc is looked up among the modules loaded
  * when it was sampled: the latest load event at or before the sample's
@@ -19,7 +19,6 @@
  * locations the same way, for reaped.c.
  */
 #include "record_int.h"
-#include "../model/index.h"
 #include "../model/profile.h"
 #include "../symbol/symbolize.h"
 #include "../../src/base/ring.h"
@@ -46,9 +45,8 @@ struct places {
 
 /* The mapping id of each load event of im, 0 for unload events: one
  * another process added already when the file is mapped at the same
- * place (mapshare.c). */
-static uint64_t *add_mappings(struct profile *p, struct prof_index *shared,
-                              const struct image *im)
+ * place (prof_intern_mapping()). */
+static uint64_t *add_mappings(struct profile *p, const struct image *im)
 {
 	uint64_t *ids = prof_xcalloc(im->nmods ? im->nmods : 1, sizeof *ids);
 	for (size_t i = 0; i < im->nmods; i++) {
@@ -63,7 +61,7 @@ static uint64_t *add_mappings(struct profile *p, struct prof_index *shared,
 		m.path = e->path;
 		m.build_id = (char *)e->build_id;
 		m.pid = im->pid;
-		ids[i] = record_share_mapping(p, shared, &m);
+		ids[i] = prof_intern_mapping(p, &m);
 	}
 	return ids;
 }
@@ -178,13 +176,12 @@ static void add_samples(struct profile *p, struct image *im, struct places *pl)
 
 void record_build(struct profile *p, struct images *set)
 {
-	struct prof_index shared = {NULL, 0};
 	for (size_t i = 0; i < set->n; i++) {
 		struct image *im = &set->v[i];
 		if (!image_valid(im))
 			continue;
 		prof_add_process(p, im->pid, im->ppid, im->cmdline);
-		struct places pl = {im, add_mappings(p, &shared, im), NULL, {0, NULL}};
+		struct places pl = {im, add_mappings(p, im), NULL, {0, NULL}};
 		pl.mods = mod_index_build(im, pl.ids);
 		add_samples(p, im, &pl);
 		mod_index_free(pl.mods);
@@ -192,7 +189,6 @@ void record_build(struct profile *p, struct images *set)
 		free(pl.ids);
 		p->lost += im->lost;
 	}
-	prof_index_free(&shared);
 }
 
 /*

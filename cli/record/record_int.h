@@ -137,13 +137,6 @@ int record_left_out(const char *dir, uint32_t pid);
 void record_unnamed_code_hint(const struct profile *p);
 void record_unsampled_hint(const struct profile *p, unsigned int hz, int on_perf_events);
 void record_build(struct profile *p, struct images *set);
-/* mapshare.c: the id of a mapping of p the same as m (file, range, file
- * offset; pid aside), added if there is none; x indexes p's mappings
- * (empty at first, freed by the caller with prof_index_free()). */
-struct prof_index;
-struct prof_mapping;
-uint64_t record_share_mapping(struct profile *p, struct prof_index *x,
-                              const struct prof_mapping *m);
 /* modindex.c: an image's load events indexed by address range; ids: the
  * mapping id of each event (0: not a mapping).  mod_index_find(): the
  * index in im->mods of the load that holds pc at module generation gen

@@ -2046,7 +2046,7 @@ stderr / 0 lost -> gb\.pprof$/
 # A file mapped at the same place by several processes (a forked child's
 # program and libraries, every cc1 of a build) is one mapping of the
 # profile, and each of its instructions one location, not one per
-# process (cli/record/mapshare.c: a build's 49,335 locations were 18,464
+# process (prof_intern_mapping(), cli/model/profile.c: a build's 49,335 locations were 18,464
 # so).  The child's samples are named through its parent's mappings, and
 # the comments listing each process's mappings list the parent's alone
 # (two lists before)
