@@ -36,12 +36,13 @@ TEST_BIN   := $(BUILD)/test/run-tests
 TEST_HELPERS := $(patsubst test/helpers/%.c,$(BUILD)/test/%,$(wildcard test/helpers/*.c))
 
 # The profil command (cli/): every cli/*/*.c and cli/main.c, linked with
-# CLI_LIBS (zlib here; the symbolizer adds libdw's).  Its tests are data:
-# each case of test/cli/*.t becomes a test cli_<file>_<n> of the runner
-# (test/test-cli.c reads the cases; test/cli/cases.awk lists them).
+# CLI_LIBS (zlib to read gzip, libdeflate to write it; the symbolizer
+# adds libdw's).  Its tests are data: each case of test/cli/*.t becomes
+# a test cli_<file>_<n> of the runner (test/test-cli.c reads the cases;
+# test/cli/cases.awk lists them).
 CLI_SRC    := $(sort $(wildcard cli/main.c cli/*/*.c))
 CLI_OBJ    := $(CLI_SRC:cli/%.c=$(BUILD)/cli-obj/%.o)
-CLI_LIBS   += -lz
+CLI_LIBS   += -lz -ldeflate
 PROFIL_BIN := $(BUILD)/profil
 CLI_CASES  := $(sort $(wildcard test/cli/*.t))
 TEST_SRC   += $(BUILD)/test/test-cli-cases.c
@@ -267,7 +268,7 @@ $(BUILD)/cli-obj/%.o: cli/%.c $(wildcard cli/*.h cli/*/*.h)
 $(PROFIL_BIN): $(CLI_OBJ)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS) $(LDFLAGS)
 $(BUILD)/test/mkprofile: test/cli/mkprofile.c $(filter $(BUILD)/cli-obj/model/% $(BUILD)/cli-obj/format/%,$(CLI_OBJ)) | $(BUILD)/test
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Icli -o $@ $^ -lz $(LDFLAGS)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Icli -o $@ $^ -lz -ldeflate $(LDFLAGS)
 $(BUILD)/test/test-cli-cases.c: $(CLI_CASES) test/cli/cases.awk | $(BUILD)/test
 	awk -v dir='$(abspath test/cli)' -f test/cli/cases.awk $(CLI_CASES) </dev/null > $@.tmp && mv $@.tmp $@
 

@@ -19,8 +19,10 @@ command -v objcopy >/dev/null 2>&1 || need="$need binutils"
 if command -v dpkg >/dev/null 2>&1 && ! dpkg -s libc6-dbg >/dev/null 2>&1; then
 	need="$need libc6-dbg"
 fi
-# the profil command's pprof files are gzipped: zlib
+# the profil command's pprof files are gzipped: zlib reads them,
+# libdeflate writes them (cli/format/pprof_write.c says why)
 [ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
+[ -f /usr/include/libdeflate.h ] || need="$need libdeflate-dev"
 # optional PACKAGE COMMAND WHAT: installs PACKAGE when COMMAND is missing
 # (as root, with apt-get), else says how; without it WHAT is skipped,
 # saying so

@@ -24,3 +24,19 @@ stdout /abc123/
 # The same figures from our report, for the record
 $ profil report --top 1 basic.pprof
 row / hot / 1 == 610
+
+# A profile of many gzip members: the writer starts one every 256 KiB of
+# encoding (cli/format/pprof_write.c), and big.pprof's 50,000 functions
+# are some 6 MB of it.  Every member must be read, by Go's reader and by
+# ours: the last function written is in the last member.
+$ $MKPROFILE --big . && gunzip -c big.pprof | wc -c
+row /^[0-9]+$/ 1 > 2097152
+
+$ $MKPROFILE --big . && HOME=$PWD go tool pprof -sample_index=samples -top -focus=step_49999 big.pprof
+needs go
+stdout /Total samples = 349989/
+stdout /^ +2 .* work::Kernel::step_49999$/
+
+$ $MKPROFILE --big . && profil report --format csv big.pprof
+stdout /^2,0\.00,2,0\.00,0\.002000,"work::Kernel<float, 44>::step_49999\(int\)",libmodule9\.so/
+stdout-lines 50202
