@@ -14,9 +14,9 @@
  *
  * The key: the image's DWARF key (keptset.c's dwarf_key(): build-id and
  * .debug_info size, so installing its debuginfo changes it), and, in
- * the file's header, libdw's version and this program's own build-id:
- * the answers are lookup.c's, so a profil built from other sources
- * rebuilds them.  An image without DWARF keeps its symbol table's
+ * the file's name (sym_addrs_path()) and header, this program's own
+ * build-id, with libdw's version in the header: the answers are
+ * lookup.c's, so a profil built from other sources keeps its own.  An image without DWARF keeps its symbol table's
  * answers under "<build-id>-none"; one without a build-id under its
  * file's identity (keptset.c's answers_key()).
  *
@@ -115,15 +115,33 @@ unsigned long sym_addrs_hits(void)
 	return hits;
 }
 
+/*
+ * The file's name carries this program's build-id as well as the
+ * image's key: two profil builds that share a cache (an installed one
+ * and a checkout's, or two versions compared) each keep their own
+ * answers.  With the build-id in the header only,
+ * each replaced the other's file at every recording, and every address
+ * was fresh again (4.7 M instructions of libdw's unit scan for a
+ * `sleep`).  A build's files that are no longer used go with the cache's
+ * least recently used (cachetrim.c).
+ */
+char *sym_addrs_path(const char *dir, const char *key)
+{
+	const struct addrs_head *h = sym_addrs_head();
+	int len = (int)strnlen(h->self, sizeof h->self);
+	size_t n = strlen(dir) + strlen(key) + (size_t)len + sizeof "/-.addrs";
+	char *path = prof_xrealloc(NULL, n, 1);
+	snprintf(path, n, "%s/%s-%.*s.addrs", dir, key, len, h->self);
+	return path;
+}
+
 struct sym_addrs *sym_addrs_load(const char *key)
 {
 	const char *dir = sym_zcache_dir();
 	if (!enabled || !dir || !key || !*key || !sym_addrs_head()->self[0])
 		return NULL;
 	struct sym_addrs *a = prof_xcalloc(1, sizeof *a);
-	size_t n = strlen(dir) + strlen(key) + sizeof "/.addrs";
-	a->path = prof_xrealloc(NULL, n, 1);
-	snprintf(a->path, n, "%s/%s.addrs", dir, key);
+	a->path = sym_addrs_path(dir, key);
 	sym_addrs_map(a);
 	return a;
 }

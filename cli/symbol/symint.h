@@ -232,6 +232,9 @@ int sym_addrs_get(const struct sym_addrs *a, uint64_t vaddr, struct sym_frame *o
 void sym_addrs_put(struct sym_addrs *a, uint64_t vaddr, const struct sym_frame *f, size_t n);
 void sym_addrs_save(struct sym_addrs *a);
 void sym_addrs_free(struct sym_addrs *a);
+/* The kept file's path for key under dir (malloc'd): it names this
+ * program's build-id too. */
+char *sym_addrs_path(const char *dir, const char *key);
 /* Tests: whether images load kept answers (1 at first), and how many
  * answers sym_addrs_get() has given. */
 void sym_addrs_enable(int on);

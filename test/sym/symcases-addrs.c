@@ -76,7 +76,9 @@ void sym_addr_answers_kept(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
 	sh(cmd);
 	file_kept_key(mods[0].path, id, sizeof id); /* the file's name */
-	snprintf(kept, sizeof kept, "%s/%s.addrs", cache, id);
+	char *path = sym_addrs_path(cache, id);
+	snprintf(kept, sizeof kept, "%s", path);
+	free(path);
 
 	CHECK(kept_run_every(mods, n, NULL, NULL, 1) == 0); /* libdw's answers */
 	for (size_t i = 0; i < n; i++)
