@@ -2060,8 +2060,9 @@ stdout /^mapping lists 1$/
 # (cli/symbol/addrkeep.c, sym_addrs_path()): with the build-id in the
 # files' header only, each build replaced the other's files at every
 # recording, and every address was fresh again.  p2 is this profil with
-# another build-id.
-$ rm -rf cache kept && cp "$(command -v profil)" p2 && objcopy --dump-section .note.gnu.build-id=n p2 && printf '\377' | dd of=n bs=1 seek=$(( $(stat -c %s n) - 1 )) conv=notrunc 2>/dev/null && objcopy --update-section .note.gnu.build-id=n p2 && export PROFIL_CACHE=$PWD/cache PROFIL_AGENT="$(dirname "$(command -v profil)")/libprofil-agent.so" && profil record -o a.pprof $REC/rec-prog inline 30 && mkdir kept && cp cache/debuginfo/*.addrs kept/ && ./p2 record -o b.pprof $REC/rec-prog inline 30 && for f in kept/*; do cmp -s "$f" "cache/debuginfo/${f#kept/}" || echo "changed $f"; done; k=$(ls kept | wc -l); a=$(ls cache/debuginfo | grep -c '\.addrs$'); echo "kept $k all $a double $(( a == 2 * k ))"
-stdout /^kept [1-9][0-9]* all [0-9]+ double 1$/
+# another build-id; it writes files of its own (how many depends on the
+# modules its samples fell in) and leaves these alone.
+$ rm -rf cache kept && cp "$(command -v profil)" p2 && objcopy --dump-section .note.gnu.build-id=n p2 && printf '\377' | dd of=n bs=1 seek=$(( $(stat -c %s n) - 1 )) conv=notrunc 2>/dev/null && objcopy --update-section .note.gnu.build-id=n p2 && export PROFIL_CACHE=$PWD/cache PROFIL_AGENT="$(dirname "$(command -v profil)")/libprofil-agent.so" && profil record -o a.pprof $REC/rec-prog inline 30 && mkdir kept && cp cache/debuginfo/*.addrs kept/ && ./p2 record -o b.pprof $REC/rec-prog inline 30 && for f in kept/*; do cmp -s "$f" "cache/debuginfo/${f#kept/}" || echo "changed $f"; done; k=$(ls kept | wc -l); a=$(ls cache/debuginfo | grep -c '\.addrs$'); echo "kept $k all $a more $(( a > k ))"
+stdout /^kept [1-9][0-9]* all [0-9]+ more 1$/
 !stdout /^changed/
 stderr / 0 lost -> b\.pprof/
