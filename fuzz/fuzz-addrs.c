@@ -25,14 +25,14 @@
 #define KEY "fuzz"
 #define NEW_VADDR UINT64_C(0x1000)
 
-static char dir[64], path[96];
+static char dir[64], *path; /* the file sym_addrs_load(KEY) reads */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
 	snprintf(dir, sizeof dir, "/dev/shm/fuzz-addrs.%d", (int)getpid());
-	snprintf(path, sizeof path, "%s/" KEY ".addrs", dir);
+	path = sym_addrs_path(dir, KEY); /* it names this build too */
 	if (mkdir(dir, 0700) != 0 && access(dir, W_OK) != 0)
 		abort();
 	sym_zcache_use(dir, NULL, 0);
