@@ -16,9 +16,10 @@
  * .debug_info size, so installing its debuginfo changes it), and, in
  * the file's name (sym_addrs_path()) and header, this program's own
  * build-id, with libdw's version in the header: the answers are
- * lookup.c's, so a profil built from other sources keeps its own.  An image without DWARF keeps its symbol table's
- * answers under "<build-id>-none"; one without a build-id under its
- * file's identity (keptset.c's answers_key()).
+ * lookup.c's, so a profil built from other sources keeps its own.  An
+ * image without DWARF keeps its symbol table's answers under
+ * "<build-id>-none"; one without a build-id under its file's identity
+ * (keptset.c's answers_key()).
  *
  * A file is trusted only as far as it is used: its counts must match
  * its size and its strings end in a NUL; an answer read from it must
@@ -119,9 +120,8 @@ unsigned long sym_addrs_hits(void)
  * The file's name carries this program's build-id as well as the
  * image's key: two profil builds that share a cache (an installed one
  * and a checkout's, or two versions compared) each keep their own
- * answers.  With the build-id in the header only,
- * each replaced the other's file at every recording, and every address
- * was fresh again (4.7 M instructions of libdw's unit scan for a
+ * answers.  With the build-id in the header only, each replaced the
+ * other's file at every recording, and every address was fresh again (4.7 M instructions of libdw's unit scan for a
  * `sleep`).  A build's files that are no longer used go with the cache's
  * least recently used (cachetrim.c).
  */

@@ -22,6 +22,7 @@
  * Anything else, or a name neither can read, is kept as it is.
  */
 #include "symint.h"
+#include "../model/index.h"
 
 #include <libiberty/demangle.h>
 #include <stdint.h>
@@ -63,7 +64,10 @@ static char *demangle_once(const char *name)
  * kept answer never goes stale; the memo stops taking names at MEMO_MAX
  * (a bound on its memory: later names are demangled each time) and is
  * left to the process's exit, as the symbol tables are.  Open
- * addressing, at most half full.  Single-threaded, as the symbolizer is.
+ * addressing, at most half full, by the model's string hash; not the
+ * model's prof_index, whose growth exits when memory is short, where a
+ * memo that cannot grow only stops remembering.  Single-threaded, as
+ * the symbolizer is.
  */
 #define MEMO_MAX (1u << 16)
 
@@ -76,14 +80,6 @@ static struct memo {
 	struct memo_entry *v;
 	size_t cap, n;
 } memo;
-
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037u; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return h;
-}
 
 static struct memo_entry *memo_slot(struct memo_entry *v, size_t cap, uint64_t h, const char *name)
 {
@@ -116,7 +112,7 @@ char *sym_demangle(const char *name)
 {
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return sym_strdup(name); /* neither demangler's: as it is */
-	uint64_t h = name_hash(name);
+	uint64_t h = prof_hash_str(name);
 	struct memo_entry *e = memo.cap ? memo_slot(memo.v, memo.cap, h, name) : NULL;
 	if (e && e->mangled)
 		return sym_strdup(e->demangled);
