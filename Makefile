@@ -499,7 +499,8 @@ SYM_TEST_SRC := test/sym/symtest.c test/sym/symcases.c test/sym/symcases-more.c 
                 test/sym/symcases-table.c test/sym/symcases-stubs.c \
                 test/sym/symcases-cache.c test/sym/symcases-lines.c \
                 test/sym/symcases-kids.c test/sym/symcases-addrs.c \
-                test/sym/symcases-oom.c test/sym/symcases-go.c
+                test/sym/symcases-oom.c test/sym/symcases-go.c \
+                test/sym/symcases-spans.c
 $(SYMTEST): $(SYM_TEST_SRC) test/sym/symtest.h $(SYM_SRC) \
             cli/symbol/*.h cli/model/profile.c cli/model/profile.h cli/model/index.c \
             cli/model/index.h | $(BUILD)/test

@@ -8,9 +8,11 @@
  * the harness writes those itself, so the fuzzer spends its time on the
  * counts, the addresses, the frames and the strings.  Then, as a
  * recording would: every address the file names is asked (each answer
- * must come back whole or not at all), one new answer is added and the
- * file written back over what it holds, and that answer must be there,
- * the same, when the file is read again.
+ * must come back whole or not at all), two new answers are added (one
+ * address, a span of 256) and the file written back over what it holds,
+ * and each must be there, the same, when the file is read again, unless
+ * a span of the file already held its address (a recording asks the
+ * file first, and adds only what it did not answer).
  */
 #include "symbol/addrkeep_int.h"
 
@@ -24,6 +26,7 @@
 
 #define KEY "fuzz"
 #define NEW_VADDR UINT64_C(0x1000)
+#define NEW_SPAN UINT64_C(0x2000) /* [NEW_SPAN, NEW_SPAN + 256) */
 
 static char dir[64], *path; /* the file sym_addrs_load(KEY) reads */
 
@@ -64,6 +67,31 @@ static void ask(const struct sym_addrs *a, uint64_t vaddr)
 	sym_frames_free(f, n);
 }
 
+/* Whether the file answers vaddr. */
+static int held(const struct sym_addrs *a, uint64_t vaddr)
+{
+	struct sym_frame got[SYM_MAX_FRAMES];
+	size_t n = 0;
+	if (sym_addrs_get(a, vaddr, got, SYM_MAX_FRAMES, &n) != 0)
+		return 0;
+	sym_frames_free(got, n);
+	return 1;
+}
+
+/* Whether the file answers vaddr with want, the same. */
+static int answers(const struct sym_addrs *a, uint64_t vaddr, const struct sym_frame *want)
+{
+	struct sym_frame got[SYM_MAX_FRAMES];
+	size_t n = 0;
+	if (sym_addrs_get(a, vaddr, got, SYM_MAX_FRAMES, &n) != 0)
+		return 0;
+	int same = n == 1 && strcmp(got[0].name, want->name) == 0 && got[0].file &&
+	           strcmp(got[0].file, want->file) == 0 && got[0].decl_line == want->decl_line &&
+	           got[0].line == want->line;
+	sym_frames_free(got, n);
+	return same;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -78,17 +106,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	char name[] = "fuzzed", file[] = "fuzz.c";
 	struct sym_frame f = {name, name, file, 7, 9};
-	sym_addrs_put(a, NEW_VADDR, &f, 1);
+	const uint64_t one[2] = {NEW_VADDR, NEW_VADDR + 1}, span[2] = {NEW_SPAN, NEW_SPAN + 256};
+	int put_one = !held(a, NEW_VADDR), put_span = !held(a, NEW_SPAN);
+	if (put_one)
+		sym_addrs_put(a, one, &f, 1);
+	if (put_span)
+		sym_addrs_put(a, span, &f, 1);
 	sym_addrs_free(a); /* written back, merged with what the file holds */
 
 	a = sym_addrs_load(KEY);
-	struct sym_frame got[SYM_MAX_FRAMES];
-	size_t n = 0;
-	if (!a || sym_addrs_get(a, NEW_VADDR, got, SYM_MAX_FRAMES, &n) != 0 || n != 1 ||
-	    strcmp(got[0].name, name) != 0 || !got[0].file || strcmp(got[0].file, file) != 0 ||
-	    got[0].decl_line != 7 || got[0].line != 9)
+	if (!a || (put_one && !answers(a, NEW_VADDR, &f)) || (put_span && !answers(a, NEW_SPAN, &f)))
 		abort();
-	sym_frames_free(got, n);
 	sym_addrs_free(a);
 	unlink(path);
 	return 0;

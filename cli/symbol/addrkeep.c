@@ -28,17 +28,25 @@
  * old ones checked whole, in order; a file that does not check out is
  * replaced by this run's answers) and written whole by rename.
  *
- * File (host order): "PRFADR01", libdw's version (16 bytes), the
+ * An answer holds for a span of addresses: one, or, in a module only
+ * its symbol table names, the stretch symtab.c answers alike (lookup.c
+ * says when): a compile samples some 5,000 addresses of cc1 that no
+ * recording asked before, mostly in functions others were sampled in,
+ * and each cost 6,000 instructions of symbol table and demangling.
+ * Spans found in this run answer its later lookups too (a tree of them).
+ *
+ * File (host order): "PRFADR02", libdw's version (16 bytes), the
  * program's build-id in hex (48 bytes, NUL padded), 8-byte counts of
- * addresses, frames and string bytes; addresses (16 bytes: address,
- * first frame, frame count) sorted; frames (32 bytes: name, linkage
- * name, file as string offset + 1, 0 for none, a pad word, declared
- * line, line); the strings.
+ * spans, frames and string bytes; spans (24 bytes: first address, end,
+ * first frame, frame count) sorted and apart; frames (32 bytes: name,
+ * linkage name, file as string offset + 1, 0 for none, a pad word,
+ * declared line, line); the strings.
  */
 #include "addrkeep_int.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -171,44 +179,88 @@ int sym_addrs_entry_ok(const struct sym_addrs *a, const struct addrs_entry *e)
 	return 1;
 }
 
-/* The kept entry of vaddr when it checks out; NULL. */
+/* The kept entry whose span holds vaddr when it checks out; NULL. */
 static const struct addrs_entry *entry_of(const struct sym_addrs *a, uint64_t vaddr)
 {
 	size_t lo = 0, hi = a && a->head ? a->head->naddrs : 0;
-	while (lo < hi) {
+	while (lo < hi) { /* the first span starting above vaddr */
 		size_t mid = lo + (hi - lo) / 2;
-		if (a->addrs[mid].vaddr < vaddr)
+		if (a->addrs[mid].vaddr <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!a || !a->head || lo == a->head->naddrs || a->addrs[lo].vaddr != vaddr)
+	if (lo == 0 || vaddr >= a->addrs[lo - 1].end)
 		return NULL;
-	return sym_addrs_entry_ok(a, &a->addrs[lo]) ? &a->addrs[lo] : NULL;
+	return sym_addrs_entry_ok(a, &a->addrs[lo - 1]) ? &a->addrs[lo - 1] : NULL;
+}
+
+/* Spans in the tree compare equal when they overlap. */
+static int span_cmp(const void *x, const void *y)
+{
+	const struct addrs_entry *p = x, *q = y;
+	return p->end <= q->vaddr ? -1 : q->end <= p->vaddr ? 1 : 0;
+}
+
+/* This run's answer whose span holds vaddr; NULL. */
+static const struct addrs_entry *fresh_span_of(const struct sym_addrs *a, uint64_t vaddr)
+{
+	const struct addrs_entry key = {vaddr, vaddr + 1, 0, 0};
+	void *const *node = a->spans ? tfind(&key, &a->spans, span_cmp) : NULL;
+	return node ? *node : NULL;
 }
 
 int sym_addrs_get(const struct sym_addrs *a, uint64_t vaddr, struct sym_frame *out, size_t max,
                   size_t *n)
 {
 	const struct addrs_entry *e = entry_of(a, vaddr);
-	if (!e || e->n > max)
+	if (e && e->n <= max) {
+		for (uint32_t i = 0; i < e->n; i++) {
+			const struct addrs_frame *f = &a->frames[e->first + i];
+			out[i] = (struct sym_frame){string_at(a, f->name),
+			                            string_at(a, f->system_name),
+			                            string_at(a, f->file), f->decl_line, f->line};
+		}
+		*n = e->n;
+		hits++;
+		return 0;
+	}
+	if (!a || !(e = fresh_span_of(a, vaddr)) || e->n > max)
 		return -1;
 	for (uint32_t i = 0; i < e->n; i++) {
-		const struct addrs_frame *f = &a->frames[e->first + i];
-		out[i] = (struct sym_frame){string_at(a, f->name), string_at(a, f->system_name),
-		                            string_at(a, f->file), f->decl_line, f->line};
+		const struct sym_frame *f = &a->fresh_frames[e->first + i];
+		out[i] = (struct sym_frame){sym_strdup(f->name), sym_strdup(f->system_name),
+		                            f->file ? sym_strdup(f->file) : NULL, f->decl_line,
+		                            f->line};
 	}
 	*n = e->n;
-	hits++;
 	return 0;
 }
 
-void sym_addrs_put(struct sym_addrs *a, uint64_t vaddr, const struct sym_frame *f, size_t n)
+/* A span of more than one address into the tree, for this run's later
+ * lookups; without memory, only the file will have it. */
+static void remember_span(struct sym_addrs *a, const struct addrs_entry *e)
 {
-	if (!a || n > SYM_MAX_FRAMES || a->nff + n > ADDRS_MAX * (size_t)SYM_MAX_FRAMES)
+	struct addrs_entry *copy = malloc(sizeof *copy);
+	if (!copy)
+		return;
+	*copy = *e;
+	void **node = tsearch(copy, &a->spans, span_cmp);
+	if (!node || *node != copy)
+		free(copy); /* no memory, or overlapping one there (not asked, then) */
+}
+
+void sym_addrs_put(struct sym_addrs *a, const uint64_t span[2], const struct sym_frame *f,
+                   size_t n)
+{
+	if (!a || n > SYM_MAX_FRAMES || a->nff + n > ADDRS_MAX * (size_t)SYM_MAX_FRAMES ||
+	    span[1] <= span[0])
 		return;
 	a->fresh = prof_xgrow(a->fresh, a->nfresh, &a->capfresh, 256, sizeof *a->fresh);
-	a->fresh[a->nfresh++] = (struct addrs_entry){vaddr, (uint32_t)a->nff, (uint32_t)n};
+	a->fresh[a->nfresh++] = (struct addrs_entry){span[0], span[1], (uint32_t)a->nff,
+	                                             (uint32_t)n};
+	if (span[1] - span[0] > 1)
+		remember_span(a, &a->fresh[a->nfresh - 1]);
 	for (size_t i = 0; i < n; i++) {
 		a->fresh_frames = prof_xgrow(a->fresh_frames, a->nff, &a->capff, 256,
 		                             sizeof *a->fresh_frames);

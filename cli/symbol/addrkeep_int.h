@@ -7,7 +7,7 @@
 
 #include "symint.h"
 
-#define ADDRS_MAGIC "PRFADR01"
+#define ADDRS_MAGIC "PRFADR02"
 #define ADDRS_MAX (1u << 18)  /* answers; past it a file restarts with one run's */
 #define ADDRS_MAX_BYTES (1u << 30)  /* string offsets stay below 2^32 */
 
@@ -18,8 +18,11 @@ struct addrs_head {
 	uint64_t naddrs, nframes, nbytes;
 };
 
+/* The answer of the addresses [vaddr, end): one, or a stretch of a
+ * module only its symbol table names (lookup.c).  A file's are sorted
+ * and do not overlap. */
 struct addrs_entry {
-	uint64_t vaddr;
+	uint64_t vaddr, end;
 	uint32_t first, n;
 };
 
@@ -28,7 +31,7 @@ struct addrs_frame {
 	int64_t decl_line, line;
 };
 
-_Static_assert(sizeof(struct addrs_head) == 96 && sizeof(struct addrs_entry) == 16 &&
+_Static_assert(sizeof(struct addrs_head) == 96 && sizeof(struct addrs_entry) == 24 &&
                    sizeof(struct addrs_frame) == 32,
                "the arrays are written and mapped as they are");
 
@@ -47,6 +50,10 @@ struct sym_addrs {
 	size_t nfresh, capfresh;
 	struct sym_frame *fresh_frames;
 	size_t nff, capff;
+	/* those of more than one address, for this run's later lookups: a
+	 * tsearch() tree of malloc'd copies, ordered by address, one
+	 * overlapping another comparing equal */
+	void *spans;
 };
 
 /* The header a kept file must start with (counts aside); its self[0]

@@ -11,10 +11,14 @@
  * took.  A kept answer
  * that does not check out is dropped (its frames stay, unreferenced);
  * kept answers out of order, or too many with the new ones, are all
- * dropped, and the file starts again with this run's.
+ * dropped, and the file starts again with this run's.  Spans stay
+ * apart: one inside a span written before it is left out (an answer of
+ * one address kept before symtab.c's index gave its stretch), one that
+ * reaches into it starts where it ends.
  */
 #include "addrkeep_int.h"
 
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -117,16 +121,40 @@ static void add_frame(struct writer *w, const struct near *near, const struct sy
 		string_for(w, near, f->file), 0, f->decl_line, f->line};
 }
 
+/* Whether span e, coming in address order, is written, and where it
+ * starts: not when the last one written holds it; in place of that one
+ * when it starts there too and reaches further; else after its end. */
+static int admit(struct writer *w, struct addrs_entry *e)
+{
+	const struct addrs_entry *last = w->naddrs ? &w->addrs[w->naddrs - 1] : NULL;
+	if (!last || e->vaddr >= last->end)
+		return 1;
+	if (e->end <= last->end)
+		return 0;
+	if (e->vaddr == last->vaddr)
+		w->naddrs--;
+	else
+		e->vaddr = last->end;
+	return 1;
+}
+
 static void add_addr(struct writer *w, const struct addrs_entry *e)
 {
+	struct addrs_entry span = *e;
+	if (!admit(w, &span))
+		return;
 	w->addrs = prof_xgrow(w->addrs, w->naddrs, &w->capaddrs, 1024, sizeof *w->addrs);
-	w->addrs[w->naddrs++] = *e;
+	w->addrs[w->naddrs++] = span;
 }
 
 static void add_fresh(struct writer *w, const struct sym_addrs *a, const struct addrs_entry *e,
                       const struct near *near)
 {
-	add_addr(w, &(struct addrs_entry){e->vaddr, (uint32_t)(w->base_frames + w->nframes), e->n});
+	struct addrs_entry span = *e;
+	if (!admit(w, &span))
+		return;
+	span.first = (uint32_t)(w->base_frames + w->nframes);
+	add_addr(w, &span);
 	for (uint32_t i = 0; i < e->n; i++)
 		add_frame(w, near, &a->fresh_frames[e->first + i]);
 }
@@ -144,16 +172,20 @@ static int kept_usable(const struct sym_addrs *a)
 	if (!a->head || a->head->naddrs + a->nfresh > ADDRS_MAX ||
 	    a->head->nframes + a->nff > ADDRS_MAX * (uint64_t)SYM_MAX_FRAMES)
 		return 0;
-	for (size_t i = 1; i < a->head->naddrs; i++)
-		if (a->addrs[i].vaddr <= a->addrs[i - 1].vaddr)
+	for (size_t i = 0; i < a->head->naddrs; i++)
+		if (a->addrs[i].end <= a->addrs[i].vaddr ||
+		    (i && a->addrs[i].vaddr < a->addrs[i - 1].end))
 			return 0;
 	return 1;
 }
 
+/* By address, the longer span first where two start together. */
 static int by_vaddr(const void *x, const void *y)
 {
 	const struct addrs_entry *a = x, *b = y;
-	return a->vaddr < b->vaddr ? -1 : a->vaddr > b->vaddr;
+	if (a->vaddr != b->vaddr)
+		return a->vaddr < b->vaddr ? -1 : 1;
+	return a->end > b->end ? -1 : a->end < b->end;
 }
 
 /* The kept answers and the new ones (sorted) merged by address, a new
@@ -211,6 +243,8 @@ void sym_addrs_save(struct sym_addrs *a)
 	free(w.slots);
 	sym_frames_free(a->fresh_frames, a->nff);
 	a->nfresh = a->nff = 0; /* written: a second save writes nothing */
+	tdestroy(a->spans, free); /* their frames were this run's */
+	a->spans = NULL;
 }
 
 void sym_addrs_free(struct sym_addrs *a)
@@ -219,6 +253,8 @@ void sym_addrs_free(struct sym_addrs *a)
 		return;
 	sym_addrs_save(a);
 	sym_frames_free(a->fresh_frames, a->nff); /* not written: no directory */
+	if (a->spans)
+		tdestroy(a->spans, free);
 	if (a->map)
 		munmap(a->map, a->map_size);
 	free(a->fresh);

@@ -274,6 +274,13 @@ int sym_gopcln_lookup(struct sym_gopcln **slot, Dwfl_Module *mod, uint64_t vaddr
 	return sym_gopcln_at(*slot, vaddr, out);
 }
 
+int sym_gopcln_present(struct sym_gopcln **slot, Dwfl_Module *mod)
+{
+	if (!*slot && !(*slot = load(mod)))
+		return -1;
+	return (*slot)->tab != NULL;
+}
+
 int sym_gopcln_at(const struct sym_gopcln *g, uint64_t vaddr, struct sym_frame *out)
 {
 	int64_t i;

@@ -30,13 +30,14 @@ struct symname {
 	uint64_t vaddr;
 	int done;
 	const char *name;   /* NULL: no symbol */
+	uint64_t span[2];   /* the addresses with the same answer (symtab.c) */
 };
 
 static const char *symname_get(struct symname *s)
 {
 	if (!s->done) {
-		s->name = sym_symtab_name(sym_image_symtab(s->im), sym_image_module(s->im),
-		                          s->vaddr);
+		s->name = sym_symtab_name_span(sym_image_symtab(s->im), sym_image_module(s->im),
+		                               s->vaddr, s->span);
 		s->done = 1;
 	}
 	return s->name;
@@ -255,10 +256,29 @@ static int cu_of(struct sym_image *im, uint64_t vaddr, Dwarf_Die *mem, Dwarf_Add
 	return sym_cus_find(cus, vaddr - *bias, &off) == 0 && dwarf_offdie(dbg, off, mem) ? 1 : 0;
 }
 
+/* Whether nothing but the symbol table can name the module's addresses:
+ * it has no DWARF (lines and functions would differ within a symbol's
+ * span) and no Go table (which names what the symbol table does not). */
+static int symtab_only(struct sym_image *im, Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	return !sym_module_dwarf(mod, &bias) && sym_gopcln_present(sym_image_gopcln(im), mod) == 0;
+}
+
+/*
+ * The chain at vaddr into out[max], and into span the addresses around
+ * vaddr that certainly have the same chain: vaddr alone, or, for a
+ * module only its symbol table names, the stretch symtab.c answers
+ * alike (a static function .dynsym does not name: most of cc1's
+ * samples).  A PLT stub is in a section of its own and a section's ends
+ * bound symtab.c's stretches, so no stretch holds both a stub and
+ * something else.
+ */
 static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_frame *out,
-                           size_t max)
+                           size_t max, uint64_t span[2])
 {
 	Dwfl_Module *mod = sym_image_module(im);
+	span[0] = vaddr, span[1] = vaddr + 1;
 	const char *stub = max ? sym_plt_name(sym_image_plt(im), mod, vaddr) : NULL;
 	if (stub) {
 		/* no DWARF or symbol covers a PLT stub (plt.c) */
@@ -267,7 +287,7 @@ static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_fram
 		out->system_name = sym_strdup(stub);
 		return 1;
 	}
-	struct symname sym = {im, vaddr, 0, NULL};
+	struct symname sym = {im, vaddr, 0, NULL, {vaddr, vaddr + 1}};
 	int lineno = 0;
 	const char *src = NULL;
 	Dwarf_Addr bias;
@@ -284,6 +304,9 @@ static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_fram
 	}
 	size_t n = cu ? dwarf_chain(im, cu, vaddr - bias, &sym, src, lineno, out, max) : 0;
 	const char *symname = n > 0 || max == 0 ? NULL : symname_get(&sym);
+	int alike = n == 0 && max > 0 && !cu && !src && symtab_only(im, mod);
+	if (alike)
+		span[0] = sym.span[0], span[1] = sym.span[1];
 	if (n == 0 && max > 0 && !symname)
 		/* a stripped Go program's code: its own table names it */
 		return (size_t)sym_gopcln_lookup(sym_image_gopcln(im), mod, vaddr, out);
@@ -303,18 +326,18 @@ static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_fram
  * (libdw's, or ours), the address is named again without DWARF.  What
  * the first attempt had put in out is left to the exit. */
 static size_t lookup_guarded(struct sym_image *im, uint64_t vaddr, struct sym_frame *out,
-                             size_t max)
+                             size_t max, uint64_t span[2])
 {
 	jmp_buf here;
 	jmp_buf *const outer = sym_oom_guard(&here);
 	if (setjmp(here) == 0) {
-		size_t n = lookup_fresh(im, vaddr, out, max);
+		size_t n = lookup_fresh(im, vaddr, out, max, span);
 		sym_oom_unguard(outer);
 		return n;
 	}
 	sym_oom_unguard(outer);
 	sym_oom_say(sym_image_path(im));
-	return lookup_fresh(im, vaddr, out, max);
+	return lookup_fresh(im, vaddr, out, max, span);
 }
 
 /* The kept answer (addrkeep.c) when there is one, else libdw's, kept
@@ -324,11 +347,12 @@ size_t sym_image_lookup(struct sym_image *im, uint64_t vaddr, struct sym_frame *
 {
 	struct sym_addrs *kept = max >= SYM_MAX_FRAMES ? sym_image_addrs(im) : NULL;
 	size_t n;
+	uint64_t span[2];
 	if (kept && sym_addrs_get(kept, vaddr, out, max, &n) == 0)
 		return n;
-	n = lookup_guarded(im, vaddr, out, max);
+	n = lookup_guarded(im, vaddr, out, max, span);
 	if (!sym_dwarf_lost())
-		sym_addrs_put(kept, vaddr, out, n);
+		sym_addrs_put(kept, span, out, n);
 	return n;
 }
 

@@ -116,6 +116,11 @@ void sym_reach_free(struct sym_reach *r);
 struct sym_symtab;
 struct sym_symtab **sym_image_symtab(struct sym_image *im);
 const char *sym_symtab_name(struct sym_symtab **t, struct Dwfl_Module *mod, uint64_t vaddr);
+/* The same, and into span the addresses [span[0], span[1]) around vaddr
+ * that certainly have the same answer: the stretch between two
+ * boundaries, or vaddr alone before the index is built. */
+const char *sym_symtab_name_span(struct sym_symtab **t, struct Dwfl_Module *mod, uint64_t vaddr,
+                                 uint64_t span[2]);
 /* That about n more addresses of the module will be asked (the
  * symbolizer counts a profile's before it starts). */
 void sym_symtab_expect(struct sym_symtab **t, size_t n);
@@ -138,6 +143,8 @@ struct sym_gopcln;
 struct sym_gopcln **sym_image_gopcln(struct sym_image *im);
 int sym_gopcln_lookup(struct sym_gopcln **t, struct Dwfl_Module *mod, uint64_t vaddr,
                       struct sym_frame *out);
+/* Whether the module has such a table: 1, 0, -1 (unknown: no memory). */
+int sym_gopcln_present(struct sym_gopcln **t, struct Dwfl_Module *mod);
 void sym_gopcln_free(struct sym_gopcln *t);
 /* The same on a table at bytes[0, size) (tests, fuzz-gopcln): parse
  * gives NULL when its header does not check out; at names vaddr. */
@@ -220,16 +227,18 @@ int sym_file_key(struct Dwfl_Module *mod, char *out, size_t size);
 /* addrkeep.c: sym_image_lookup()'s answers kept across recordings by
  * the image's DWARF key, this program's build-id and libdw's version.
  * sym_addrs_load(): NULL when there is no cache directory, key or
- * build-id of ours.  sym_addrs_get(): the kept chain at vaddr (strings
- * malloc'd, as sym_image_lookup gives them) and 0, or -1 for none;
- * sym_addrs_put() adds an answer found this run; sym_addrs_save()
+ * build-id of ours.  sym_addrs_get(): the kept chain at vaddr, or this
+ * run's for a span holding it (strings malloc'd, as sym_image_lookup
+ * gives them) and 0, or -1 for none; sym_addrs_put() adds an answer
+ * found this run for the addresses [span[0], span[1]); sym_addrs_save()
  * writes the kept and added ones when something was added;
  * sym_addrs_free() saves, then frees. */
 struct sym_addrs;
 struct sym_addrs *sym_addrs_load(const char *key);
 int sym_addrs_get(const struct sym_addrs *a, uint64_t vaddr, struct sym_frame *out, size_t max,
                   size_t *n);
-void sym_addrs_put(struct sym_addrs *a, uint64_t vaddr, const struct sym_frame *f, size_t n);
+void sym_addrs_put(struct sym_addrs *a, const uint64_t span[2], const struct sym_frame *f,
+                   size_t n);
 void sym_addrs_save(struct sym_addrs *a);
 void sym_addrs_free(struct sym_addrs *a);
 /* The kept file's path for key under dir (malloc'd): it names this

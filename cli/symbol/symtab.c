@@ -295,8 +295,31 @@ void sym_symtab_expect(struct sym_symtab **tp, size_t n)
 		(*tp)->expected += n;
 }
 
+/* The addresses of vaddr's slot (slot_of()), [span[0], span[1]): the
+ * answer is the same for each of them. */
+static void slot_span(const struct sym_symtab *t, GElf_Addr vaddr, uint64_t span[2])
+{
+	const struct sym_reach *bounds = &t->reach[REACH_BOUNDS];
+	size_t lo = sym_reach_count(bounds, vaddr);
+	uint64_t next = lo < bounds->n ? bounds->v[lo].start : UINT64_MAX;
+	if (lo == 0)
+		span[0] = 0, span[1] = next;
+	else if (vaddr == bounds->v[lo - 1].start)
+		span[0] = vaddr, span[1] = vaddr + 1;
+	else
+		span[0] = bounds->v[lo - 1].start + 1, span[1] = next;
+}
+
 const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr)
 {
+	return sym_symtab_name_span(tp, mod, vaddr, NULL);
+}
+
+const char *sym_symtab_name_span(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr,
+                                 uint64_t span[2])
+{
+	if (span)
+		span[0] = vaddr, span[1] = vaddr + 1; /* until the index says more */
 	if (!*tp && !(*tp = calloc(1, sizeof **tp)))
 		return ask_libdwfl(mod, vaddr);
 	struct sym_symtab *t = *tp;
@@ -308,6 +331,8 @@ const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t v
 	}
 	if (t->state < 0)
 		return ask_libdwfl(mod, vaddr);
+	if (span)
+		slot_span(t, vaddr, span);
 	struct slot_answer *a = &t->slots[slot_of(t, vaddr)];
 	const char *name;
 	if (own_answer(t, mod, vaddr, &name))

@@ -21,7 +21,7 @@ static void sh(const char *cmd)
 }
 
 /* The byte offset of the kept file's first frame: after the 96-byte
- * header and the 16-byte address entries (their count at byte 72). */
+ * header and the 24-byte spans (their count at byte 72). */
 static long first_frame(const char *path)
 {
 	uint64_t naddrs = 0;
@@ -29,7 +29,7 @@ static long first_frame(const char *path)
 	CHECK(fd >= 0 && pread(fd, &naddrs, 8, 72) == 8);
 	close(fd);
 	CHECK(naddrs > 0 && naddrs < 1000000);
-	return 96 + (long)naddrs * 16;
+	return 96 + (long)naddrs * 24;
 }
 
 /* The file is damaged by cmd (a format taking the path, then the

@@ -188,6 +188,7 @@ const struct symcase symcases[] = {
 	{"sym_addr_answers_kept", sym_addr_answers_kept},
 	{"sym_addr_answers_merged", sym_addr_answers_merged},
 	{"sym_addr_answers_strings", sym_addr_answers_strings},
+	{"sym_addr_spans", sym_addr_spans},
 	{"sym_libdw_out_of_memory", sym_libdw_out_of_memory},
 	{"sym_reach_orders_stably", sym_reach_orders_stably},
 	{NULL, NULL},

@@ -96,6 +96,7 @@ void sym_cu_kids_cache(void);
 void sym_addr_answers_kept(void);
 void sym_addr_answers_merged(void);
 void sym_addr_answers_strings(void);
+void sym_addr_spans(void);
 void sym_libdw_out_of_memory(void);
 void sym_reach_orders_stably(void);
 
