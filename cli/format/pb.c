@@ -20,7 +20,7 @@ void pb_free(struct pbuf *b)
 	b->n = b->cap = 0;
 }
 
-static void make_room(struct pbuf *b, size_t more)
+void pb_make_room(struct pbuf *b, size_t more)
 {
 	if (b->spill && b->n) {
 		b->spill(b, b->ctx);
@@ -37,11 +37,10 @@ static void make_room(struct pbuf *b, size_t more)
 	b->cap = cap;
 }
 
-/* The test inline, the work out of line: it runs for every varint. */
 static inline void room(struct pbuf *b, size_t more)
 {
 	if (__builtin_expect(b->cap - b->n < more, 0))
-		make_room(b, more);
+		pb_make_room(b, more);
 }
 
 void pb_reserve(struct pbuf *b, size_t more)
@@ -57,35 +56,9 @@ static void put(struct pbuf *b, const void *data, size_t len)
 	b->n += len;
 }
 
-/* Written in place: a varint is most of what a profile is made of (a
- * build's recording: a million of them, when each went through a copy
- * of its own, 14% of the record process's instructions). */
-void pb_varint(struct pbuf *b, uint64_t v)
-{
-	room(b, 10);
-	unsigned char *o = b->p + b->n;
-	for (; v > 0x7f; v >>= 7)
-		*o++ = (unsigned char)(v | 0x80);
-	*o++ = (unsigned char)v;
-	b->n = (size_t)(o - b->p);
-}
-
 static void tag(struct pbuf *b, uint32_t field, int type)
 {
 	pb_varint(b, (uint64_t)field << 3 | (uint64_t)type);
-}
-
-void pb_uint(struct pbuf *b, uint32_t field, uint64_t v)
-{
-	if (v) {
-		tag(b, field, PB_VARINT);
-		pb_varint(b, v);
-	}
-}
-
-void pb_int(struct pbuf *b, uint32_t field, int64_t v)
-{
-	pb_uint(b, field, (uint64_t)v); /* int64: two's complement, 10 bytes if negative */
 }
 
 void pb_bytes(struct pbuf *b, uint32_t field, const void *data, size_t len)
