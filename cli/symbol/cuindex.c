@@ -136,7 +136,7 @@ struct sym_cus *sym_cus_load(Dwarf *dbg, const char *build_id)
 	return c;
 }
 
-int sym_cus_find(const struct sym_cus *c, uint64_t addr, uint64_t *die_off)
+int sym_cus_find(const struct sym_cus *c, uint64_t addr, uint64_t *die_off, uint64_t span[2])
 {
 	size_t lo = 0, hi = c ? c->n : 0; /* first range starting above addr */
 	while (lo < hi) {
@@ -146,6 +146,12 @@ int sym_cus_find(const struct sym_cus *c, uint64_t addr, uint64_t *die_off)
 		else
 			hi = mid;
 	}
+	/* the answer depends on the last range starting at or below addr,
+	 * its end, and where the next one starts */
+	if (lo < (c ? c->n : 0))
+		sym_span_cut(span, addr, c->r[lo][0]);
+	if (lo > 0)
+		sym_span_cut(span, addr, c->r[lo - 1][0]), sym_span_cut(span, addr, c->r[lo - 1][1]);
 	if (lo == 0 || addr >= c->r[lo - 1][1])
 		return -1;
 	*die_off = c->r[lo - 1][2];

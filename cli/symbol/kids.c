@@ -237,10 +237,25 @@ struct sym_kids *sym_kids_of(struct sym_map *cache, struct sym_kept *kept, Dwarf
 	return k->error ? NULL : k;
 }
 
+/* span cut to where the same children's ranges hold pc: by the ends of
+ * those starting at or below it (spans[0 .. below)), their last start,
+ * and the next start.  A scan of the level, at a fresh address only. */
+static void kids_span(const struct sym_kids *k, size_t below, Dwarf_Addr pc, uint64_t span[2])
+{
+	if (!span)
+		return;
+	if (below < k->n)
+		sym_span_cut(span, pc, k->spans[below].s.lo);
+	if (below > 0)
+		sym_span_cut(span, pc, k->spans[below - 1].s.lo);
+	for (size_t i = 0; i < below; i++)
+		sym_span_cut(span, pc, k->spans[i].s.hi);
+}
+
 /* The first child (in walk order) with a range holding pc: the one
  * dwarf_getscopes' walk enters.  1 with *kid, 0 for none, -1 when a kept
- * offset names no DIE. */
-int sym_kids_find(struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid)
+ * offset names no DIE; span cut (kids_span()). */
+int sym_kids_find(struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid, uint64_t span[2])
 {
 	size_t lo = 0, hi = k->n; /* spans[0 .. lo) start at or below pc */
 	while (lo < hi) {
@@ -250,6 +265,7 @@ int sym_kids_find(struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid)
 		else
 			hi = mid;
 	}
+	kids_span(k, lo, pc, span);
 	struct kid_span *best = NULL;
 	for (size_t i = lo; i > 0 && k->maxhi[i - 1] > pc; i--) {
 		struct kid_span *s = &k->spans[i - 1];

@@ -90,7 +90,8 @@ static const char *name_at(const struct sym_cu_lines *l, uint64_t idx)
 	return idx < l->h.nnames && l->offs[idx] != NO_NAME ? l->bytes + l->offs[idx] : NULL;
 }
 
-int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **file, int *line)
+int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **file, int *line,
+                    uint64_t span[2])
 {
 	size_t lo = 0, hi = l->h.nspans; /* first span starting above addr */
 	while (lo < hi) {
@@ -100,6 +101,10 @@ int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **fi
 		else
 			hi = mid;
 	}
+	if (lo > 0)
+		sym_span_cut(span, addr, l->spans[lo - 1].addr);
+	if (lo < l->h.nspans)
+		sym_span_cut(span, addr, l->spans[lo].addr);
 	const struct span *s = lo ? &l->spans[lo - 1] : NULL;
 	const char *name = s && s->name ? name_at(l, s->name - 1) : NULL;
 	if (!name)

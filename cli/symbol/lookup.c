@@ -166,13 +166,17 @@ static int innermost_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
 
 /* The innermost function holding pc and the scopes it is in, innermost
  * first, into a malloc'd *out; their count, 0 when no function holds pc.
- * scopes.c answers, or libdw itself when scopes.c cannot. */
-static int function_scopes(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out)
+ * scopes.c answers (span cut to where its answer holds), or libdw itself
+ * when scopes.c cannot (span: pc alone). */
+static int function_scopes(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **out,
+                           uint64_t span[2])
 {
 	Dwarf_Die *path, fn;
-	int n = sym_scopes_at(sym_image_scopes(im), sym_image_kept(im, cu), cu, pc, &path);
-	if (n < 0)
+	int n = sym_scopes_at(sym_image_scopes(im), sym_image_kept(im, cu), cu, pc, &path, span);
+	if (n < 0) {
+		span[0] = pc, span[1] = pc + 1;
 		return innermost_function(cu, pc, &fn) ? dwarf_getscopes_die(&fn, out) : 0;
+	}
 	int last = n - 1;
 	while (last >= 0 && !is_function(&path[last]))
 		last--;
@@ -193,10 +197,10 @@ static int function_scopes(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, D
  * holding it out to the first out-of-line function. */
 static size_t dwarf_chain(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc,
                           struct symname *symname, const char *src, int lineno,
-                          struct sym_frame *out, size_t max)
+                          struct sym_frame *out, size_t max, uint64_t span[2])
 {
 	Dwarf_Die *scopes;
-	int ns = function_scopes(im, cu, pc, &scopes);
+	int ns = function_scopes(im, cu, pc, &scopes, span);
 	size_t n = 0;
 	int64_t line = lineno;
 	for (int i = 0; i < ns && n < max; i++) {
@@ -231,13 +235,16 @@ static size_t dwarf_chain(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc,
 }
 
 /* The line table's file and line at pc in cu: the kept answers
- * (linecache.c) when there are some, else libdw's; NULL and 0: none. */
+ * (linecache.c) when there are some, else libdw's; NULL and 0: none.
+ * span cut to the line's addresses (pc alone by libdw's). */
 static void line_at(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, const char **src,
-                    int *lineno)
+                    int *lineno, uint64_t span[2])
 {
 	const struct sym_cu_lines *kept = sym_image_cu_lines(im, cu);
 	Dwarf_Line *l = kept ? NULL : dwarf_getsrc_die(cu, pc);
-	if (kept ? !sym_cu_lines_at(kept, pc, src, lineno)
+	if (!kept)
+		span[0] = pc, span[1] = pc + 1;
+	if (kept ? !sym_cu_lines_at(kept, pc, src, lineno, span)
 	         : !l || !(*src = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, lineno) != 0)
 		*src = NULL, *lineno = 0;
 }
@@ -246,14 +253,16 @@ static void line_at(struct sym_image *im, Dwarf_Die *cu, Dwarf_Addr pc, const ch
  * *mem, with the DWARF bias: 1; 0 when no CU holds it (libdwfl, whose
  * lookups go through the same ranges, would find none either); -1 when
  * there are no kept ranges, and the caller asks libdwfl. */
-static int cu_of(struct sym_image *im, uint64_t vaddr, Dwarf_Die *mem, Dwarf_Addr *bias)
+static int cu_of(struct sym_image *im, uint64_t vaddr, Dwarf_Die *mem, Dwarf_Addr *bias,
+                 uint64_t span[2])
 {
 	Dwarf *dbg = sym_module_dwarf(sym_image_module(im), bias);
 	struct sym_cus *cus = dbg ? sym_image_cus(im, dbg) : NULL;
 	uint64_t off;
 	if (!cus)
 		return -1;
-	return sym_cus_find(cus, vaddr - *bias, &off) == 0 && dwarf_offdie(dbg, off, mem) ? 1 : 0;
+	return sym_cus_find(cus, vaddr - *bias, &off, span) == 0 && dwarf_offdie(dbg, off, mem) ? 1
+	                                                                                  : 0;
 }
 
 /* Whether nothing but the symbol table can name the module's addresses:
@@ -265,14 +274,32 @@ static int symtab_only(struct sym_image *im, Dwfl_Module *mod)
 	return !sym_module_dwarf(mod, &bias) && sym_gopcln_present(sym_image_gopcln(im), mod) == 0;
 }
 
+/* The DWARF span pc (DWARF addresses) into span (the module's), cut to
+ * the symbol table's stretch when its name was asked. */
+static void dwarf_span(const uint64_t pcspan[2], Dwarf_Addr bias, const struct symname *sym,
+                       uint64_t span[2])
+{
+	span[0] = pcspan[0] + bias;
+	span[1] = pcspan[1] > UINT64_MAX - bias ? UINT64_MAX : pcspan[1] + bias;
+	if (sym->done)
+		span[0] = sym->span[0] > span[0] ? sym->span[0] : span[0],
+		span[1] = sym->span[1] < span[1] ? sym->span[1] : span[1];
+}
+
 /*
  * The chain at vaddr into out[max], and into span the addresses around
- * vaddr that certainly have the same chain: vaddr alone, or, for a
- * module only its symbol table names, the stretch symtab.c answers
- * alike (a static function .dynsym does not name: most of cc1's
- * samples).  A PLT stub is in a section of its own and a section's ends
- * bound symtab.c's stretches, so no stretch holds both a stub and
- * something else.
+ * vaddr that certainly have the same chain: vaddr alone, or
+ *  - for a module only its symbol table names, the stretch symtab.c
+ *    answers alike (a static function .dynsym does not name: most of
+ *    cc1's samples);
+ *  - with DWARF, where the same unit (cuindex.c), the same line-table
+ *    line (linecache.c) and the same DIEs holding the address
+ *    (scopes.c, kids.c) give the same chain, and, when the symbol table
+ *    was asked, its stretch: a Python recording samples new addresses
+ *    in lines it sampled before at every run.
+ * Whatever answers by libdw's own lookups, or from a Go table, holds for
+ * vaddr alone.  A PLT stub is in a section of its own, which bounds
+ * symtab.c's stretches, and no unit holds one.
  */
 static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_frame *out,
                            size_t max, uint64_t span[2])
@@ -293,20 +320,24 @@ static size_t lookup_fresh(struct sym_image *im, uint64_t vaddr, struct sym_fram
 	Dwarf_Addr bias;
 	Dwarf_Die cu_mem, *cu = NULL;
 	/* no DWARF at all once libdw ran out of memory (dwoom.c) */
-	int kept = sym_dwarf_lost() ? 0 : cu_of(im, vaddr, &cu_mem, &bias);
+	uint64_t pcspan[2] = {0, UINT64_MAX};
+	int lost = sym_dwarf_lost();
+	int kept = lost ? 0 : cu_of(im, vaddr, &cu_mem, &bias, pcspan);
 	if (kept == 1) { /* found by cuindex.c: the line from its CU */
 		cu = &cu_mem;
-		line_at(im, cu, vaddr - bias, &src, &lineno);
+		line_at(im, cu, vaddr - bias, &src, &lineno, pcspan);
 	} else if (kept < 0) {
 		Dwfl_Line *dl = dwfl_module_getsrc(mod, vaddr);
 		src = dl ? dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL) : NULL;
 		cu = dwfl_module_addrdie(mod, vaddr, &bias);
 	}
-	size_t n = cu ? dwarf_chain(im, cu, vaddr - bias, &sym, src, lineno, out, max) : 0;
+	size_t n = cu ? dwarf_chain(im, cu, vaddr - bias, &sym, src, lineno, out, max, pcspan) : 0;
 	const char *symname = n > 0 || max == 0 ? NULL : symname_get(&sym);
-	int alike = n == 0 && max > 0 && !cu && !src && symtab_only(im, mod);
-	if (alike)
+	if (max > 0 && n == 0 && !cu && !src && symtab_only(im, mod))
 		span[0] = sym.span[0], span[1] = sym.span[1];
+	else if (max > 0 && !lost && kept >= 0 &&
+	         (n > 0 || symname || sym_gopcln_present(sym_image_gopcln(im), mod) == 0))
+		dwarf_span(pcspan, bias, &sym, span);
 	if (n == 0 && max > 0 && !symname)
 		/* a stripped Go program's code: its own table names it */
 		return (size_t)sym_gopcln_lookup(sym_image_gopcln(im), mod, vaddr, out);

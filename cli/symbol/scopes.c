@@ -171,7 +171,7 @@ static int origin_met(struct sym_scopes *s, struct sym_kept *kept, Dwarf_Die *cu
 
 /* Down from cu through the first child holding pc at each level. */
 static int descend(struct sym_scopes *s, struct sym_kept *kept, Dwarf_Die *cu, Dwarf_Addr pc,
-                   struct path *p)
+                   struct path *p, uint64_t span[2])
 {
 	Dwarf_Die parent = *cu, kid;
 	for (;;) {
@@ -180,7 +180,7 @@ static int descend(struct sym_scopes *s, struct sym_kept *kept, Dwarf_Die *cu, D
 		struct sym_kids *k = sym_kids_of(&s->kids, kept, &parent);
 		if (!k)
 			return -1;
-		int found = sym_kids_find(k, pc, &kid);
+		int found = sym_kids_find(k, pc, &kid, span);
 		if (found <= 0)
 			return found;
 		push(p, &kid);
@@ -196,14 +196,14 @@ unsigned long sym_scopes_libdw_asks(void)
 }
 
 int sym_scopes_at(struct sym_scopes **sp, struct sym_kept *kept, Dwarf_Die *cu, Dwarf_Addr pc,
-                  Dwarf_Die **path)
+                  Dwarf_Die **path, uint64_t span[2])
 {
 	if (!*sp) {
 		*sp = prof_xrealloc(NULL, sizeof **sp, 1);
 		memset(*sp, 0, sizeof **sp);
 	}
 	struct path p = {NULL, 0, 0};
-	if (descend(*sp, kept, cu, pc, &p) < 0 || (p.n > 0 && !origin_met(*sp, kept, cu, &p))) {
+	if (descend(*sp, kept, cu, pc, &p, span) < 0 || (p.n > 0 && !origin_met(*sp, kept, cu, &p))) {
 		free(p.v);
 		libdw_asks++;
 		return -1;

@@ -35,6 +35,21 @@
 #include "symbolize.h"
 
 /* One frame of an inline chain.  Strings are malloc'd (sym_frames_free). */
+/* The addresses [span[0], span[1]) around pc an answer certainly holds
+ * for, narrowed by each boundary b its parts depend on: the lookups give
+ * theirs to sym_span_cut() (lookup.c says why spans are kept). */
+static inline void sym_span_cut(uint64_t span[2], uint64_t pc, uint64_t b)
+{
+	if (!span)
+		return;
+	if (b <= pc) {
+		if (b > span[0])
+			span[0] = b;
+	} else if (b < span[1]) {
+		span[1] = b;
+	}
+}
+
 struct sym_frame {
 	char *name;        /* demangled */
 	char *system_name; /* as in the symbol table / DW_AT_linkage_name */
@@ -154,11 +169,12 @@ int sym_gopcln_at(const struct sym_gopcln *g, uint64_t vaddr, struct sym_frame *
 /* cuindex.c: the CU of an address by libdw's aranges, kept across
  * recordings by build-id in zcache.c's directory.  sym_image_cus() loads
  * them on first use (NULL: none, use libdwfl's lookups); sym_cus_find()
- * gives the CU DIE's offset of a DWARF address, -1 if no CU has it. */
+ * gives the CU DIE's offset of a DWARF address, -1 if no CU has it, and
+ * cuts span (NULL: none) to where the answer stays the same. */
 struct sym_cus;
 struct sym_cus *sym_image_cus(struct sym_image *im, Dwarf *dbg);
 struct sym_cus *sym_cus_load(Dwarf *dbg, const char *build_id);
-int sym_cus_find(const struct sym_cus *c, uint64_t addr, uint64_t *die_off);
+int sym_cus_find(const struct sym_cus *c, uint64_t addr, uint64_t *die_off, uint64_t span[2]);
 void sym_cus_free(struct sym_cus *c);
 const char *sym_zcache_dir(void);  /* NULL: no cache */
 int sym_zcache_make_dir(void);
@@ -187,12 +203,13 @@ void sym_libdw_version(char out[16]);
  * on first use; NULL when there is no cache directory or build-id, or
  * libdw cannot decode the CU: ask libdw then.  sym_cu_lines_at(): the
  * file and line dwarf_getsrc_die() + dwarf_linesrc() give at a DWARF
- * address: 1, or 0 for none.  sym_cu_lines_file(): file-table entry idx
+ * address: 1, or 0 for none, span cut likewise.  sym_cu_lines_file(): file-table entry idx
  * as dwarf_filesrc() names it, NULL past the table's end. */
 struct sym_cu_lines;
 const struct sym_cu_lines *sym_image_cu_lines(struct sym_image *im, Dwarf_Die *cu);
 struct sym_cu_lines *sym_cu_lines_load(Dwarf_Die *cu, const char *build_id);
-int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **file, int *line);
+int sym_cu_lines_at(const struct sym_cu_lines *l, uint64_t addr, const char **file, int *line,
+                    uint64_t span[2]);
 const char *sym_cu_lines_file(const struct sym_cu_lines *l, uint64_t idx);
 void sym_cu_lines_free(void *l);
 
@@ -256,9 +273,10 @@ void sym_scopes_free(struct sym_scopes *s);
 /* The DIEs holding pc in cu that dwarf_getscopes() finds, outermost (a
  * child of cu) first, down to the innermost, into a malloc'd *path, and
  * their count (0: none); -1 when libdw's own answer is needed (it may
- * fail, or differ: see scopes.c).  kept: cu's kept indexes, or NULL. */
+ * fail, or differ: see scopes.c).  kept: cu's kept indexes, or NULL.
+ * span (NULL: none) is cut to where the same DIEs hold the address. */
 int sym_scopes_at(struct sym_scopes **s, struct sym_kept *kept, Dwarf_Die *cu, Dwarf_Addr pc,
-                  Dwarf_Die **path);
+                  Dwarf_Die **path, uint64_t span[2]);
 /* How many times sym_scopes_at() has returned -1 (tests). */
 unsigned long sym_scopes_libdw_asks(void);
 
@@ -311,7 +329,7 @@ int sym_walks_into(Dwarf_Die *die);
  * be NULL); NULL when libdw failed listing them. */
 struct sym_kids;
 struct sym_kids *sym_kids_of(struct sym_map *cache, struct sym_kept *kept, Dwarf_Die *parent);
-int sym_kids_find(struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid);
+int sym_kids_find(struct sym_kids *k, Dwarf_Addr pc, Dwarf_Die *kid, uint64_t span[2]);
 void sym_kids_free(void *kids);
 
 /* A file holding this process's vDSO image (a memfd path under

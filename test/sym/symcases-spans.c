@@ -1,10 +1,12 @@
 /*
- * symcases-spans.c - answers kept for a stretch of addresses
+ * symcases-spans.c - answers kept for a span of addresses
  * (cli/symbol/lookup.c, addrkeep.c): in a module only its symbol table
- * names, an answer holds for the stretch symtab.c answers alike, and is
- * given for the stretch's other addresses in the same recording and,
- * from the file, in later ones.  Each such answer must be the one a
- * lookup without kept answers gives, at every address asked.
+ * names, the stretch symtab.c answers alike; with DWARF, the addresses of
+ * one line in the same unit and DIEs.  An answer is given for the span's
+ * other addresses in the same recording and, from the file, in later
+ * ones; each must be the one a lookup without kept answers gives, at
+ * every address asked (modules with and without DWARF, C, C++, nested
+ * scopes, libc with its debugging information when installed, cc1).
  */
 #include "symtest.h"
 #include "../../cli/symbol/symint.h"
@@ -136,7 +138,7 @@ static void one_module(const char *path)
 	fprintf(stderr, "  %s: %d addresses kept as %llu spans; %lu of %d others answered "
 	        "from them\n", path, ASKED, (unsigned long long)spans, hits2, ASKED);
 	CHECK(hits1 == 0);          /* there was no file */
-	CHECK(spans * 2 < ASKED);   /* the stretches answered the rest of the run */
+	CHECK(spans * 3 < ASKED * 2); /* spans answered some of the rest of the run */
 	CHECK(hits2 * 2 > ASKED);   /* and most of the next one */
 	CHECK(system(cmd) == 0);
 }
@@ -144,6 +146,8 @@ static void one_module(const char *path)
 void sym_addr_spans(void)
 {
 	const char *mods[] = {SYM_BIN "/libsymnest.dynsym.so", SYM_BIN "/libsymlib.dynsym.so",
+	                      SYM_BIN "/symprog", SYM_BIN "/libsymlib.so", SYM_BIN "/libsymcxx.so",
+	                      SYM_BIN "/libsymnest.so", "/lib/x86_64-linux-gnu/libc.so.6",
 	                      "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"};
 	for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
 		if (access(mods[i], R_OK) != 0) {
