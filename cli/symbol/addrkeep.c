@@ -28,12 +28,14 @@
  * old ones checked whole, in order; a file that does not check out is
  * replaced by this run's answers) and written whole by rename.
  *
- * An answer holds for a span of addresses: one, or, in a module only
- * its symbol table names, the stretch symtab.c answers alike (lookup.c
- * says when): a compile samples some 5,000 addresses of cc1 that no
- * recording asked before, mostly in functions others were sampled in,
- * and each cost 6,000 instructions of symbol table and demangling.
- * Spans found in this run answer its later lookups too (a tree of them).
+ * An answer holds for a span of addresses: one, those of one line in
+ * the same unit and DIEs, or, in a module only its symbol table names,
+ * the stretch symtab.c answers alike (lookup.c says when): a compile
+ * samples some 5,000 addresses of cc1 that no recording asked before,
+ * mostly in functions others were sampled in, and each cost 6,000
+ * instructions of symbol table and demangling; a Python run, new
+ * addresses in lines sampled before.  Spans found in this run answer its
+ * later lookups too (a tree of them).
  *
  * File (host order): "PRFADR02", libdw's version (16 bytes), the
  * program's build-id in hex (48 bytes, NUL padded), 8-byte counts of
