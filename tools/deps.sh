@@ -23,6 +23,9 @@ fi
 # libdeflate writes them (cli/format/pprof_write.c says why)
 [ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
 [ -f /usr/include/libdeflate.h ] || need="$need libdeflate-dev"
+# the command links elfutils statically when it can (Makefile's
+# PROFIL_LIBS): libdw.a needs bzip2's archive too
+[ -f /usr/include/bzlib.h ] || need="$need libbz2-dev"
 # optional PACKAGE COMMAND WHAT: installs PACKAGE when COMMAND is missing
 # (as root, with apt-get), else says how; without it WHAT is skipped,
 # saying so
