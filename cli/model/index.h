@@ -53,9 +53,10 @@ void prof_index_rebuild(struct prof_index *x, size_t n, prof_index_hash_fn *hash
                         const void *ctx);
 void prof_index_free(struct prof_index *x);
 
-/* FNV-1a of s, its high bits folded into the low ones (which pick the
- * slot). */
+/* A hash of s, its high bits folded into the low ones (which pick the
+ * slot); _seeded() goes on from h, to hash several strings as one. */
 uint64_t prof_hash_str(const char *s);
+uint64_t prof_hash_seeded(uint64_t h, const char *s);
 
 /* Where probing for hash h starts; x must have been reserved. */
 static inline size_t prof_index_first(const struct prof_index *x, uint64_t h)

@@ -121,9 +121,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 static uint64_t hash_str(uint64_t h, const char *s)
 {
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return mix(h, 0);
+	return mix(prof_hash_seeded(h, s), 0);
 }
 
 static uint64_t hash_function(const struct prof_function *f)
