@@ -15,8 +15,8 @@
  * read.
  *
  * Nobody can write it once its process is gone (kill(pid, 0) says ESRCH:
- * a zombie still counts, and a pid taken again by another process only
- * delays this), with one exception: a forked child that has no ring of
+ * a zombie still counts; asked until it says so, never after, so a pid
+ * taken again by another process changes nothing), with one exception: a forked child that has no ring of
  * its own yet tells its end in its parent's ring (ring.h RING_FORKED),
  * through the mapping it inherited, even after the parent is gone.  Such
  * a child makes its own ring within a sweep or two of the agent's helper
@@ -77,10 +77,11 @@ size_t images_retire(struct images *set)
 		struct image *im = &set->v[i];
 		if (!images_reading(im) || im->retired)
 			continue;
-		if (!process_gone(im)) {
-			im->gone_since_ns = 0; /* a zombie reaped later, a pid taken again */
+		/* Gone once is gone for good (ESRCH: not even a zombie; a pid
+		 * taken again is another process): not asked again, which was
+		 * 400 failed kill()s of a build's recording. */
+		if (!im->gone_since_ns && !process_gone(im))
 			continue;
-		}
 		if (!im->gone_since_ns)
 			im->gone_since_ns = now;
 		else if (now - im->gone_since_ns >= RETIRE_AFTER_NS) {
