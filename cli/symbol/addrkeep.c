@@ -131,7 +131,8 @@ unsigned long sym_addrs_hits(void)
  * image's key: two profil builds that share a cache (an installed one
  * and a checkout's, or two versions compared) each keep their own
  * answers.  With the build-id in the header only, each replaced the
- * other's file at every recording, and every address was fresh again (4.7 M instructions of libdw's unit scan for a
+ * other's file at every recording, and every address was fresh again
+ * (4.7 M instructions of libdw's unit scan for a
  * `sleep`).  A build's files that are no longer used go with the cache's
  * least recently used (cachetrim.c).
  */

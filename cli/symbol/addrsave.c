@@ -138,13 +138,17 @@ static int admit(struct writer *w, struct addrs_entry *e)
 	return 1;
 }
 
+static void push(struct writer *w, const struct addrs_entry *e)
+{
+	w->addrs = prof_xgrow(w->addrs, w->naddrs, &w->capaddrs, 1024, sizeof *w->addrs);
+	w->addrs[w->naddrs++] = *e;
+}
+
 static void add_addr(struct writer *w, const struct addrs_entry *e)
 {
 	struct addrs_entry span = *e;
-	if (!admit(w, &span))
-		return;
-	w->addrs = prof_xgrow(w->addrs, w->naddrs, &w->capaddrs, 1024, sizeof *w->addrs);
-	w->addrs[w->naddrs++] = span;
+	if (admit(w, &span))
+		push(w, &span);
 }
 
 static void add_fresh(struct writer *w, const struct sym_addrs *a, const struct addrs_entry *e,
@@ -154,7 +158,7 @@ static void add_fresh(struct writer *w, const struct sym_addrs *a, const struct 
 	if (!admit(w, &span))
 		return;
 	span.first = (uint32_t)(w->base_frames + w->nframes);
-	add_addr(w, &span);
+	push(w, &span);
 	for (uint32_t i = 0; i < e->n; i++)
 		add_frame(w, near, &a->fresh_frames[e->first + i]);
 }

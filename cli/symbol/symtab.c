@@ -295,19 +295,20 @@ void sym_symtab_expect(struct sym_symtab **tp, size_t n)
 		(*tp)->expected += n;
 }
 
-/* The addresses of vaddr's slot (slot_of()), [span[0], span[1]): the
- * answer is the same for each of them. */
-static void slot_span(const struct sym_symtab *t, GElf_Addr vaddr, uint64_t span[2])
+/* The addresses of slot s (slot_of()), [span[0], span[1]): the answer is
+ * the same for each of them. */
+static void slot_span(const struct sym_symtab *t, size_t s, uint64_t span[2])
 {
 	const struct sym_reach *bounds = &t->reach[REACH_BOUNDS];
-	size_t lo = sym_reach_count(bounds, vaddr);
-	uint64_t next = lo < bounds->n ? bounds->v[lo].start : UINT64_MAX;
-	if (lo == 0)
-		span[0] = 0, span[1] = next;
-	else if (vaddr == bounds->v[lo - 1].start)
-		span[0] = vaddr, span[1] = vaddr + 1;
+	size_t k = s ? (s - 1) / 2 : 0; /* its boundary, or the first */
+	uint64_t b = bounds->n ? bounds->v[k].start : UINT64_MAX;
+	uint64_t next = k + 1 < bounds->n ? bounds->v[k + 1].start : UINT64_MAX;
+	if (s == 0)
+		span[0] = 0, span[1] = b;
+	else if (s % 2)
+		span[0] = b, span[1] = b + 1;
 	else
-		span[0] = bounds->v[lo - 1].start + 1, span[1] = next;
+		span[0] = b + 1, span[1] = next;
 }
 
 const char *sym_symtab_name(struct sym_symtab **tp, Dwfl_Module *mod, uint64_t vaddr)
@@ -331,9 +332,10 @@ const char *sym_symtab_name_span(struct sym_symtab **tp, Dwfl_Module *mod, uint6
 	}
 	if (t->state < 0)
 		return ask_libdwfl(mod, vaddr);
+	size_t s = slot_of(t, vaddr);
 	if (span)
-		slot_span(t, vaddr, span);
-	struct slot_answer *a = &t->slots[slot_of(t, vaddr)];
+		slot_span(t, s, span);
+	struct slot_answer *a = &t->slots[s];
 	const char *name;
 	if (own_answer(t, mod, vaddr, &name))
 		return name;
