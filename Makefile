@@ -55,7 +55,7 @@ REC_FILES  := $(addprefix $(REC_T)/,rec-prog rec-prog-nopie rec-prog-fp librec.s
               rec-prog-stripped rec-cxx rec-static rec-jit rec-asan rec-go rec-tracer \
               rec-wait rec-alias rec-getenv rec-state rec-rawsig \
               rec-seccomp rec-lazy rec-pingpong rec-ownheap rec-ctor rec-prog-nobid rec-asmcfa \
-              rec-uring recgo.go recgolib.go recgolib-main.c recgo-build)
+              rec-uring rec-smallstack recgo.go recgolib.go recgolib-main.c recgo-build)
 TEST_HELPERS += $(PROFIL_BIN) $(BUILD)/test/mkprofile $(AGENT) $(REC_FILES)
 # Shared libraries tests dlopen() from the runner's directory (code in a
 # mapping of its own, e.g. for multi-range attribution).
@@ -599,6 +599,9 @@ $(REC_T)/rec-state: test/rec/rec-state.c | $(REC_T)
 # its library burns CPU in a constructor, before main: test/cli/record.t
 $(REC_T)/rec-ctor: test/rec/rec-ctor.c test/rec/rec.h $(REC_T)/librecctor.so $(REC_T)/librecargs.so | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $< -L$(REC_T) -Wl,-rpath,$(abspath $(REC_T)) -lrecctor -ldl
+# works on a 2 KiB stack of its own, as a goroutine does: test/cli/record.t
+$(REC_T)/rec-smallstack: test/rec/rec-smallstack.c test/rec/rec.h | $(REC_T)
+	$(CC) $(REC_CFLAGS) -o $@ $<
 # resets every signal by syscall() in a forked child: test/cli/record.t
 $(REC_T)/rec-rawsig: test/rec/rec-rawsig.c test/rec/rec.h | $(REC_T)
 	$(CC) $(REC_CFLAGS) -o $@ $<

@@ -136,12 +136,12 @@ void agent_describe_unlocked(struct ring_file *rf)
 struct ring_file *_Atomic agent_ring; /* the ring being written */
 static int64_t agent_entry_cpu = -1; /* thread CPU ns at our constructor */
 
-/* Signals the engine dropped on threads whose thread pointer is not
- * libc's (Go without cgo sets its own): reported as lost samples. */
-static void report_foreign(struct ring_file *rf)
+/* Signals the engine dropped (a thread pointer not libc's, as Go without
+ * cgo sets, or too little alternate stack left): reported as lost samples. */
+static void report_dropped(struct ring_file *rf)
 {
 	static unsigned long long reported;
-	unsigned long long now = atomic_load(&profil_pstats.foreign);
+	unsigned long long now = atomic_load(&profil_pstats.dropped);
 	if (now > reported) {
 		atomic_fetch_add(&rf->lost, now - reported);
 		reported = now;
@@ -276,7 +276,7 @@ static void tick(void)
 	if (rf && attached(rf))
 		return;
 	if (rf)
-		report_foreign(rf);
+		report_dropped(rf);
 	if (rf) /* negative: the program took it (handover.c, signal_check_taken) */
 		atomic_store(&rf->signal, signal_lost() ? -signal_lost() : signal_sampling());
 	if (rf && engine_switch_moved() > 0) /* the sweep just made may have moved one */

@@ -87,6 +87,9 @@ TEST_IMPL(safety_raw_sigaction_moves_samples)
 	start_on_timers();
 	first_sig = stats().signal;
 	ASSERT(first_sig > 0);
+	struct rawsig_kaction k;
+	ASSERT_OK(syscall(SYS_rt_sigaction, first_sig, NULL, &k, 8));
+	ASSERT(k.flags & SA_ONSTACK); /* though the program's default has none */
 	ASSERT_OK(rawsig_set(first_sig, program_handler));
 	ASSERT(burn_until(moved, 3));
 	struct profil_stats st = stats();
@@ -94,9 +97,8 @@ TEST_IMPL(safety_raw_sigaction_moves_samples)
 	ASSERT_EQ(st.stopped, PROFIL_STOP_NONE);
 	ASSERT(st.signal > 0 && st.signal != first_sig);
 	ASSERT(rawsig_get(first_sig) == (void *)program_handler);
-	struct rawsig_kaction k;
 	ASSERT_OK(syscall(SYS_rt_sigaction, st.signal, NULL, &k, 8));
-	ASSERT(k.flags & SA_ONSTACK); /* the program's stack choice, as Go needs */
+	ASSERT(k.flags & SA_ONSTACK); /* the alternate stack, as Go needs */
 	burn(0.05); /* a sample queued before the move may still arrive */
 	atomic_store(&program_got, 0);
 	unsigned long long before = st.ticks;

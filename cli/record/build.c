@@ -278,7 +278,8 @@ void record_unnamed_code_hint(const struct profile *p)
  * their parent's reap told, threads that ended within a sample period of
  * their start (a thread made per request), and threads that blocked the
  * sampling signal in a way the agent cannot see (a system call
- * instruction).
+ * instruction), and threads on an alternate signal stack too small for
+ * a sample (src/engine/dispatch.c drops those).
  */
 #define UNSAMPLED_HINT_SHARE 0.10
 #define UNSAMPLED_HINT_MIN 50
@@ -295,7 +296,8 @@ void record_unsampled_hint(const struct profile *p, unsigned int hz, int on_perf
 	fprintf(stderr, "profil record: note: %.0f%% of the CPU time is at [unsampled], where no "
 	        "sample reached: processes and threads that ended within a sample period of "
 	        "their start (a shell's subshells, which fork and exit without an exec), or that "
-	        "blocked the sampling signal by a system call instruction; a forked child's is "
+	        "blocked the sampling signal by a system call instruction, or whose alternate "
+	        "signal stack had too little room for a sample; a forked child's is "
 	        "under the call that forked it, a thread's under its start routine, and `profil "
 	        "report --by command` shows whose%s\n", 100.0 * (double)unsampled / (double)all,
 	        faster);

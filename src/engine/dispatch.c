@@ -20,6 +20,7 @@
 #endif
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -32,19 +33,27 @@ NO_TSAN int signal_has_handler(const struct sigaction *sa)
 	return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
 }
 
-/* Our disposition, on the program's stack choice.  Samples never make a
- * system call fail with EINTR (SA_RESTART).  Nothing may interrupt the
+/* Our disposition.  On the thread's alternate signal stack when it has
+ * one (SA_ONSTACK, whatever the program chose for the signal): a thread
+ * may be running on a stack too small for the kernel's signal frame and
+ * the handler's walk, and an alternate stack is how a program says so.
+ * Go runs C-called code on a 4 KiB goroutine stack with nothing mapped
+ * below it, sets a 32 KiB alternate stack on every thread that runs Go,
+ * and asks every handler for SA_ONSTACK; without it a sample there wrote
+ * into Go's heap (test/rec/rec-smallstack.c).  On a thread without one,
+ * SA_ONSTACK changes nothing.  Samples never make a system call fail
+ * with EINTR (SA_RESTART).  Nothing may interrupt the
  * sampling handler but SIGSEGV and SIGBUS: fault.c must catch a write into
  * a buffer that went bad (the kernel kills a process whose fault signal
  * is blocked), and holds back those that kill(2) sends meanwhile.
  * SIGILL, SIGFPE and SIGTRAP stay blocked: the handler raises none, and a
  * program handler for one sent by kill(2) could otherwise interrupt ours
  * and leave by longjmp, stranding it (issue 9, item 8). */
-NO_TSAN void signal_our_action(struct sigaction *sa, const struct sigaction *prog)
+NO_TSAN void signal_our_action(struct sigaction *sa)
 {
 	memset(sa, 0, sizeof *sa);
 	sa->sa_sigaction = dispatch;
-	sa->sa_flags = SA_SIGINFO | SA_RESTART | (prog->sa_flags & SA_ONSTACK);
+	sa->sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigfillset(&sa->sa_mask);
 	sigdelset(&sa->sa_mask, SIGSEGV);
 	sigdelset(&sa->sa_mask, SIGBUS);
@@ -127,6 +136,26 @@ NO_TSAN static inline int libc_thread_pointer(void)
 #endif
 }
 
+/* What the sample path needs below dispatch()'s frame: 1.6 KiB measured
+ * with a walk of a few frames (test/rec/rec-smallstack.c: its alternate
+ * stack's deepest write, less the kernel's frame, 2.9 KiB on a CPU with
+ * AVX-512), twice that for margin.  The walk writes its frames straight
+ * into the ring, so a deeper stack costs no more (sample_write.c). */
+#define SAMPLE_STACK_ROOM 3072
+
+/* The bytes left below here when this handler runs on the thread's
+ * alternate signal stack (the kernel's copy of the thread's stack_t in
+ * the ucontext: SS_DISABLE when it has none); SIZE_MAX on any other. */
+NO_TSAN size_t signal_alt_room(const void *ucontext)
+{
+	const stack_t *ss = &((const ucontext_t *)ucontext)->uc_stack;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = (uintptr_t)ss->ss_sp;
+	if ((ss->ss_flags & SS_DISABLE) || here < lo || here - lo >= ss->ss_size)
+		return SIZE_MAX;
+	return here - lo;
+}
+
 NO_TSAN int engine_signal_is_sample(const siginfo_t *si)
 {
 	return timer_tag_ours(si) || perf_sig_ours(si);
@@ -138,7 +167,7 @@ NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 		/* Neither a sample nor a program signal can be handled here
 		 * without thread-local storage: dropped, and counted (the
 		 * profil agent reports them as lost). */
-		atomic_fetch_add_explicit(&profil_pstats.foreign, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&profil_pstats.dropped, 1, memory_order_relaxed);
 		return;
 	}
 #if defined(__SANITIZE_ADDRESS__)
@@ -155,6 +184,14 @@ NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 	 * have swallowed the EINTR a program signal asked for (restart.h). */
 	restart_give_back_eintr(uc, sig);
 	if (engine_signal_is_sample(info)) {
+		if (signal_alt_room(uc) < SAMPLE_STACK_ROOM) {
+			/* A program's alternate stack too small for a sample
+			 * beside the kernel's frame: writing on would overflow
+			 * it into whatever lies below.  Counted as lost. */
+			atomic_fetch_add_explicit(&profil_pstats.dropped, 1,
+			                          memory_order_relaxed);
+			return;
+		}
 		/* The sample path touches no errno, but a write it recovers
 		 * from (a buffer unmapped under it) leaves by the fault
 		 * handler's longjmp, past whatever restores errno around a

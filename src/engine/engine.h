@@ -67,8 +67,9 @@ struct pstats {
 	_Atomic unsigned long long reconciled; /* credited at thread exit */
 	_Atomic unsigned long long exec_lost; /* program's signals lost at exec */
 	_Atomic unsigned long long deferred; /* weight held back: SEGV blocked */
-	_Atomic unsigned long long foreign;  /* signals dropped on threads whose
-	                                        %fs is not libc's (dispatch.c) */
+	_Atomic unsigned long long dropped;  /* signals dropped where the handler
+	                                        cannot run: a %fs not libc's, too
+	                                        little alternate stack (dispatch.c) */
 	_Atomic int stopped;
 };
 extern struct pstats profil_pstats HIDDEN;

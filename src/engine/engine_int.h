@@ -114,11 +114,13 @@ HIDDEN void lazy_helper_clear(void);
 HIDDEN NO_TSAN int signal_sigaction_internal(int sig, const struct sigaction *act,
                                      struct sigaction *oact);
 /* dispatch.c: our disposition of a sampling signal (dispatch(), with
- * every signal but SIGSEGV and SIGBUS blocked, SA_RESTART, and the
- * program's prog's SA_ONSTACK); whether sa is a handler (neither SIG_DFL
- * nor SIG_IGN). */
-HIDDEN NO_TSAN void signal_our_action(struct sigaction *sa, const struct sigaction *prog);
+ * every signal but SIGSEGV and SIGBUS blocked, SA_RESTART, SA_ONSTACK);
+ * whether sa is a handler (neither SIG_DFL nor SIG_IGN). */
+HIDDEN NO_TSAN void signal_our_action(struct sigaction *sa);
 HIDDEN NO_TSAN int signal_has_handler(const struct sigaction *sa);
+/* dispatch.c, in a handler: bytes of the alternate signal stack left below
+ * the caller when it runs there (SIZE_MAX when it does not). */
+HIDDEN NO_TSAN size_t signal_alt_room(const void *ucontext);
 /* handover.c, for dispatch.c (takes the sigstate lock): the program's
  * disposition of sig, one of ours, into *p, a one-shot handler reset for
  * next time; 0 if sig is none of ours. */

@@ -119,7 +119,7 @@ int signal_install(int sig)
 		linger.sig = 0;
 	}
 	if (rc == 0) {
-		signal_our_action(&ours, &was);
+		signal_our_action(&ours);
 		rc = signal_sigaction_internal(sig, &ours, NULL);
 	}
 	if (rc == 0) {
@@ -180,8 +180,7 @@ void signal_ignore(int sig, int on)
 		sa.sa_handler = SIG_IGN;
 		sigemptyset(&sa.sa_mask);
 	} else {
-		struct view *v = view_of(sig);
-		signal_our_action(&sa, v ? &v->prog : &sa);
+		signal_our_action(&sa);
 	}
 	fault_real_sigaction(sig, &sa, NULL);
 	if (!on && sig == atomic_load(&sampling)) /* ours again, maybe unwrapped */
@@ -232,7 +231,7 @@ int signal_user_sigaction_locked(int sig, const struct sigaction *act, struct si
 	struct sigaction out = v->prog;
 	if (act) {
 		struct sigaction ours;
-		signal_our_action(&ours, act); /* their SA_ONSTACK */
+		signal_our_action(&ours);
 		if (fault_real_sigaction(sig, &ours, NULL) != 0)
 			return -1;
 		if (v == &cur) /* what the kernel shows now is ours */
@@ -256,10 +255,7 @@ static int claim(int sig)
 	if (signal_sigaction_internal(sig, NULL, &was) != 0 || signal_has_handler(&was) ||
 	    was.sa_handler == SIG_IGN)
 		return -1;
-	/* On the stack the program chose for the signal it takes from us. */
-	struct sigaction stack_choice = was;
-	stack_choice.sa_flags |= cur.prog.sa_flags & SA_ONSTACK;
-	signal_our_action(&ours, &stack_choice);
+	signal_our_action(&ours);
 	if (signal_sigaction_internal(sig, &ours, NULL) != 0)
 		return -1;
 	next.sig = sig;
@@ -314,9 +310,9 @@ void signal_settle(void)
  * every sweep (engine lock held) whether the kernel still shows what it
  * showed after our install; if not, the program owns the signal: its
  * disposition becomes the one we keep for it and the samples move to a
- * free signal, as when it installs a handler through sigaction(), with
- * that handler's stack choice (Go's handlers ask for the alternate signal
- * stack: a goroutine's own is too small for ours).  Fault signals taken
+ * free signal, as when it installs a handler through sigaction() (our
+ * handler there too on the alternate signal stack, which Go sets on its
+ * threads: a goroutine's own stack is too small for ours).  Fault signals taken
  * the same way are taken back first (fault.c), so no sample runs without
  * recovery.  If no signal is free, or recovery cannot be put back,
  * sampling on it ends: returns 1 and the caller deletes the timers

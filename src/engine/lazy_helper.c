@@ -78,6 +78,7 @@
 #include <link.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
@@ -87,10 +88,13 @@
 /* Frames walked for the proof: a deeper stack is not proved (yet). */
 #define LAZY_FRAMES 128
 /* The handler must run on the interrupted thread's own stack, within
- * this distance below its stack pointer: on a signal stack of the
- * program's (SA_ONSTACK), perhaps a few KiB, pthread_create() could
- * overflow it. */
+ * this distance below its stack pointer, or on its alternate signal
+ * stack with LAZY_ALT_ROOM left: on one of a few KiB (SIGSTKSZ is 8),
+ * pthread_create() could overflow it.  The proof's walk and the making
+ * wrote 5.1 KiB below the kernel's frame (test/rec/rec-lazy.c altstack);
+ * three times that. */
 #define LAZY_SAME_STACK ((uintptr_t)1 << 20)
+#define LAZY_ALT_ROOM ((size_t)16 << 10)
 #define RANGES_MAX 16
 
 _Atomic int helper_lazy;
@@ -306,7 +310,7 @@ static int program_code(const uint64_t *pcs, uint32_t n)
 	return 1;
 }
 
-static int on_own_stack(const void *ucontext)
+static int stack_enough(const void *ucontext)
 {
 #if !defined(__x86_64__)
 	(void)ucontext;
@@ -315,7 +319,10 @@ static int on_own_stack(const void *ucontext)
 	const ucontext_t *uc = ucontext;
 	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	return here < sp && sp - here < LAZY_SAME_STACK;
+	if (here < sp && sp - here < LAZY_SAME_STACK)
+		return 1;
+	size_t room = signal_alt_room(ucontext);
+	return room != SIZE_MAX && room >= LAZY_ALT_ROOM;
 #endif
 }
 
@@ -324,7 +331,7 @@ void lazy_helper_sample(const void *uc)
 	static __thread unsigned int calls __attribute__((tls_model("initial-exec")));
 	if ((++calls & 3) != 0) /* a try every fourth sample of a thread */
 		return;
-	if (!uc || !on_own_stack(uc))
+	if (!uc || !stack_enough(uc))
 		return;
 	if ((pid_t)syscall(SYS_gettid) != atomic_load(&owner))
 		return;

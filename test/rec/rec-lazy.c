@@ -8,6 +8,11 @@
  *
  *   rec-lazy start UNITS    threads at once (1: no helper yet), then
  *                           UNITS in main's own code, then threads (2)
+ *   rec-lazy altstack UNITS the same as start, with a 64 KiB alternate
+ *                           signal stack set first, as Go sets on its
+ *                           threads: the samples run there, and so does
+ *                           the helper's making; then "altstack N", how
+ *                           deep that stack was written, from its top
  *   rec-lazy fork UNITS     a forked child prints its threads at once
  *                           (1) and execs `rec-lazy start 0`; another
  *                           burns UNITS and prints them (2)
@@ -326,6 +331,27 @@ static int run_fork(const char *self, unsigned long units)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+#define ALT_SIZE (64 * 1024)
+#define ALT_PAINT 0x5a
+
+static unsigned char *alt_set(void)
+{
+	unsigned char *alt = malloc(ALT_SIZE);
+	if (!alt)
+		return NULL;
+	memset(alt, ALT_PAINT, ALT_SIZE);
+	stack_t ss = {.ss_sp = alt, .ss_size = ALT_SIZE, .ss_flags = 0};
+	return sigaltstack(&ss, NULL) == 0 ? alt : NULL;
+}
+
+static size_t alt_depth(const unsigned char *alt)
+{
+	for (size_t i = 0; i < ALT_SIZE; i++)
+		if (alt[i] != ALT_PAINT)
+			return ALT_SIZE - i;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3)
@@ -337,6 +363,14 @@ int main(int argc, char **argv)
 			start_hot(units);
 			say_threads();
 		}
+	} else if (strcmp(argv[1], "altstack") == 0) {
+		unsigned char *alt = alt_set();
+		if (!alt)
+			return 1;
+		say_threads();
+		start_hot(units);
+		say_threads();
+		printf("altstack %zu\n", alt_depth(alt));
 	} else if (strcmp(argv[1], "fork") == 0) {
 		return run_fork(argv[0], units);
 	} else if (strcmp(argv[1], "forkkill") == 0) {
