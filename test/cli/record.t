@@ -820,15 +820,6 @@ stdout /^threads 1$/
 stdout /^threads 2$/
 row /start_hot +rec-lazy$/ 2 >= 80
 
-# The same with an alternate signal stack set, where the samples run
-# (Go sets one on each thread): the helper was never made from a sample
-# there (its making was held to the thread's own stack); now from one
-# with 16 KiB of it left, which this one has (64 KiB)
-$ profil record -o lzalt.pprof $REC/rec-lazy altstack 40 && profil report lzalt.pprof
-stdout /^threads 1$/
-stdout /^threads 2$/
-row /start_hot +rec-lazy$/ 2 >= 80
-
 $ profil record -o lz2.pprof $REC/rec-lazy fork 40 && profil report lz2.pprof
 stdout /^threads 1$/
 stdout /^threads 2$/
@@ -1786,31 +1777,6 @@ needs go
 stdout /^True$/
 stdout /;_ctypes_callproc;.*;GoHot;crosscall2;runtime\.cgocallback;.*_cgoexp_[0-9a-f]+_GoHot [0-9]+$/
 
-# ... and it died at times of "unexpected return pc for
-# runtime.cgocallbackg1" (2 CI runs of many): the sampling handler took
-# the program's stack choice for its signal, none where Go leaves SIGPROF
-# at its default, so it ran on the 4 KiB goroutine stack Go gives C's
-# calls and wrote below it, into Go's heap.  It runs on the thread's
-# alternate stack now (Go sets one on each of its threads).  Here a 2 KiB
-# stack of the program's own, painted beneath, with a 64 KiB alternate
-# stack (test/rec/rec-smallstack.c): 2,648 bytes below it were written
-# before.  And the handler's own use of the alternate stack, beside the
-# kernel's frame, is within the room dispatch.c asks of one (3072 bytes)
-$ profil record -o small.pprof $REC/rec-smallstack small 60 && profil report small.pprof
-stdout /^below 0$/
-row /^handler / 2 >= 1
-row /^handler / 2 < 3072
-row /small_hot +rec-smallstack$/ 2 >= 90
-stderr /1 process, 1 thread, 0 lost/
-
-# An alternate stack with room for the kernel's frame and 1 KiB, not for
-# a sample: the samples there are dropped, never written past its end,
-# and its time is at [unsampled]
-$ profil record -o tiny.pprof $REC/rec-smallstack tiny 40 && profil report tiny.pprof
-stdout /^below 0$/
-row /\[unsampled\] +\[unsampled\]$/ 2 >= 90
-!stdout /tiny_hot/
-
 # What a program sees of its own process at main is what it sees
 # unprofiled (test/rec/rec-state.c): status, signal mask, dispositions as
 # sigaction() reports them, alternate stack, interval timers, umask,
@@ -2100,3 +2066,39 @@ $ rm -rf cache kept && cp "$(command -v profil)" p2 && objcopy --dump-section .n
 stdout /^kept [1-9][0-9]* all [0-9]+ more 1$/
 !stdout /^changed/
 stderr / 0 lost -> b\.pprof/
+
+# Python's ctypes calling a Go library (the GoHot case above) died at
+# times of "unexpected return pc for runtime.cgocallbackg1" (2 CI runs of
+# many): the sampling handler took
+# the program's stack choice for its signal, none where Go leaves SIGPROF
+# at its default, so it ran on the 4 KiB goroutine stack Go gives C's
+# calls and wrote below it, into Go's heap.  It runs on the thread's
+# alternate stack now (Go sets one on each of its threads).  Here a 2 KiB
+# stack of the program's own, painted beneath, with a 64 KiB alternate
+# stack (test/rec/rec-smallstack.c): 2,648 bytes below it were written
+# before.  And the handler's own use of the alternate stack, beside the
+# kernel's frame, is within the room dispatch.c asks of one (3072 bytes)
+$ profil record -o small.pprof $REC/rec-smallstack small 60 && profil report small.pprof
+stdout /^below 0$/
+row /^handler / 2 >= 1
+row /^handler / 2 < 3072
+row /small_hot +rec-smallstack$/ 2 >= 90
+stderr /1 process, 1 thread, 0 lost/
+
+# An alternate stack with room for the kernel's frame and 1 KiB, not for
+# a sample: the samples there are dropped, never written past its end,
+# and its time is at [unsampled]
+$ profil record -o tiny.pprof $REC/rec-smallstack tiny 40 && profil report tiny.pprof
+stdout /^below 0$/
+row /\[unsampled\] +\[unsampled\]$/ 2 >= 90
+!stdout /tiny_hot/
+
+# The agent's helper made at a safe sample after 50 ms (as rec-lazy
+# start above), with an alternate signal stack set, where the samples
+# run (Go sets one on each thread): the helper was never made from a
+# sample there (its making was held to the thread's own stack); now from
+# one with 16 KiB of it left, which this one has (64 KiB)
+$ profil record -o lzalt.pprof $REC/rec-lazy altstack 40 && profil report lzalt.pprof
+stdout /^threads 1$/
+stdout /^threads 2$/
+row /start_hot +rec-lazy$/ 2 >= 80
