@@ -41,8 +41,10 @@ NO_TSAN int signal_has_handler(const struct sigaction *sa)
  * below it, sets a 32 KiB alternate stack on every thread that runs Go,
  * and asks every handler for SA_ONSTACK; without it a sample there wrote
  * into Go's heap (test/rec/rec-smallstack.c).  On a thread without one,
- * SA_ONSTACK changes nothing.  Samples never make a system call fail
- * with EINTR (SA_RESTART).  Nothing may interrupt the
+ * SA_ONSTACK changes nothing.  A program signal passed on (deliver())
+ * runs its handler there too, asked or not: while the program's handler
+ * and our samples share the signal, until the samples move.  Samples
+ * never make a system call fail with EINTR (SA_RESTART).  Nothing may interrupt the
  * sampling handler but SIGSEGV and SIGBUS: fault.c must catch a write into
  * a buffer that went bad (the kernel kills a process whose fault signal
  * is blocked), and holds back those that kill(2) sends meanwhile.

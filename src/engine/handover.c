@@ -312,8 +312,9 @@ void signal_settle(void)
  * disposition becomes the one we keep for it and the samples move to a
  * free signal, as when it installs a handler through sigaction() (our
  * handler there too on the alternate signal stack, which Go sets on its
- * threads: a goroutine's own stack is too small for ours).  Fault signals taken
- * the same way are taken back first (fault.c), so no sample runs without
+ * threads: a goroutine's own stack is too small for ours).  Fault
+ * signals taken the same way are taken back first (fault.c), so no
+ * sample runs without
  * recovery.  If no signal is free, or recovery cannot be put back,
  * sampling on it ends: returns 1 and the caller deletes the timers
  * (engine_signal_taken()); the program keeps the handler it set.
