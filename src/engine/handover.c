@@ -314,10 +314,10 @@ void signal_settle(void)
  * handler there too on the alternate signal stack, which Go sets on its
  * threads: a goroutine's own stack is too small for ours).  Fault
  * signals taken the same way are taken back first (fault.c), so no
- * sample runs without
- * recovery.  If no signal is free, or recovery cannot be put back,
- * sampling on it ends: returns 1 and the caller deletes the timers
- * (engine_signal_taken()); the program keeps the handler it set.
+ * sample runs without recovery.  If no signal is free, or recovery
+ * cannot be put back, sampling on it ends: returns 1 and the caller
+ * deletes the timers (engine_signal_taken()); the program keeps the
+ * handler it set.
  */
 /* Under the sigstate lock, which TSan cannot see (a spin on an
  * atomic_flag in NO_TSAN code): so are these, as deliver() is.  Whether
