@@ -48,6 +48,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -250,7 +251,8 @@ NO_TSAN static void chain(int sig, siginfo_t *info, void *uc)
  * queued again and kept blocked until the sampling handler returns (its
  * sigreturn restores the program's mask, and the signal is delivered to
  * the program then), and the sample gives up writing: with the signal
- * blocked a fault could no longer be recovered.
+ * blocked a fault could no longer be recovered.  The same, without the
+ * sample's part, for one that lands on the alternate stack (below).
  */
 NO_TSAN static void defer_sent(int sig, siginfo_t *info, void *ucontext)
 {
@@ -258,9 +260,45 @@ NO_TSAN static void defer_sent(int sig, siginfo_t *info, void *ucontext)
 	leave_mask(uc, sig);             /* if we jump out below */
 	sigaddset(&uc->uc_sigmask, sig); /* if we return */
 	syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), sig, info);
+	if (!sample_active)
+		return;
 	sample_abandon = 1;
 	if (sample_writing)
 		__builtin_longjmp(sample_recover, 1);
+}
+
+/*
+ * Whether the interrupted code ran on the thread's alternate signal stack:
+ * its stack pointer within the stack the ucontext's uc_stack describes
+ * (the kernel's copy of the thread's stack_t; its ss_flags say only
+ * whether one is set, not whether it is in use).  The sampling handler
+ * runs there when the thread has one (dispatch.c), and a sent signal that
+ * lands in it outside sample_active (dispatch()'s first and last
+ * instructions, the event's weighing, the lazy helper's try, the
+ * kernel's return trampoline) would run the program's handler nested on
+ * that stack, above our frames: where the program did not ask for it, in
+ * what room is left, and a handler leaving by siglongjmp there made
+ * ASan's stack unpoisoning read /proc/self/maps under a lock, which the
+ * next such signal deadlocked on (masked_handler_left_by_longjmp under
+ * make sanitize).  Held back the same way, it reaches the program when
+ * the handler it interrupted returns: for ours, on the program's own
+ * stack, as without us; for a handler of the program's that runs on the
+ * alternate stack, a moment later.
+ */
+NO_TSAN static int interrupted_on_alt_stack(const void *ucontext)
+{
+	const ucontext_t *uc = ucontext;
+#if defined(__x86_64__)
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.sp;
+#else
+	uintptr_t sp = 0;
+#endif
+	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp;
+	/* as the kernel's on_sig_stack(): a stack that grows down */
+	return !(uc->uc_stack.ss_flags & SS_DISABLE) && sp > lo &&
+	       sp - lo <= uc->uc_stack.ss_size;
 }
 
 NO_TSAN static void handler(int sig, siginfo_t *info, void *uc)
@@ -270,7 +308,7 @@ NO_TSAN static void handler(int sig, siginfo_t *info, void *uc)
 		leave_mask(uc, 0);
 		__builtin_longjmp(sample_recover, 1);
 	}
-	if (sample_active && info->si_code <= 0) {
+	if (info->si_code <= 0 && (sample_active || interrupted_on_alt_stack(uc))) {
 		defer_sent(sig, info, uc);
 		return;
 	}
