@@ -89,7 +89,11 @@ TEST_IMPL(safety_raw_sigaction_moves_samples)
 	ASSERT(first_sig > 0);
 	struct rawsig_kaction k;
 	ASSERT_OK(syscall(SYS_rt_sigaction, first_sig, NULL, &k, 8));
-	ASSERT(k.flags & SA_ONSTACK); /* though the program's default has none */
+	/* though the program's default has none; not under valgrind, whose
+	 * delivery mishandles it (src/engine/dispatch.c) */
+	const char *tool = getenv("PROFIL_TEST_TOOL");
+	int vg = tool && strcmp(tool, "valgrind") == 0;
+	ASSERT(((k.flags & SA_ONSTACK) != 0) == !vg);
 	ASSERT_OK(rawsig_set(first_sig, program_handler));
 	ASSERT(burn_until(moved, 3));
 	struct profil_stats st = stats();
@@ -98,7 +102,7 @@ TEST_IMPL(safety_raw_sigaction_moves_samples)
 	ASSERT(st.signal > 0 && st.signal != first_sig);
 	ASSERT(rawsig_get(first_sig) == (void *)program_handler);
 	ASSERT_OK(syscall(SYS_rt_sigaction, st.signal, NULL, &k, 8));
-	ASSERT(k.flags & SA_ONSTACK); /* the alternate stack, as Go needs */
+	ASSERT(((k.flags & SA_ONSTACK) != 0) == !vg); /* the alternate stack, as Go needs */
 	burn(0.05); /* a sample queued before the move may still arrive */
 	atomic_store(&program_got, 0);
 	unsigned long long before = st.ticks;
