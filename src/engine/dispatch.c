@@ -167,17 +167,29 @@ NO_TSAN static inline int libc_thread_pointer(void)
  * into the ring, so a deeper stack costs no more (sample_write.c). */
 #define SAMPLE_STACK_ROOM 3072
 
-/* The bytes left below here when this handler runs on the thread's
- * alternate signal stack (the kernel's copy of the thread's stack_t in
- * the ucontext: SS_DISABLE when it has none); SIZE_MAX on any other. */
-NO_TSAN size_t signal_alt_room(const void *ucontext)
+/* The bytes of the thread's alternate signal stack below addr when addr
+ * lies on it; SIZE_MAX when it does not, or the thread has none.  uc_stack
+ * is the kernel's copy of the thread's stack_t (its ss_flags never say
+ * SS_ONSTACK: only SS_DISABLE tells), and "on it" is the kernel's own
+ * test, on_sig_stack(): a stack that grows down owns its top address and
+ * not its lowest.  Both users of the question ask it here, with one bound:
+ * the room a sample has (signal_alt_room()) and whether a sent fault
+ * interrupted a handler running there (fault.c). */
+NO_TSAN size_t signal_alt_below(const void *ucontext, uintptr_t addr)
 {
 	const stack_t *ss = &((const ucontext_t *)ucontext)->uc_stack;
-	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t lo = (uintptr_t)ss->ss_sp;
-	if ((ss->ss_flags & SS_DISABLE) || here < lo || here - lo >= ss->ss_size)
+	if ((ss->ss_flags & SS_DISABLE) || addr <= lo || addr - lo > ss->ss_size)
 		return SIZE_MAX;
-	return here - lo;
+	return addr - lo;
+}
+
+/* The bytes left below the caller's frame when this handler runs on the
+ * alternate signal stack; SIZE_MAX on any other.  Not inlined, so the
+ * frame measured is one below the caller's: the margin errs safe. */
+NO_TSAN __attribute__((noinline)) size_t signal_alt_room(const void *ucontext)
+{
+	return signal_alt_below(ucontext, (uintptr_t)__builtin_frame_address(0));
 }
 
 NO_TSAN int engine_signal_is_sample(const siginfo_t *si)
@@ -190,7 +202,7 @@ NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 	if (!libc_thread_pointer()) {
 		/* Neither a sample nor a program signal can be handled here
 		 * without thread-local storage: dropped, and counted (the
-		 * profil agent reports them as lost). */
+		 * agent's helper reports them as lost at its sweep). */
 		atomic_fetch_add_explicit(&profil_pstats.dropped, 1, memory_order_relaxed);
 		return;
 	}
@@ -211,7 +223,10 @@ NO_TSAN static void dispatch(int sig, siginfo_t *info, void *uc)
 		if (signal_alt_room(uc) < SAMPLE_STACK_ROOM) {
 			/* A program's alternate stack too small for a sample
 			 * beside the kernel's frame: writing on would overflow
-			 * it into whatever lies below.  Counted as lost. */
+			 * it into whatever lies below.  Counted in
+			 * profil_pstats.dropped: the agent's helper reports the
+			 * count as lost at its next sweep; without a helper, the
+			 * time shows at [unsampled] in a recording. */
 			atomic_fetch_add_explicit(&profil_pstats.dropped, 1,
 			                          memory_order_relaxed);
 			return;

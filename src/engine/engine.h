@@ -69,7 +69,9 @@ struct pstats {
 	_Atomic unsigned long long deferred; /* weight held back: SEGV blocked */
 	_Atomic unsigned long long dropped;  /* signals dropped where the handler
 	                                        cannot run: a %fs not libc's, too
-	                                        little alternate stack (dispatch.c) */
+	                                        little alternate stack (dispatch.c);
+	                                        the agent's helper reports them as
+	                                        lost at its sweep */
 	_Atomic int stopped;
 };
 extern struct pstats profil_pstats HIDDEN;

@@ -118,8 +118,10 @@ HIDDEN NO_TSAN int signal_sigaction_internal(int sig, const struct sigaction *ac
  * whether sa is a handler (neither SIG_DFL nor SIG_IGN). */
 HIDDEN NO_TSAN void signal_our_action(struct sigaction *sa);
 HIDDEN NO_TSAN int signal_has_handler(const struct sigaction *sa);
-/* dispatch.c, in a handler: bytes of the alternate signal stack left below
- * the caller when it runs there (SIZE_MAX when it does not). */
+/* dispatch.c, in a handler: bytes of the alternate signal stack below addr
+ * (signal_alt_below()) or below the caller (signal_alt_room()) when that
+ * lies on it; SIZE_MAX when it does not. */
+HIDDEN NO_TSAN size_t signal_alt_below(const void *ucontext, uintptr_t addr);
 HIDDEN NO_TSAN size_t signal_alt_room(const void *ucontext);
 /* handover.c, for dispatch.c (takes the sigstate lock): the program's
  * disposition of sig, one of ours, into *p, a one-shot handler reset for

@@ -295,10 +295,7 @@ NO_TSAN static int interrupted_on_alt_stack(const void *ucontext)
 #else
 	uintptr_t sp = 0;
 #endif
-	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp;
-	/* as the kernel's on_sig_stack(): a stack that grows down */
-	return !(uc->uc_stack.ss_flags & SS_DISABLE) && sp > lo &&
-	       sp - lo <= uc->uc_stack.ss_size;
+	return signal_alt_below(ucontext, sp) != SIZE_MAX;
 }
 
 NO_TSAN static void handler(int sig, siginfo_t *info, void *uc)
