@@ -150,6 +150,9 @@ HIDDEN int agent_recorder_alive(void);
  * start-up covers the child's time (account.c's PROFIL_EXEC_CPU then
  * says 0). */
 HIDDEN void agent_in_child(void);
+/* child.c: fork.c's fork_prepare_hook: the forking thread's callers, for
+ * the child's fork word. */
+HIDDEN void agent_fork_prepare(void);
 HIDDEN void agent_defer_end(void);
 HIDDEN int agent_defer_final(int may_wait);
 HIDDEN void agent_exec_begins(void);

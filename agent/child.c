@@ -192,18 +192,48 @@ static _Atomic int exec_unsampled;
  * itself (ring.h RING_FORKED). */
 static struct ring_file *ancestor_ring;
 
+/*
+ * The forking thread's callers, walked before the fork (agent_fork_prepare())
+ * for the child's fork word.  Walked in the child, as they were, they cost
+ * page faults: fork copies page table entries for anonymous memory only,
+ * so the child's first read of each page of the unwind tables (file
+ * mappings) and of the code faults again, 8 to 9 faults a fork of bash's
+ * (10-50 us each on a PVM guest), where in the parent they are mapped.
+ * FORK_WALK_ROOM words hold most forks' callers (bash's: about 10 frames);
+ * a deeper stack is walked in the child as before (fork_walk_n 0).
+ * Written by the forking thread under glibc's atfork lock (held from the
+ * prepare handlers to the parent's and child's), read by the child.
+ */
+#define FORK_WALK_ROOM 48u
+static uint64_t fork_walk[FORK_WALK_ROOM];
+static uint32_t fork_walk_n;
+
+void agent_fork_prepare(void)
+{
+	fork_walk_n = 0;
+	if (agent_only_root || atomic_load(&agent_sandboxed) || agent_stack_depth < 2 ||
+	    !(atomic_load(&agent_ring) || ancestor_ring))
+		return;
+	fork_walk_n = sample_callers_walk(fork_walk, FORK_WALK_ROOM, agent_stack_depth,
+	                                  sample_fork_pc);
+}
+
 /* at_fork: the word of the fork itself, with the call that made this
  * child (its callers from fork()'s caller out), under which the recorder
  * shows the child's time if no sample reaches it. */
 static void tell_forked(uint32_t state, int at_fork)
 {
 	struct ring_file *rf = ancestor_ring;
+	uint32_t walked = fork_walk_n;
+	fork_walk_n = 0;
 	if (!rf)
 		return;
-	/* modgen: set by sample_record_callers(), under its fault recovery */
+	/* modgen: set by sample_record_*(), under its fault recovery */
 	struct ring_forked r = {RING_HDR(RING_FORKED, 2), (uint32_t)getpid(), state, 0};
 	struct ptable *t = defer_final_table(rf);
-	if (at_fork)
+	if (at_fork && walked)
+		sample_record_given(t, &r, sizeof r, fork_walk, walked);
+	else if (at_fork)
 		sample_record_callers(t, &r, sizeof r, agent_stack_depth, sample_fork_pc);
 	else
 		sample_record_into(t, &r);

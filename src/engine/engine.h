@@ -122,6 +122,15 @@ HIDDEN void sample_record_into(struct ptable *t, const void *rec);
  * (sample_records.c); async-signal-safe. */
 HIDDEN void sample_record_callers(struct ptable *t, const void *rec, uint32_t size,
                                   uint32_t depth, uintptr_t also);
+/* The same callers walked now into pcs (room words), written later with
+ * sample_record_given(): a fork's callers, walked in the parent, whose
+ * pages of unwind tables are mapped (agent/child.c).  The words, or 0 when
+ * there are no stacks or room cut the walk short of depth
+ * (sample_records.c); async-signal-safe. */
+HIDDEN uint32_t sample_callers_walk(uint64_t *pcs, uint32_t room, uint32_t depth,
+                                    uintptr_t also);
+HIDDEN void sample_record_given(struct ptable *t, const void *rec, uint32_t size,
+                                const uint64_t *pcs, uint32_t n);
 /* Set on a forked child's one thread while fork.c starts its profiling
  * (the atfork child handler, the agent's hook within it): a sample taken
  * then is that start's cost, recorded into a ring table at RING_PC_AGENT,

@@ -70,30 +70,39 @@ static uint32_t walk_callers(const struct uw_table *ut, uint64_t *pcs, uint32_t 
 }
 #endif
 
+/* Callers walked earlier, to be written as they are (sample_record_given()). */
+struct given_callers {
+	const uint64_t *pcs;
+	uint32_t n;
+};
+
 /*
  * Writes rec, size bytes (a multiple of 8) whose first word is its hdr,
  * into the ring table t as a record of type, under the same fault
  * recovery as sample_record(): the ring is memory the program could
  * unmap.  With depth > 1, the calling thread's callers after it
- * (walk_callers()); with CALLERS_MODGEN, its fourth 32-bit word set to
- * the ring's module generation (struct ring_record's, ring_forked's and
- * ring_repeat's modgen), read under the same recovery.  Whether it was
- * written; a record of weight w that finds no room adds w to the ring's
- * lost count, as a sample does.
+ * (walk_callers()), or those given; with CALLERS_MODGEN, its fourth
+ * 32-bit word set to the ring's module generation (struct ring_record's,
+ * ring_forked's and ring_repeat's modgen), read under the same recovery.
+ * Whether it was written; a record of weight w that finds no room adds w
+ * to the ring's lost count, as a sample does.
  */
 static __attribute__((noinline)) int record_write(struct ptable *t, const void *rec,
                                                   uint32_t size, uint32_t type,
                                                   uint32_t depth, uintptr_t also, int flags,
-                                                  unsigned long w)
+                                                  unsigned long w,
+                                                  const struct given_callers *given)
 {
 	const struct uw_table *ut = 0;
 	uint32_t max = 0;
 #if defined(__x86_64__)
-	if (depth > 1 && (ut = atomic_load(&unwind_published)) != 0) {
+	if (!given && depth > 1 && (ut = atomic_load(&unwind_published)) != 0) {
 		if (depth > RING_MAX_DEPTH)
 			depth = RING_MAX_DEPTH;
 		max = depth + OWN_FRAMES_ROOM;
 	}
+#else
+	(void)also;
 #endif
 	if (__builtin_setjmp(sample_recover)) {
 		sample_writing = 0;
@@ -102,7 +111,8 @@ static __attribute__((noinline)) int record_write(struct ptable *t, const void *
 		return 0;
 	}
 	sample_writing = 1;
-	uint32_t head = size / 8, room = head + (ut ? max + 1 : 0), words = head;
+	uint32_t head = size / 8, words = head;
+	uint32_t room = head + (ut ? max + 1 : 0) + (given ? given->n : 0);
 	uint64_t at;
 	unsigned char *r = 0;
 	if (!sample_abandon && (r = sample_ring_reserve(t, room * 8, &at)) != 0) {
@@ -111,6 +121,8 @@ static __attribute__((noinline)) int record_write(struct ptable *t, const void *
 			r[i] = from[i];
 		if (flags & CALLERS_MODGEN)
 			((uint32_t *)r)[3] = atomic_load_explicit(&t->ring->modgen, memory_order_acquire);
+		for (uint32_t i = 0; given && i < given->n; i++)
+			((uint64_t *)(r + size))[words++ - head] = given->pcs[i];
 #if defined(__x86_64__)
 		if (ut)
 			words += walk_callers(ut, (uint64_t *)(r + size), max, depth, also, flags);
@@ -131,7 +143,7 @@ static void credit_record(struct ptable *t, const void *rec, uint32_t size, uint
 	ADD(ticks, owed);
 	ADD(reconciled, owed);
 	uint32_t type = RING_HDR_TYPE(*(const uint32_t *)rec);
-	if (record_write(t, rec, size, type, depth, 0, flags | CALLERS_MODGEN, owed + held))
+	if (record_write(t, rec, size, type, depth, 0, flags | CALLERS_MODGEN, owed + held, 0))
 		ADD(in_range, owed + held);
 	else /* full (counted lost), or it faulted: as a sample */
 		ADD(out_of_range, owed + held);
@@ -146,7 +158,7 @@ void sample_child_cpu(uint32_t pid, uint64_t cpu_ns)
 	struct ptable *t = atomic_load(&profil_published);
 	if (t && t->mode == PTABLE_RING) {
 		struct ring_reaped r = {0, pid, cpu_ns};
-		record_write(t, &r, sizeof r, RING_REAPED, 0, 0, 0, 0);
+		record_write(t, &r, sizeof r, RING_REAPED, 0, 0, 0, 0, 0);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }
@@ -162,7 +174,7 @@ void sample_record_into(struct ptable *t, const void *rec)
 	if (!t || t->mode != PTABLE_RING || words < 1)
 		return;
 	atomic_fetch_add(&profil_inflight, 1);
-	record_write(t, rec, words * 8, RING_HDR_TYPE(hdr), 0, 0, 0, 0);
+	record_write(t, rec, words * 8, RING_HDR_TYPE(hdr), 0, 0, 0, 0, 0);
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 
@@ -176,7 +188,7 @@ void sample_thread_name(pid_t tid, const char name[16])
 		struct ring_thread r = {0, (uint32_t)tid, {0}};
 		for (unsigned i = 0; i + 1 < sizeof r.name; i++)
 			r.name[i] = name[i];
-		record_write(t, &r, sizeof r, RING_THREAD, 0, 0, 0, 0);
+		record_write(t, &r, sizeof r, RING_THREAD, 0, 0, 0, 0, 0);
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 }
@@ -195,7 +207,54 @@ void sample_record_callers(struct ptable *t, const void *rec, uint32_t size, uin
 		return;
 	atomic_fetch_add(&profil_inflight, 1);
 	record_write(t, rec, size, RING_HDR_TYPE(*(const uint32_t *)rec), depth, also,
-	             CALLERS_MODGEN, 0);
+	             CALLERS_MODGEN, 0, 0);
+	atomic_fetch_sub(&profil_inflight, 1);
+}
+
+/* The calling thread's callers as sample_record_callers() would write
+ * them, into pcs (room words), for sample_record_given() later: the
+ * words, or 0 when there are no stacks or room cut the walk short of
+ * what depth asks (the caller then walks where it writes).  A sample
+ * landing meanwhile holds its weight (sample.c: sample_writing), as in
+ * record_write(); async-signal-safe. */
+uint32_t sample_callers_walk(uint64_t *pcs, uint32_t room, uint32_t depth, uintptr_t also)
+{
+#if defined(__x86_64__)
+	if (depth > RING_MAX_DEPTH)
+		depth = RING_MAX_DEPTH;
+	uint32_t w = 0, max = depth + OWN_FRAMES_ROOM, cut = room <= max;
+	if (depth < 2 || room < 2)
+		return 0;
+	if (cut)
+		max = room - 1; /* the walk writes max + 1 words at most */
+	atomic_fetch_add(&profil_inflight, 1);
+	const struct uw_table *ut = atomic_load(&unwind_published);
+	if (ut) {
+		sample_writing = 1; /* fault.c recovers a bad read */
+		w = walk_callers(ut, pcs, max, depth, also, 0);
+		sample_writing = 0;
+	}
+	atomic_fetch_sub(&profil_inflight, 1);
+	if (cut && w && pcs[w - 1] == RING_PC_TRUNCATED && w - 1 < depth)
+		return 0;
+	return w;
+#else
+	(void)pcs, (void)room, (void)depth, (void)also;
+	return 0;
+#endif
+}
+
+/* rec's head (size bytes) and pcs[0, n) after it, its module generation
+ * set, into ring table t; async-signal-safe. */
+void sample_record_given(struct ptable *t, const void *rec, uint32_t size,
+                         const uint64_t *pcs, uint32_t n)
+{
+	if (!t || t->mode != PTABLE_RING || size < 8 || size % 8)
+		return;
+	struct given_callers given = {pcs, n};
+	atomic_fetch_add(&profil_inflight, 1);
+	record_write(t, rec, size, RING_HDR_TYPE(*(const uint32_t *)rec), 0, 0, CALLERS_MODGEN, 0,
+	             &given);
 	atomic_fetch_sub(&profil_inflight, 1);
 }
 

@@ -36,6 +36,9 @@ const char process_fork_linked = 1; /* process.h: for static links */
 
 static void prepare(void)
 {
+	void (*hook)(void) = atomic_load(&fork_prepare_hook);
+	if (hook) /* before the locks: it walks the stack (sample.c's rules) */
+		hook();
 	engine_lock();
 	fault_atfork_prepare();
 	alloc_atfork_prepare(); /* a leaf lock: last */
@@ -102,6 +105,7 @@ static void child(void)
  * the engine is consistent again, to give the child a sample ring of its
  * own.  Atomic: written once, before any fork it matters for. */
 void (*_Atomic fork_child_hook)(void);
+void (*_Atomic fork_prepare_hook)(void);
 int64_t fork_child_timer_cpu = -1;
 
 __attribute__((constructor)) static void fork_hooks(void)

@@ -13,6 +13,9 @@
 
 /* fork.c: called last in a forked child, engine lock not held (agent/). */
 extern void (*_Atomic fork_child_hook)(void) HIDDEN;
+/* fork.c: called first in the forking thread before a fork, no lock of
+ * ours held (agent/). */
+extern void (*_Atomic fork_prepare_hook)(void) HIDDEN;
 /* fork.c: in a forked child, its thread's CPU clock (ns) when its timer
  * was made, before the hook runs; -1 when none was (agent/account.c:
  * what ran before it is the child's start-up). */

@@ -2112,3 +2112,12 @@ $ profil record --max-depth 1 -o lzflat.pprof $REC/rec-lazy start 40 && profil r
 stdout /^threads 1$/
 stdout /^threads 2$/
 row /start_hot +rec-lazy$/ 2 >= 80
+
+# A forked child's word carries the call that forked it, walked by the
+# parent before the fork (agent/child.c: walked in the child, each page of
+# the unwind tables it read faulted again, 8 or 9 faults a fork of
+# bash's); callers too many for that walk's room are walked in the child,
+# whole: 60 frames of deep_frame, from _start, not [truncated]
+$ profil record -F 250 -o dk.pprof $REC/rec-lazy deepkids 40 && profil report --format folded dk.pprof
+stdout /^_start;.*(;deep_frame){60};fork_site;\[unsampled\] [0-9]+$/
+!stdout /^\[truncated\].*;fork_site;\[unsampled\]/

@@ -48,6 +48,12 @@
  *                           one at a time in fork_site, each burning
  *                           0.2 ms of CPU there before its _exit(0):
  *                           shorter than a sample period
+ *   rec-lazy deepkids UNITS
+ *                           the same as shortkids without the heap,
+ *                           fork_site called DEEP_KIDS_FRAMES frames of
+ *                           deep_frame deep: callers too many for the
+ *                           walk the agent takes before a fork
+ *                           (agent/child.c), so the child walks them
  *   rec-lazy shortthreads UNITS
  *                           10 x UNITS threads made one at a time in
  *                           thread_site, each burning 0.2 ms of CPU in
@@ -311,6 +317,24 @@ static int run_shortkids(unsigned long units)
 	return fork_site(10 * units);
 }
 
+#define DEEP_KIDS_FRAMES 60
+
+/* depth frames of itself, then fork_site(n); the sum after the call
+ * keeps each frame (no tail call) */
+static __attribute__((noinline)) int deep_frame(int depth, unsigned long n)
+{
+	if (depth == 0)
+		return fork_site(n);
+	int r = deep_frame(depth - 1, n);
+	__asm__ volatile("" : "+r"(r));
+	return r;
+}
+
+static int run_deepkids(unsigned long units)
+{
+	return deep_frame(DEEP_KIDS_FRAMES, 10 * units);
+}
+
 static int run_fork(const char *self, unsigned long units)
 {
 	pid_t quick = fork();
@@ -379,6 +403,8 @@ int main(int argc, char **argv)
 		return run_quick(units);
 	} else if (strcmp(argv[1], "shortkids") == 0) {
 		return run_shortkids(units);
+	} else if (strcmp(argv[1], "deepkids") == 0) {
+		return run_deepkids(units);
 	} else if (strcmp(argv[1], "shortthreads") == 0) {
 		return thread_site(10 * units, END_RETURN);
 	} else if (strcmp(argv[1], "exitthreads") == 0) {
