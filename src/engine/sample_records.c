@@ -104,8 +104,17 @@ static __attribute__((noinline)) int record_write(struct ptable *t, const void *
 #else
 	(void)also;
 #endif
+	/* A program's handler may write a record while this thread writes
+	 * one (a SIGCHLD handler's reap): the outer writer's recovery point
+	 * and flag are put back after, as sample_walk_recovered() does. */
+	void *outer[5];
+	int outer_writing = sample_writing;
+	for (int i = 0; i < 5; i++)
+		outer[i] = sample_recover[i];
 	if (__builtin_setjmp(sample_recover)) {
-		sample_writing = 0;
+		for (int i = 0; i < 5; i++)
+			sample_recover[i] = outer[i];
+		sample_writing = outer_writing;
 		if (!sample_abandon)
 			sample_withdraw(t);
 		return 0;
@@ -131,7 +140,9 @@ static __attribute__((noinline)) int record_write(struct ptable *t, const void *
 	} else if (!sample_abandon && w) {
 		atomic_fetch_add_explicit(&t->ring->lost, w, memory_order_relaxed);
 	}
-	sample_writing = 0;
+	for (int i = 0; i < 5; i++)
+		sample_recover[i] = outer[i];
+	sample_writing = outer_writing;
 	return r != 0;
 }
 
@@ -230,9 +241,10 @@ uint32_t sample_callers_walk(uint64_t *pcs, uint32_t room, uint32_t depth, uintp
 	atomic_fetch_add(&profil_inflight, 1);
 	const struct uw_table *ut = atomic_load(&unwind_published);
 	if (ut) {
+		int outer_writing = sample_writing; /* as in record_write() */
 		sample_writing = 1; /* fault.c recovers a bad read */
 		w = walk_callers(ut, pcs, max, depth, also, 0);
-		sample_writing = 0;
+		sample_writing = outer_writing;
 	}
 	atomic_fetch_sub(&profil_inflight, 1);
 	if (cut && w && pcs[w - 1] == RING_PC_TRUNCATED && w - 1 < depth)
