@@ -14,7 +14,6 @@
 #include "engine/perf_engine.h"
 #include "engine/engine_int.h"
 #include "engine/restart.h"
-#include "base/base.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -59,16 +58,15 @@ NO_TSAN int signal_has_handler(const struct sigaction *sa)
  * thread's own (ML_(sf_maybe_extend_stack) tests the handler's flag, not
  * the stack it chose): a sample in a main thread whose stack had yet to
  * grow that far killed it ("Can't extend stack ... during signal
- * delivery", make valgrind-unit, multirange_sprofil_errors).  Its preload
- * in LD_PRELOAD tells; read once, at the first install (not in a handler).
+ * delivery", make valgrind-unit, multirange_sprofil_errors).  Asked once,
+ * at the first install (not in a handler).
  */
 static int onstack_flag = -1;
 
 NO_TSAN static int our_stack_flag(void)
 {
 	if (onstack_flag < 0) {
-		const char *pre = profil_getenv("LD_PRELOAD");
-		onstack_flag = pre && strstr(pre, "/vgpreload_") ? 0 : SA_ONSTACK;
+		onstack_flag = engine_under_valgrind() ? 0 : SA_ONSTACK;
 	}
 	return onstack_flag;
 }

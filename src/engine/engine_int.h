@@ -123,6 +123,9 @@ HIDDEN NO_TSAN int signal_has_handler(const struct sigaction *sa);
  * lies on it; SIZE_MAX when it does not. */
 HIDDEN NO_TSAN size_t signal_alt_below(const void *ucontext, uintptr_t addr);
 HIDDEN NO_TSAN size_t signal_alt_room(const void *ucontext);
+/* perf_trap.c: the process runs under valgrind (its vgpreload_*.so in
+ * LD_PRELOAD): no sigtrap events, no SA_ONSTACK (dispatch.c). */
+HIDDEN int engine_under_valgrind(void);
 /* handover.c, for dispatch.c (takes the sigstate lock): the program's
  * disposition of sig, one of ours, into *p, a one-shot handler reset for
  * next time; 0 if sig is none of ours. */

@@ -66,10 +66,10 @@ static int kernel_ok(void)
 #define UNDER_TSAN 0
 #endif
 
-/* valgrind runs its tool with vgpreload_*.so in the client's LD_PRELOAD;
- * it takes a SIGTRAP from the kernel for a synchronous one, raised by
- * the guest instruction it was emulating. */
-static int under_valgrind(void)
+/* valgrind runs its tool with vgpreload_*.so in the client's LD_PRELOAD
+ * (engine_int.h).  Here: it takes a SIGTRAP from the kernel for a
+ * synchronous one, raised by the guest instruction it was emulating. */
+int engine_under_valgrind(void)
 {
 	const char *p = profil_getenv("LD_PRELOAD");
 	return p && strstr(p, "/vgpreload_") != NULL;
@@ -112,7 +112,7 @@ int perf_trap_usable(int traced)
 {
 	/* TSan runs a synchronous signal's handler at once, in the middle
 	 * of its own runtime, and SIGTRAP is one it takes as synchronous. */
-	if (!PERF_TRAP_ARCH || UNDER_TSAN || under_valgrind() || go_main)
+	if (!PERF_TRAP_ARCH || UNDER_TSAN || engine_under_valgrind() || go_main)
 		return 0;
 	return !traced && kernel_ok(); /* a tracer sees every SIGTRAP first */
 }
