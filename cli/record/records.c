@@ -21,26 +21,43 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-/* A thread's name as its process wrote it at the thread's end (ring.h
- * RING_THREAD): its last, so it wins over what /proc said at its first
- * sample.  Bytes from another process: cut at 15, control bytes shown
- * as '?'. */
-static void name_thread(struct image *im, const struct ring_thread *r)
+/* name (size bytes from another process) as t's: cut at 15, control
+ * bytes shown as '?'. */
+static void take_name(struct thread_name *t, const char *name, size_t size)
 {
-	int added;
-	struct thread_name *t = image_thread_entry(im, r->tid, &added);
 	size_t n = 0;
-	for (; n + 1 < sizeof r->name && n + 1 < sizeof t->name && r->name[n]; n++)
-		t->name[n] = (unsigned char)r->name[n] < 0x20 || r->name[n] == 0x7f ? '?' : r->name[n];
+	for (; n + 1 < size && n + 1 < sizeof t->name && name[n]; n++)
+		t->name[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
 	t->name[n] = '\0';
 }
 
+/* A thread's name as its process wrote it at the thread's end (ring.h
+ * RING_THREAD): its last, so it wins over the one noted at its first
+ * sample. */
+static void name_thread(struct image *im, const struct ring_thread *r)
+{
+	int added;
+	take_name(image_thread_entry(im, r->tid, &added), r->name, sizeof r->name);
+}
+
+/* A thread's name at its first sample, until its end record (above)
+ * says its last: the main thread's is the one its agent wrote into the
+ * ring's header at the start (the comm of the program or of the forked
+ * parent), others' from /proc.  Not /proc for the main thread: opening a
+ * process's first /proc file costs the kernel some 50 us, and a build's
+ * recording read one per compiler process (12% of the record process's
+ * CPU).  Only a main thread renamed and then killed before its end
+ * record keeps the start's name. */
 static struct thread_name *note_thread(struct image *im, uint32_t tid)
 {
 	int added;
 	struct thread_name *t = image_thread_entry(im, tid, &added);
 	if (!added || im->ns_pid) /* its tids are its namespace's */
 		return t;
+	if (tid == im->pid && im->comm[0]) {
+		take_name(t, im->comm, sizeof im->comm);
+		return t;
+	}
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%u/task/%u/comm", im->pid, tid);
 	if (record_read_small(path, 0, t->name, sizeof t->name) >= 0)
