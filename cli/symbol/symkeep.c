@@ -179,12 +179,7 @@ int sym_symtab_load(struct sym_symtab *t, Dwfl_Module *mod)
 	if (!m)
 		return -1;
 	const struct head *h = (const struct head *)m;
-	size_t slots = 2 * h->count[REACH_BOUNDS] + 1;
-	if (!spot_checks_pass((const struct sym_rec *)(m + sizeof *h), (size_t)n, mod) ||
-	    !(t->names = calloc((size_t)n + 1, sizeof *t->names)) ||
-	    !(t->slots = calloc(slots, sizeof *t->slots))) {
-		free(t->names);
-		t->names = NULL;
+	if (!spot_checks_pass((const struct sym_rec *)(m + sizeof *h), (size_t)n, mod)) {
 		munmap(m, size);
 		return -1;
 	}

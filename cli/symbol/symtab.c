@@ -106,16 +106,25 @@ static int fold_covering(const struct sym_symtab *t, const struct sym_reach *r, 
 	return besti;
 }
 
-/* Symbol i's name: libdwfl's string, taken from it on first use when the
- * index was kept (its names are not). */
+/* Keys of t's maps (symtab_int.h): never NULL. */
+static const void *key_of(size_t i)
+{
+	return (const void *)(uintptr_t)(i + 1);
+}
+
+/* Symbol i's name: libdwfl's string, taken from it on first use (an
+ * index keeps no names). */
 static const char *name_of(struct sym_symtab *t, Dwfl_Module *mod, int i)
 {
-	if (!t->names[i]) {
+	const char *name = sym_map_get(&t->names, key_of((size_t)i));
+	if (!name) {
 		GElf_Sym sym;
 		GElf_Addr addr;
-		t->names[i] = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (name)
+			sym_map_put(&t->names, key_of((size_t)i), (void *)name);
 	}
-	return t->names[i];
+	return name;
 }
 
 /* The answer by the rules above: 1 and *name, or 0 (libdwfl's to give). */
@@ -168,13 +177,12 @@ static int add_bound(struct sym_symtab *t, GElf_Addr b)
 }
 
 /* Indexes candidate i (global: in libdwfl's first pass). */
-static int note_symbol(struct sym_symtab *t, int i, const char *name, const GElf_Sym *sym,
-                       GElf_Addr addr, int global)
+static int note_symbol(struct sym_symtab *t, int i, const GElf_Sym *sym, GElf_Addr addr,
+                       int global)
 {
 	GElf_Addr size = sym->st_size;
 	struct sym_reach *r = t->reach;
 	t->recs[i] = (struct sym_rec){addr, size, sym_symtab_binding(sym), 1};
-	t->names[i] = name;
 	if (addr != sym->st_value)
 		t->plain = 0;
 	if (global && sym_reach_add(&r[REACH_LABELS], addr, addr + size, i) != 0)
@@ -199,8 +207,7 @@ static int build(struct sym_symtab *t, Dwfl_Module *mod)
 		goto fail;
 	t->nsyms = (size_t)n;
 	t->recs = calloc((size_t)n + 1, sizeof *t->recs);
-	t->names = calloc((size_t)n + 1, sizeof *t->names);
-	if (!t->recs || !t->names)
+	if (!t->recs)
 		goto fail;
 	int first_global = dwfl_module_getsymtab_first_global(mod);
 	t->plain = 1;
@@ -211,7 +218,7 @@ static int build(struct sym_symtab *t, Dwfl_Module *mod)
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 		if (!sym_symtab_candidate(name, &sym))
 			continue;
-		if (note_symbol(t, i, name, &sym, addr, i >= first_global) != 0)
+		if (note_symbol(t, i, &sym, addr, i >= first_global) != 0)
 			goto fail;
 		/* libdwfl tries the resolved address and st_value (they differ
 		 * only for function descriptors): both bound the slots. */
@@ -233,9 +240,6 @@ static int build(struct sym_symtab *t, Dwfl_Module *mod)
 			bounds->v[u++] = bounds->v[i];
 		}
 	bounds->n = u;
-	t->slots = calloc(2 * u + 1, sizeof *t->slots);
-	if (!t->slots)
-		goto fail;
 	return 0;
 fail:
 	clear_index(t);
@@ -260,6 +264,9 @@ unsigned long sym_symtab_libdwfl_asks(void)
 {
 	return libdwfl_asks;
 }
+
+/* A slot's answer when libdwfl had none (a map's values are not NULL). */
+static const char no_name[1];
 
 static const char *ask_libdwfl(Dwfl_Module *mod, uint64_t vaddr)
 {
@@ -335,13 +342,15 @@ const char *sym_symtab_name_span(struct sym_symtab **tp, Dwfl_Module *mod, uint6
 	size_t s = slot_of(t, vaddr);
 	if (span)
 		slot_span(t, s, span);
-	struct slot_answer *a = &t->slots[s];
 	const char *name;
 	if (own_answer(t, mod, vaddr, &name))
 		return name;
-	if (!a->asked)
-		*a = (struct slot_answer){1, ask_libdwfl(mod, vaddr)};
-	return a->name;
+	name = sym_map_get(&t->slots, key_of(s));
+	if (!name) {
+		name = ask_libdwfl(mod, vaddr);
+		sym_map_put(&t->slots, key_of(s), (void *)(name ? name : no_name));
+	}
+	return name == no_name ? NULL : name;
 }
 
 static void clear_index(struct sym_symtab *t)
@@ -355,12 +364,10 @@ static void clear_index(struct sym_symtab *t)
 		munmap(t->map, t->map_size);
 	else
 		free(t->recs);
-	free(t->slots);
-	free(t->names);
+	sym_map_free(&t->slots, NULL);
+	sym_map_free(&t->names, NULL);
 	t->map = NULL;
-	t->slots = NULL;
 	t->recs = NULL;
-	t->names = NULL;
 	t->nsyms = 0;
 }
 

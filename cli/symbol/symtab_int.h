@@ -4,8 +4,11 @@
  *
  * An index is built by symtab.c (every array malloc'd) or mapped from a
  * kept file by symkeep.c (recs and every sym_reach's arrays point into
- * the read-only mapping `map`; names and slots are malloc'd either way,
- * since they fill in as the recording asks).
+ * the read-only mapping `map`).  The names and the slots' answers fill
+ * in as the recording asks, a few hundred of a table's hundreds of
+ * thousands: maps, not arrays by index (calloc'd arrays for libLLVM's
+ * 258,000 symbols and their boundaries were 20 MB zeroed in every
+ * recording of rustc, 40% of what symbolizing its new addresses cost).
  */
 #ifndef PROFIL_CLI_SYMTAB_INT_H
 #define PROFIL_CLI_SYMTAB_INT_H
@@ -13,11 +16,6 @@
 #include "symint.h"
 
 #include <gelf.h>
-
-struct slot_answer {
-	int asked;
-	const char *name; /* libdwfl's answer (its string), NULL: none */
-};
 
 /* A symbol as the index sees it; 24 bytes, no padding: kept as it is. */
 struct sym_rec {
@@ -36,7 +34,7 @@ struct sym_symtab {
 	int state;            /* 0: not built, 1: built, -1: failed (libdwfl) */
 	size_t nsyms;         /* the table's size (libdwfl's symbol indexes) */
 	struct sym_rec *recs; /* by table index */
-	const char **names;   /* by table index, libdwfl's strings; NULL: not yet */
+	struct sym_map names; /* table index + 1 -> libdwfl's string */
 	int plain;            /* every candidate's address is its st_value */
 	int two_passes;       /* a local pass exists (first_global > 1) */
 	/* REACH_GSIZED, _LSIZED: sized candidates of each pass;
@@ -45,7 +43,7 @@ struct sym_symtab {
 	 * candidates; _SIZELESS: sizeless candidates, by either value;
 	 * _BOUNDS: [b, b) per boundary, sorted, unique. */
 	struct sym_reach reach[REACHES];
-	struct slot_answer *slots; /* 2 * reach[REACH_BOUNDS].n + 1 */
+	struct sym_map slots; /* slot + 1 -> libdwfl's answer, or no_name */
 	void *map;                 /* a kept file's mapping, or NULL */
 	size_t map_size;
 };

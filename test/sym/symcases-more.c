@@ -176,6 +176,7 @@ const struct symcase symcases[] = {
 	{"sym_two_processes", sym_two_processes},
 	{"sym_symtab_matches_libdwfl", sym_symtab_matches_libdwfl},
 	{"sym_symtab_kept", sym_symtab_kept},
+	{"sym_symtab_kept_small", sym_symtab_kept_small},
 	{"sym_plt_stubs", sym_plt_stubs},
 	{"sym_fde_start_names", sym_fde_start_names},
 	{"sym_go_table", sym_go_table},

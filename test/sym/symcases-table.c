@@ -14,6 +14,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -235,6 +236,68 @@ void sym_symtab_kept(void)
 	}
 	snprintf(cmd, sizeof cmd, "rm -rf %s %s", cache, noid);
 	sh_ok(cmd);
+}
+
+/* Heap bytes in use (glibc's count; the sanitizers' mallocs give 0). */
+static size_t heap_in_use(void)
+{
+	return mallinfo2().uordblks;
+}
+
+/* A kept index costs what the recording asks of it, not its table's
+ * size: names and the slots' answers fill in as addresses are asked
+ * (symtab_int.h).  The regression: both were calloc'd arrays by symbol
+ * and by slot, 20 MB zeroed for libLLVM's table in every recording of
+ * rustc, at least 8 bytes a symbol. */
+static void kept_index_costs_what_is_asked(const char *path, const char *cache)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+	sh_ok(cmd);
+	compare_module(path, cache); /* made and kept */
+	struct sym_options opt = {.debug_cache = cache};
+	struct sym_cache *c = sym_cache_new(&opt);
+	struct sym_image *im = image_of(c, path);
+	Dwfl_Module *mod = sym_image_module(im);
+	int n = dwfl_module_getsymtab(mod); /* libdwfl's own tables first */
+	static GElf_Addr b[LARGE_BOUNDS];
+	size_t nb = bounds_of(mod, b, LARGE_BOUNDS);
+	CHECK(nb > 10);
+	if (n <= LARGE_TABLE) { /* libc without its debuginfo: too small to tell */
+		fprintf(stderr, "  %s: %d symbols, not compared\n", path, n);
+		sym_cache_free(c);
+		return;
+	}
+	size_t before = heap_in_use();
+	for (size_t i = 0; i < 10; i++) {
+		GElf_Off off;
+		GElf_Sym sym;
+		const char *want = dwfl_module_addrinfo(mod, b[i], &off, &sym, NULL, NULL, NULL);
+		CHECK(same(want, sym_symtab_name(sym_image_symtab(im), mod, b[i])));
+	}
+	size_t grew = heap_in_use() - before;
+	fprintf(stderr, "  %s: %d symbols; 10 names from the kept index took %zu bytes\n", path,
+	        n, grew);
+	if (before) /* glibc's malloc */
+		CHECK(grew < (size_t)n * sizeof(void *) / 4);
+	sym_cache_free(c);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+	sh_ok(cmd);
+}
+
+void sym_symtab_kept_small(void)
+{
+	char cache[256];
+	snprintf(cache, sizeof cache, "/tmp/symtest-symsmall-%d", (int)getpid());
+	const char *mods[] = {"/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
+	                      "/lib/x86_64-linux-gnu/libc.so.6"};
+	for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
+		if (access(mods[i], R_OK) != 0) {
+			fprintf(stderr, "  %s: not here\n", mods[i]);
+			continue;
+		}
+		kept_index_costs_what_is_asked(mods[i], cache);
+	}
 }
 
 /* The reference order: by start, equal starts by idx (the order added). */

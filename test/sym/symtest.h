@@ -83,6 +83,7 @@ void sym_changed_file(void);
 void sym_two_processes(void);
 void sym_symtab_matches_libdwfl(void);
 void sym_symtab_kept(void);
+void sym_symtab_kept_small(void);
 void sym_demangle_names(void);
 void sym_plt_stubs(void);
 void sym_fde_start_names(void);
