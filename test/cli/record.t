@@ -2121,3 +2121,15 @@ row /start_hot +rec-lazy$/ 2 >= 80
 $ profil record -F 250 -o dk.pprof $REC/rec-lazy deepkids 40 && profil report --format folded dk.pprof
 stdout /^_start;.*(;deep_frame){60};fork_site;\[unsampled\] [0-9]+$/
 !stdout /^\[truncated\].*;fork_site;\[unsampled\]/
+
+# The record process names a process's main thread from its ring's
+# header (the agent wrote its comm there at its start), not by opening
+# /proc/PID/task/PID/comm at its first sample: that open is the first of
+# the process's /proc directory the kernel makes (about 50 us), one per
+# compiler of a build, 12% of the recorder's CPU.  Other threads' first
+# names still come from /proc (one worker per rec-prog here), every
+# thread's last name from its end record.  Before: 4 or 5 opens
+$ strace -o rt.txt -e trace=openat profil record -o mn.pprof sh -c "$REC/rec-prog threads 20; $REC/rec-prog threads 20" && grep -c '/task/[0-9]*/comm' rt.txt; profil report --by thread mn.pprof
+needs strace
+stdout /^[0-2]$/
+stdout /rec-prog \[[0-9]+\] +rec-prog \[[0-9]+\]$/
