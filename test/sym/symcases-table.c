@@ -213,6 +213,18 @@ static void kept_module(const char *path, const char *cache)
 	compare_module(path, cache);
 }
 
+/* fn(path, cache) for each of the n modules this machine has. */
+static void each_present(const char *const *mods, size_t n,
+                         void (*fn)(const char *path, const char *cache), const char *cache)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (access(mods[i], R_OK) != 0)
+			fprintf(stderr, "  %s: not here, not compared\n", mods[i]);
+		else
+			fn(mods[i], cache);
+	}
+}
+
 void sym_symtab_kept(void)
 {
 	char cache[256], noid[512], cmd[1200];
@@ -227,13 +239,7 @@ void sym_symtab_kept(void)
 	CHECK(id[0] == 0);
 	const char *mods[] = {SYM_BIN "/libsymnest.so", SYM_BIN "/libsymlib.dynsym.so", noid,
 	                      "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"};
-	for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
-		if (access(mods[i], R_OK) != 0) {
-			fprintf(stderr, "  %s: not here, not compared\n", mods[i]);
-			continue;
-		}
-		kept_module(mods[i], cache);
-	}
+	each_present(mods, sizeof mods / sizeof mods[0], kept_module, cache);
 	snprintf(cmd, sizeof cmd, "rm -rf %s %s", cache, noid);
 	sh_ok(cmd);
 }
@@ -291,13 +297,7 @@ void sym_symtab_kept_small(void)
 	snprintf(cache, sizeof cache, "/tmp/symtest-symsmall-%d", (int)getpid());
 	const char *mods[] = {"/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
 	                      "/lib/x86_64-linux-gnu/libc.so.6"};
-	for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
-		if (access(mods[i], R_OK) != 0) {
-			fprintf(stderr, "  %s: not here\n", mods[i]);
-			continue;
-		}
-		kept_index_costs_what_is_asked(mods[i], cache);
-	}
+	each_present(mods, sizeof mods / sizeof mods[0], kept_index_costs_what_is_asked, cache);
 }
 
 /* The reference order: by start, equal starts by idx (the order added). */
