@@ -70,6 +70,9 @@ HIDDEN void perf_probe_status(int *seccomp, long *tracer);
 /* 1: until called with 0, the calling thread's perf_probe_status() reads
  * the file once and answers from that reading (a process's start). */
 HIDDEN void perf_probe_status_hold(int on);
+/* 1 when the calling thread holds a start whose reading of the file said
+ * the process has one thread (its "Threads:"), 0 otherwise. */
+HIDDEN int perf_probe_alone(void);
 /* A disabled task-clock event on tid (0: the caller) with period per
  * ns, close-on-exec, numbered high; with trap, delivering by sigtrap
  * with sig_data.  Its descriptor, or -1 (errno). */

@@ -75,7 +75,7 @@ unsigned int perf_engine_tick_hz(void)
 static __thread int status_held IE, status_kept IE, rate_kept IE;
 static __thread unsigned int kept_rate IE;
 static __thread int kept_seccomp IE;
-static __thread long kept_tracer IE;
+static __thread long kept_tracer IE, kept_threads IE;
 
 void perf_probe_status_hold(int on)
 {
@@ -122,26 +122,29 @@ static long status_number(const char *buf, const char *name)
  * comes before the fields. */
 #define STATUS_BYTES 16384
 
-static void status_read(char *buf, int *seccomp, long *tracer)
+static void status_read(char *buf, int *seccomp, long *tracer, long *threads)
 {
 	/* kept open by the helper (each sweep), else opened and closed */
 	if (helper_read_status(buf, STATUS_BYTES) < 0)
 		return;
 	*seccomp = status_number(buf, "\nSeccomp:") == 2;
 	*tracer = status_number(buf, "\nTracerPid:");
+	*threads = status_number(buf, "\nThreads:");
 }
 
 /* Its own frame: the buffer's far end is four pages down the stack, a
  * fresh page at a process's start (the kernel writes the text there). */
-__attribute__((noinline)) static void status_read_on_stack(int *seccomp, long *tracer)
+__attribute__((noinline)) static void status_read_on_stack(int *seccomp, long *tracer,
+                                                           long *threads)
 {
 	char buf[STATUS_BYTES];
-	status_read(buf, seccomp, tracer);
+	status_read(buf, seccomp, tracer, threads);
 }
 
 /* What /proc/self/status says about us: whether a seccomp filter is in
  * force ("Seccomp: 2") and which process traces us ("TracerPid", 0 for
- * none; -1 when it cannot be read).  The agent asks it at load too
+ * none; -1 when it cannot be read); a held start also keeps its thread
+ * count, for perf_probe_alone() (the start's listing of its threads).  The agent asks it at load too
  * (agent/traced.c).  Read into the free space of the strings kept from
  * the start (base_keep_try_open(): a page a start has written anyway),
  * else onto the stack. */
@@ -154,20 +157,26 @@ void perf_probe_status(int *seccomp, long *tracer)
 	}
 	*seccomp = 0;
 	*tracer = -1;
+	long threads = -1;
 	size_t room;
 	char *free_space = base_keep_try_open(&room);
 	if (free_space && room >= STATUS_BYTES) {
-		status_read(free_space, seccomp, tracer);
+		status_read(free_space, seccomp, tracer, &threads);
 		base_keep_close(0);
 	} else {
 		if (free_space)
 			base_keep_close(0);
-		status_read_on_stack(seccomp, tracer);
+		status_read_on_stack(seccomp, tracer, &threads);
 	}
 	if (status_held) {
-		kept_seccomp = *seccomp, kept_tracer = *tracer;
+		kept_seccomp = *seccomp, kept_tracer = *tracer, kept_threads = threads;
 		status_kept = 1;
 	}
+}
+
+int perf_probe_alone(void)
+{
+	return status_held && status_kept && kept_threads == 1;
 }
 
 /*

@@ -2134,3 +2134,17 @@ $ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -o rt.txt 
 needs strace
 stdout /^[0-2]$/
 stdout /rec-prog \[[0-9]+\] +rec-prog \[[0-9]+\]$/
+
+# A process's start lists /proc/self/task (to give each thread its
+# timer) only when the reading of /proc/self/status it makes anyway
+# found another thread: under the agent, which starts before any other
+# constructor, a program has none, and that listing was the first open
+# of the directory, 30-60 us of each process's start on a VM.  Counted
+# by perf trace: the directory opens of the two /bin/true, 2 before; and
+# their opens at all, which must be seen.  (Not sh's: a forked child
+# sampled before its exec, as under load, may make its helper thread,
+# whose sweeps list the threads)
+$ perf trace -e openat -o pt.txt -- profil record -o lt.pprof sh -c '/bin/true; /bin/true' && echo "$(grep ' true/' pt.txt | grep -c DIRECTORY) $(grep -c ' true/' pt.txt)"
+needs root
+needs perf
+stdout /^0 [1-9][0-9]*$/
