@@ -144,10 +144,10 @@ __attribute__((noinline)) static void status_read_on_stack(int *seccomp, long *t
 /* What /proc/self/status says about us: whether a seccomp filter is in
  * force ("Seccomp: 2") and which process traces us ("TracerPid", 0 for
  * none; -1 when it cannot be read); a held start also keeps its thread
- * count, for perf_probe_alone() (the start's listing of its threads).  The agent asks it at load too
- * (agent/traced.c).  Read into the free space of the strings kept from
- * the start (base_keep_try_open(): a page a start has written anyway),
- * else onto the stack. */
+ * count ("Threads"), for perf_probe_alone().  The agent asks it at load
+ * too (agent/traced.c).  Read into the free space of the strings kept
+ * from the start (base_keep_try_open(): a page a start has written
+ * anyway), else onto the stack. */
 void perf_probe_status(int *seccomp, long *tracer)
 {
 	if (status_held && status_kept) {
